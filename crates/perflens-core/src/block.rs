@@ -1,0 +1,351 @@
+//! Per-thread blocks: the shadow stack and the calling-context tree.
+//!
+//! Each thread that runs a measured function owns one block: a single
+//! contiguous, zero-initialised memory region laid out as
+//!
+//! ```text
+//! +--------------------+ 0
+//! | Header (256 B)     |  magic, layout version, capacities, offsets,
+//! |                    |  session generation, depth, counters
+//! +--------------------+ off_frames
+//! | Frame[stack_cap]   |  shadow stack; frame 0 is the root sentinel
+//! +--------------------+ off_table
+//! | Slot[table_cap]    |  open addressing: (parent path, callsite) -> node
+//! +--------------------+ off_nodes
+//! | Node[node_cap]     |  64-byte counters; node 0 is the overflow node
+//! +--------------------+ off_hist
+//! | u64[node_cap][2][BUCKETS]  inclusive and exclusive histograms
+//! +--------------------+ size
+//! ```
+//!
+//! Everything inside refers to everything else by index or byte offset,
+//! never by pointer, so the same bytes can later live in a shared-memory
+//! file that another process maps (the live view). The region comes from
+//! an anonymous `mmap` with `MAP_NORESERVE`: untouched pages cost no
+//! memory, so a node whose latencies span a couple of octaves costs about
+//! two pages of histogram, not 30 KiB.
+//!
+//! Concurrency: only the owning thread writes. Counters another thread
+//! reads (nodes, histograms, `node_count`) are atomics updated with a
+//! relaxed load and a relaxed store, which compile to plain `mov`s: there
+//! is no read-modify-write and no shared cache line on the hot path. A
+//! node is fully initialised before `node_count` is bumped with release
+//! ordering, and readers load `node_count` with acquire ordering.
+
+use crate::histogram::BUCKETS;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+
+/// "PERFLENS" in ASCII, little-endian.
+pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
+/// Bumped whenever the layout below changes.
+pub const LAYOUT_VERSION: u32 = 1;
+/// Node index of the overflow node.
+pub const OVERFLOW_NODE: u32 = 0;
+
+/// Fixed part at the start of a block.
+#[repr(C, align(64))]
+pub struct Header {
+    pub magic: u64,
+    pub layout_version: u32,
+    pub header_size: u32,
+    pub size: u64,
+    pub node_cap: u32,
+    pub table_mask: u32,
+    pub stack_cap: u32,
+    /// Registration order of the owning thread.
+    pub thread_index: u32,
+    pub off_frames: u64,
+    pub off_table: u64,
+    pub off_nodes: u64,
+    pub off_hist: u64,
+    pub tid: u64,
+    // -- second cache line: written by the owner on every call.
+    /// Session generation the contents belong to.
+    pub epoch: AtomicU32,
+    /// Frames in use, including the root sentinel (so >= 1 once reset).
+    pub depth: AtomicU32,
+    /// Published nodes.
+    pub node_count: AtomicU32,
+    /// Timing mode copied from the session at reset (see `Mode` codes).
+    pub mode: AtomicU32,
+    pub sample_every: AtomicU32,
+    /// 1 once the owning thread has exited.
+    pub exited: AtomicU32,
+    /// Calls deeper than the shadow stack (not recorded).
+    pub dropped_frames: AtomicU64,
+}
+
+pub const MODE_TIMED: u32 = 0;
+pub const MODE_COUNT: u32 = 1;
+pub const MODE_SAMPLED: u32 = 2;
+
+/// One shadow-stack entry.
+#[repr(C)]
+pub struct Frame {
+    pub node: u32,
+    pub path: u32,
+    /// Clock at entry (0 when this call is not timed).
+    pub start: u64,
+    /// Measured time of children run inside this frame.
+    pub child: u64,
+    /// 1 when this call is timed.
+    pub timed: u32,
+    pub _pad: u32,
+}
+
+/// One table slot: key 0 is empty (callsite 0 is never a child).
+#[repr(C)]
+pub struct Slot {
+    pub key: u64,
+    pub node: u32,
+    pub _pad: u32,
+}
+
+/// Counters of one calling context on this thread. Times are ticks.
+#[repr(C, align(64))]
+pub struct Node {
+    pub path: AtomicU32,
+    /// Owner-only countdown for sampled timing.
+    pub countdown: AtomicU32,
+    pub calls: AtomicU64,
+    pub timed_calls: AtomicU64,
+    pub total: AtomicU64,
+    pub self_: AtomicU64,
+    pub busy: AtomicU64,
+    pub polls: AtomicU64,
+    pub cancelled: AtomicU64,
+}
+
+/// Adds to a single-writer counter without a locked instruction.
+#[inline(always)]
+pub fn bump(c: &AtomicU64, v: u64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+}
+
+/// Sizes of a block, from its capacities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub node_cap: u32,
+    pub stack_cap: u32,
+    pub table_cap: u32,
+    pub off_frames: usize,
+    pub off_table: usize,
+    pub off_nodes: usize,
+    pub off_hist: usize,
+    pub size: usize,
+}
+
+const fn align_up(v: usize, a: usize) -> usize {
+    (v + a - 1) & !(a - 1)
+}
+
+impl Layout {
+    pub fn new(node_cap: u32, stack_cap: u32) -> Layout {
+        let node_cap = node_cap.max(2);
+        let stack_cap = stack_cap.max(2);
+        // At most half full: probes stay short and a miss always ends.
+        let table_cap = (node_cap as usize * 2).next_power_of_two() as u32;
+        let off_frames = align_up(size_of::<Header>(), 64);
+        let off_table = align_up(off_frames + stack_cap as usize * size_of::<Frame>(), 64);
+        let off_nodes = align_up(off_table + table_cap as usize * size_of::<Slot>(), 64);
+        let off_hist = align_up(off_nodes + node_cap as usize * size_of::<Node>(), 4096);
+        let size = align_up(off_hist + node_cap as usize * 2 * BUCKETS * 8, 4096);
+        Layout {
+            node_cap,
+            stack_cap,
+            table_cap,
+            off_frames,
+            off_table,
+            off_nodes,
+            off_hist,
+            size,
+        }
+    }
+}
+
+/// A block: a pointer to the start of its region. Only the owning thread
+/// mutates through it; readers use the atomic counters.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Block(pub(crate) *mut Header);
+
+// SAFETY: a `Block` is an address of a region that lives for the rest of
+// the process (blocks are never unmapped) and whose shared fields are
+// atomics; the single-writer rule is kept by the callers.
+unsafe impl Send for Block {}
+// SAFETY: as above.
+unsafe impl Sync for Block {}
+
+impl Block {
+    /// Maps a new zeroed block and writes its header. `None` if the
+    /// system refuses the memory.
+    pub fn create(layout: Layout, thread_index: u32, tid: u64) -> Option<Block> {
+        let base = crate::memory::map_zeroed(layout.size)?;
+        let h = base as *mut Header;
+        // SAFETY: the region is fresh, zeroed, at least `size_of::<Header>()`
+        // bytes and page-aligned; no other thread knows it yet.
+        unsafe {
+            (*h).magic = MAGIC;
+            (*h).layout_version = LAYOUT_VERSION;
+            (*h).header_size = size_of::<Header>() as u32;
+            (*h).size = layout.size as u64;
+            (*h).node_cap = layout.node_cap;
+            (*h).table_mask = layout.table_cap - 1;
+            (*h).stack_cap = layout.stack_cap;
+            (*h).thread_index = thread_index;
+            (*h).off_frames = layout.off_frames as u64;
+            (*h).off_table = layout.off_table as u64;
+            (*h).off_nodes = layout.off_nodes as u64;
+            (*h).off_hist = layout.off_hist as u64;
+            (*h).tid = tid;
+        }
+        Some(Block(h))
+    }
+
+    #[inline(always)]
+    pub fn header(&self) -> &Header {
+        // SAFETY: blocks are never unmapped; the header is initialised in
+        // `create` before the block is shared.
+        unsafe { &*self.0 }
+    }
+
+    #[inline(always)]
+    fn base(&self) -> *mut u8 {
+        self.0 as *mut u8
+    }
+
+    /// Frame `i`. Owner thread only.
+    ///
+    /// # Safety
+    /// `i < stack_cap`, and the caller is the owning thread (frames are
+    /// not atomics).
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn frame(&self, i: u32) -> &mut Frame {
+        let off = self.header().off_frames as usize + i as usize * size_of::<Frame>();
+        // SAFETY: in bounds per the caller's contract; frames are only
+        // touched by the owner, one reference at a time.
+        unsafe { &mut *(self.base().add(off) as *mut Frame) }
+    }
+
+    /// Table slot `i`. Owner thread only.
+    ///
+    /// # Safety
+    /// `i <= table_mask`, owner thread.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn slot(&self, i: u32) -> &mut Slot {
+        let off = self.header().off_table as usize + i as usize * size_of::<Slot>();
+        // SAFETY: in bounds per the caller's contract; owner-only.
+        unsafe { &mut *(self.base().add(off) as *mut Slot) }
+    }
+
+    /// Node `i`.
+    ///
+    /// # Safety
+    /// `i < node_cap`.
+    #[inline(always)]
+    pub unsafe fn node(&self, i: u32) -> &Node {
+        let off = self.header().off_nodes as usize + i as usize * size_of::<Node>();
+        // SAFETY: in bounds per the caller's contract; all fields atomic.
+        unsafe { &*(self.base().add(off) as *const Node) }
+    }
+
+    /// Bucket counter `bucket` of node `i`'s histogram `which` (0 =
+    /// inclusive, 1 = exclusive).
+    ///
+    /// # Safety
+    /// `i < node_cap`, `which < 2`, `bucket < BUCKETS`.
+    #[inline(always)]
+    pub unsafe fn bucket(&self, i: u32, which: usize, bucket: usize) -> &AtomicU64 {
+        let idx = (i as usize * 2 + which) * BUCKETS + bucket;
+        let off = self.header().off_hist as usize + idx * 8;
+        // SAFETY: in bounds per the caller's contract; 8-byte aligned.
+        unsafe { &*(self.base().add(off) as *const AtomicU64) }
+    }
+
+    /// Looks up the node for `key`; owner thread only. Returns the node
+    /// index, or `None` if absent.
+    #[inline(always)]
+    pub fn lookup(&self, key: u64) -> Option<u32> {
+        let mask = self.header().table_mask;
+        let mut i = hash(key) & mask;
+        loop {
+            // SAFETY: `i <= mask`; owner thread.
+            let slot = unsafe { self.slot(i) };
+            if slot.key == key {
+                return Some(slot.node);
+            }
+            if slot.key == 0 {
+                return None;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Inserts `key -> node`; owner thread only. The table is at most
+    /// half full, so an empty slot always exists.
+    pub fn insert(&self, key: u64, node: u32) {
+        let mask = self.header().table_mask;
+        let mut i = hash(key) & mask;
+        loop {
+            // SAFETY: `i <= mask`; owner thread.
+            let slot = unsafe { self.slot(i) };
+            if slot.key == 0 || slot.key == key {
+                slot.node = node;
+                slot.key = key;
+                return;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Appends a node for `path`; owner thread only. `None` when full.
+    pub fn push_node(&self, path: u32) -> Option<u32> {
+        let h = self.header();
+        let n = h.node_count.load(Ordering::Relaxed);
+        if n >= h.node_cap {
+            return None;
+        }
+        // SAFETY: n < node_cap.
+        let node = unsafe { self.node(n) };
+        node.path.store(path, Ordering::Relaxed);
+        h.node_count.store(n + 1, Ordering::Release);
+        Some(n)
+    }
+
+    /// Clears all contents for a new session `epoch`; owner thread only.
+    pub fn reset(&self, epoch: u32, mode: u32, sample_every: u32) {
+        let h = self.header();
+        let start = h.off_frames as usize;
+        let len = h.size as usize - start;
+        // SAFETY: the range is inside this block's mapping; only the owner
+        // thread touches frames/table, and readers ignore the block until
+        // `epoch` is published below.
+        unsafe { crate::memory::zero(self.base().add(start), len) };
+        h.node_count.store(0, Ordering::Relaxed);
+        h.dropped_frames.store(0, Ordering::Relaxed);
+        h.mode.store(mode, Ordering::Relaxed);
+        h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
+        // Node 0 collects overflow.
+        let overflow = self.push_node(crate::paths::OVERFLOW_PATH);
+        debug_assert_eq!(overflow, Some(OVERFLOW_NODE));
+        // SAFETY: frame 0 exists (stack_cap >= 2); owner thread.
+        let root = unsafe { self.frame(0) };
+        root.node = OVERFLOW_NODE;
+        root.path = crate::paths::ROOT_PATH;
+        root.timed = 0;
+        h.depth.store(1, Ordering::Relaxed);
+        h.epoch.store(epoch, Ordering::Release);
+    }
+}
+
+/// Table key of `(parent path, callsite)`.
+#[inline(always)]
+pub fn key(parent_path: u32, callsite: u32) -> u64 {
+    ((parent_path as u64) << 32) | callsite as u64
+}
+
+#[inline(always)]
+fn hash(key: u64) -> u32 {
+    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
+}

@@ -1,0 +1,222 @@
+//! Callsites: one `static` per instrumented function.
+//!
+//! `#[measure]` puts a [`Callsite`] in a `static` inside the function. The
+//! first call on any thread registers it in a process-wide registry (a
+//! mutex, taken once per callsite per process) and caches the resulting
+//! small integer id in the static; after that the hot path only does one
+//! relaxed load of that id.
+//!
+//! Row names are resolved at registration: either the macro's `label`, or
+//! the type name of a nested `fn __perflens_here() {}` declared inside the
+//! measured function, which the compiler spells `krate::module::function::
+//! __perflens_here` (methods: `krate::module::Type::method::...`). Each
+//! name also gets a *salt*, a 64-bit FNV-1a hash of the name, from which
+//! path ids are derived: the same function has the same salt in every run
+//! and on every machine, so path ids are comparable across runs.
+
+use crate::snapshot::{CallsiteInfo, CallsiteKind};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// Callsite id of the root pseudo-frame.
+pub const ROOT_CALLSITE: u32 = 0;
+/// Callsite id of the overflow pseudo-function.
+pub const OVERFLOW_CALLSITE: u32 = 1;
+
+/// One instrumented place in the source. Created by the macros in a
+/// `static`; not meant to be built by hand.
+pub struct Callsite {
+    id: AtomicU32,
+    label: &'static str,
+    here: fn() -> &'static str,
+}
+
+impl Callsite {
+    /// A callsite named `label`, or, if `label` is empty, after the
+    /// function whose nested item `here` names.
+    pub const fn new(label: &'static str, here: fn() -> &'static str) -> Callsite {
+        Callsite {
+            id: AtomicU32::new(0),
+            label,
+            here,
+        }
+    }
+
+    /// The id if already registered, else 0.
+    #[inline(always)]
+    pub(crate) fn cached_id(&self) -> u32 {
+        self.id.load(Ordering::Relaxed)
+    }
+
+    /// The registered id, registering on first use.
+    #[inline(always)]
+    pub(crate) fn id(&'static self, kind: CallsiteKind) -> u32 {
+        let id = self.id.load(Ordering::Relaxed);
+        if id != 0 { id } else { self.register(kind) }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn register(&'static self, kind: CallsiteKind) -> u32 {
+        let mut reg = registry();
+        let id = self.id.load(Ordering::Relaxed);
+        if id != 0 {
+            return id;
+        }
+        let name = if self.label.is_empty() {
+            normalize_name((self.here)())
+        } else {
+            self.label.to_string()
+        };
+        let salt = fnv1a(name.as_bytes());
+        let id = reg.len() as u32;
+        reg.push(Entry { name, kind, salt });
+        self.id.store(id, Ordering::Relaxed);
+        id
+    }
+}
+
+struct Entry {
+    name: String,
+    kind: CallsiteKind,
+    salt: u64,
+}
+
+static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+    let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
+    if reg.is_empty() {
+        reg.push(Entry {
+            name: "<root>".into(),
+            kind: CallsiteKind::Internal,
+            salt: 0,
+        });
+        reg.push(Entry {
+            name: "[overflow]".into(),
+            kind: CallsiteKind::Internal,
+            salt: fnv1a(b"[overflow]"),
+        });
+    }
+    reg
+}
+
+/// The salt of a registered callsite.
+pub(crate) fn salt(id: u32) -> u64 {
+    registry().get(id as usize).map_or(0, |e| e.salt)
+}
+
+/// Every registered callsite, by id.
+pub(crate) fn all() -> Vec<CallsiteInfo> {
+    registry()
+        .iter()
+        .map(|e| CallsiteInfo {
+            name: e.name.clone(),
+            kind: e.kind,
+        })
+        .collect()
+}
+
+/// 64-bit FNV-1a.
+pub const fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        h ^= bytes[i] as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        i += 1;
+    }
+    h
+}
+
+/// Turns the compiler's type name of the marker fn into a row name.
+///
+/// `krate::m::f::__perflens_here` -> `krate::m::f`;
+/// `krate::m::G<_>::f::__perflens_here` -> `krate::m::G::f`;
+/// `<krate::m::S as krate::m::Tr>::f::__perflens_here` -> `krate::m::<S as Tr>::f`;
+/// `{{closure}}` segments are dropped.
+pub fn normalize_name(raw: &str) -> String {
+    let raw = raw.strip_suffix("::__perflens_here").unwrap_or(raw);
+    let mut out = if let Some(rest) = raw.strip_prefix('<') {
+        // Qualified path: `<Ty as Trait>::rest`.
+        match split_qualified(rest) {
+            Some((ty, tr, tail)) => {
+                let ty = strip_generics(ty);
+                let tr = strip_generics(tr);
+                let (module, ty_last) = ty.rsplit_once("::").unwrap_or(("", &ty));
+                let tr_last = tr.rsplit("::").next().unwrap_or(&tr);
+                let qualified = format!("<{ty_last} as {tr_last}>{}", strip_generics(tail));
+                if module.is_empty() { qualified } else { format!("{module}::{qualified}") }
+            }
+            None => strip_generics(raw),
+        }
+    } else {
+        strip_generics(raw)
+    };
+    while let Some(pos) = out.find("::{{closure}}") {
+        out.replace_range(pos..pos + "::{{closure}}".len(), "");
+    }
+    out
+}
+
+/// Splits `Ty as Trait>::tail` at the top-level ` as ` and `>`.
+fn split_qualified(s: &str) -> Option<(&str, &str, &str)> {
+    let mut depth = 0usize;
+    let mut as_at = None;
+    for (i, c) in s.char_indices() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth == 0 => {
+                let (ty, tr) = s[..i].split_at(as_at?);
+                return Some((ty, &tr[4..], &s[i + 1..]));
+            }
+            '>' => depth -= 1,
+            ' ' if depth == 0 && as_at.is_none() && s[i..].starts_with(" as ") => as_at = Some(i),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Removes every `<...>` group.
+fn strip_generics(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '<' => depth += 1,
+            '>' if depth > 0 => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_normalized() {
+        assert_eq!(normalize_name("app::parse::__perflens_here"), "app::parse");
+        assert_eq!(normalize_name("app::G<_>::m::__perflens_here"), "app::G::m");
+        assert_eq!(
+            normalize_name("<app::db::S as app::Tr>::t::__perflens_here"),
+            "app::db::<S as Tr>::t"
+        );
+        assert_eq!(normalize_name("<S as core::fmt::Debug>::fmt::__perflens_here"), "<S as Debug>::fmt");
+        assert_eq!(
+            normalize_name("<alloc::vec::Vec<u8> as app::Tr>::t::__perflens_here"),
+            "alloc::vec::<Vec as Tr>::t"
+        );
+        assert_eq!(normalize_name("app::f::{{closure}}::__perflens_here"), "app::f");
+    }
+
+    #[test]
+    fn fnv_is_stable() {
+        // Reference values of 64-bit FNV-1a.
+        assert_eq!(fnv1a(b""), 0xcbf2_9ce4_8422_2325);
+        assert_eq!(fnv1a(b"a"), 0xaf63_dc4c_8601_ec8c);
+    }
+}

@@ -1,0 +1,191 @@
+//! Measuring futures.
+//!
+//! A future is not a stack frame: it can be suspended, resumed on another
+//! thread, interleaved with other futures on the same thread, or dropped
+//! half-way. So `#[measure] async fn` does not use a stack guard; it wraps
+//! the future in [`Instrumented`], which
+//!
+//! - captures the *parent path* when the future is created (the frame on
+//!   top of the creating thread's shadow stack), so a future spawned onto
+//!   a multi-thread runtime still lands under its logical caller;
+//! - pushes a frame for the duration of each `poll` on whichever thread
+//!   polls it (the node is looked up in that thread's tree by the global
+//!   path, so all threads agree on identity); the frame is popped before
+//!   `poll` returns, so two futures interleaved on one thread never see
+//!   each other's frames;
+//! - on `Ready`, records one call: wall time from creation, busy time
+//!   (sum of polls), exclusive busy time (minus measured futures polled
+//!   inside its polls) and the poll count;
+//! - if dropped before `Ready`, counts a cancellation (its busy time and
+//!   polls still count).
+
+use crate::block::{Block, bump};
+use crate::callsite::Callsite;
+use crate::clock;
+use crate::frame;
+use crate::histogram::bucket_index;
+use crate::paths::ROOT_PATH;
+use crate::snapshot::CallsiteKind;
+use crate::thread;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+
+const INERT: u8 = 0;
+const PENDING: u8 = 1;
+const DONE: u8 = 2;
+
+/// Wraps `fut` so that it is measured as `callsite`. The parent path is
+/// captured now, on the creating thread.
+#[inline]
+pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumented<F> {
+    let mut w = Instrumented {
+        inner: fut,
+        callsite: 0,
+        parent: ROOT_PATH,
+        epoch: 0,
+        state: INERT,
+        timed: false,
+        created: 0,
+        busy: 0,
+        self_busy: 0,
+        polls: 0,
+    };
+    let Some((block, epoch)) = thread::active_block().or_else(thread::prepare) else {
+        return w;
+    };
+    let id = callsite.id(CallsiteKind::Async);
+    let depth = block.header().depth.load(Ordering::Relaxed);
+    // SAFETY: depth >= 1 after reset; owner thread.
+    let parent = unsafe { block.frame(depth - 1) };
+    let (parent_path, parent_timed) = (parent.path, parent.timed != 0);
+    let node = match frame::find(block, parent_path, id) {
+        Some(n) => n,
+        None => frame::find_or_create(block, parent_path, id),
+    };
+    w.timed = frame::decide_timed(block, node, parent_timed);
+    w.callsite = id;
+    w.parent = parent_path;
+    w.epoch = epoch;
+    w.state = PENDING;
+    w.created = if w.timed { clock::now() } else { 0 };
+    w
+}
+
+/// A measured future; see [`instrument`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Instrumented<F> {
+    inner: F,
+    callsite: u32,
+    parent: u32,
+    epoch: u32,
+    state: u8,
+    timed: bool,
+    created: u64,
+    busy: u64,
+    self_busy: u64,
+    polls: u64,
+}
+
+/// Pops the poll frame even if the inner `poll` panics.
+struct PollFrame {
+    block: Block,
+    depth: u32,
+    armed: bool,
+}
+
+impl Drop for PollFrame {
+    fn drop(&mut self) {
+        if self.armed {
+            // Unwinding out of the inner poll: restore the stack.
+            self.block.header().depth.store(self.depth, Ordering::Relaxed);
+        }
+    }
+}
+
+impl<F: Future> Future for Instrumented<F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `inner` is structurally pinned: it is never moved out of
+        // `self` (not here, not in Drop); the other fields are plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: see above; `this` outlives the pinned borrow.
+        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+        if this.state != PENDING {
+            return inner.poll(cx);
+        }
+        let Some((block, epoch)) = thread::active_block().or_else(thread::prepare) else {
+            return inner.poll(cx);
+        };
+        if epoch != this.epoch {
+            // The session this future was created in is over.
+            this.state = INERT;
+            return inner.poll(cx);
+        }
+        let node = match frame::find(block, this.parent, this.callsite) {
+            Some(n) => n,
+            None => frame::find_or_create(block, this.parent, this.callsite),
+        };
+        // SAFETY: node < node_cap.
+        let path = unsafe { block.node(node) }.path.load(Ordering::Relaxed);
+        let Some(depth) = frame::push(block, node, path, this.timed) else {
+            return inner.poll(cx);
+        };
+        let mut guard = PollFrame {
+            block,
+            depth,
+            armed: true,
+        };
+        let result = inner.poll(cx);
+        guard.armed = false;
+        let timing = frame::pop(block, depth);
+        this.polls += 1;
+        if let Some((dur, excl)) = timing {
+            this.busy += dur;
+            this.self_busy += excl;
+        }
+        if result.is_ready() {
+            this.state = DONE;
+            // SAFETY: node < node_cap.
+            let n = unsafe { block.node(node) };
+            bump(&n.calls, 1);
+            bump(&n.polls, this.polls);
+            if this.timed {
+                let wall = clock::now().saturating_sub(this.created);
+                bump(&n.timed_calls, 1);
+                bump(&n.total, wall);
+                bump(&n.self_, this.self_busy);
+                bump(&n.busy, this.busy);
+                // SAFETY: node < node_cap, which < 2, bucket < BUCKETS.
+                unsafe {
+                    bump(block.bucket(node, 0, bucket_index(wall)), 1);
+                    bump(block.bucket(node, 1, bucket_index(this.self_busy)), 1);
+                }
+            }
+        }
+        result
+    }
+}
+
+impl<F> Drop for Instrumented<F> {
+    fn drop(&mut self) {
+        if self.state != PENDING {
+            return;
+        }
+        let Some((block, epoch)) = thread::active_block().or_else(thread::prepare) else {
+            return;
+        };
+        if epoch != self.epoch {
+            return;
+        }
+        let node = frame::find_or_create(block, self.parent, self.callsite);
+        // SAFETY: node < node_cap.
+        let n = unsafe { block.node(node) };
+        bump(&n.cancelled, 1);
+        bump(&n.polls, self.polls);
+        bump(&n.busy, self.busy);
+        bump(&n.self_, self.self_busy);
+    }
+}

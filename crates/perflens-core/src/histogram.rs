@@ -1,0 +1,262 @@
+//! Log-linear latency histograms.
+//!
+//! A value `v` (clock ticks) falls into one of [`BUCKETS`] buckets: values
+//! below 64 get a bucket each, and every power-of-two range above that is
+//! split into 32 equal sub-buckets (the HdrHistogram layout with 5
+//! significant bits). A bucket's representative value is its midpoint, so
+//! a quantile read back from the histogram is within `1/64` (1.6%) of the
+//! exact value, for any distribution. The whole `u64` range is covered:
+//! nothing is clamped.
+//!
+//! The hot path only computes [`bucket_index`] and bumps a counter in the
+//! thread's own block (see `block.rs`); [`Histogram`] is the owned, sparse
+//! form used by snapshots, which can be merged across nodes and threads.
+
+/// log2 of the number of sub-buckets per power of two.
+pub const SUB_BITS: u32 = 5;
+const SUB: u64 = 1 << SUB_BITS;
+/// Number of buckets needed to cover every `u64`.
+pub const BUCKETS: usize = ((64 - SUB_BITS as usize) << SUB_BITS as usize) + SUB as usize;
+
+/// The bucket a value falls into. Branch-light: one `lzcnt`, two shifts.
+#[inline(always)]
+pub fn bucket_index(v: u64) -> usize {
+    if v < SUB {
+        v as usize
+    } else {
+        let e = 63 - v.leading_zeros(); // >= SUB_BITS
+        let sub = (v >> (e - SUB_BITS)) & (SUB - 1);
+        (((e - SUB_BITS + 1) as usize) << SUB_BITS) | sub as usize
+    }
+}
+
+/// Smallest value and width of bucket `idx`.
+pub fn bucket_bounds(idx: usize) -> (u64, u64) {
+    if idx < SUB as usize {
+        (idx as u64, 1)
+    } else {
+        let e = (idx >> SUB_BITS) as u32 + SUB_BITS - 1;
+        let sub = (idx as u64) & (SUB - 1);
+        let shift = e - SUB_BITS;
+        ((SUB | sub) << shift, 1u64 << shift)
+    }
+}
+
+/// The value reported for bucket `idx`: its midpoint (exact below 64).
+pub fn bucket_value(idx: usize) -> u64 {
+    let (low, width) = bucket_bounds(idx);
+    low + width / 2
+}
+
+/// An owned, sparse histogram: `(bucket, count)` pairs sorted by bucket.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Histogram {
+    buckets: Vec<(u16, u64)>,
+    count: u64,
+}
+
+impl Histogram {
+    /// An empty histogram.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Builds a histogram from dense counts (index = bucket).
+    pub fn from_dense(counts: impl IntoIterator<Item = u64>) -> Self {
+        let mut h = Histogram::new();
+        for (i, c) in counts.into_iter().enumerate() {
+            if c != 0 && i < BUCKETS {
+                h.buckets.push((i as u16, c));
+                h.count += c;
+            }
+        }
+        h
+    }
+
+    /// Adds one value.
+    pub fn record(&mut self, v: u64) {
+        self.record_n(v, 1);
+    }
+
+    /// Adds `n` occurrences of a value.
+    pub fn record_n(&mut self, v: u64, n: u64) {
+        if n == 0 {
+            return;
+        }
+        let idx = bucket_index(v) as u16;
+        match self.buckets.binary_search_by_key(&idx, |&(b, _)| b) {
+            Ok(pos) => self.buckets[pos].1 += n,
+            Err(pos) => self.buckets.insert(pos, (idx, n)),
+        }
+        self.count += n;
+    }
+
+    /// Adds every value of `other` to `self`.
+    pub fn merge(&mut self, other: &Histogram) {
+        if other.count == 0 {
+            return;
+        }
+        let mut out = Vec::with_capacity(self.buckets.len() + other.buckets.len());
+        let (mut a, mut b) = (self.buckets.iter().peekable(), other.buckets.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (Some(&&(ia, ca)), Some(&&(ib, cb))) => {
+                    if ia == ib {
+                        out.push((ia, ca + cb));
+                        a.next();
+                        b.next();
+                    } else if ia < ib {
+                        out.push((ia, ca));
+                        a.next();
+                    } else {
+                        out.push((ib, cb));
+                        b.next();
+                    }
+                }
+                (Some(&&x), None) => {
+                    out.push(x);
+                    a.next();
+                }
+                (None, Some(&&x)) => {
+                    out.push(x);
+                    b.next();
+                }
+                (None, None) => break,
+            }
+        }
+        self.buckets = out;
+        self.count += other.count;
+    }
+
+    /// Number of recorded values.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// True when nothing was recorded.
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// The non-empty buckets as `(bucket index, count)`, ascending.
+    pub fn buckets(&self) -> &[(u16, u64)] {
+        &self.buckets
+    }
+
+    /// The nearest-rank quantile `q` in `[0, 1]`: the value at rank
+    /// `ceil(q * count)` (at least 1) of the sorted values, read as its
+    /// bucket's midpoint. `None` when empty.
+    pub fn quantile(&self, q: f64) -> Option<u64> {
+        if self.count == 0 {
+            return None;
+        }
+        let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
+        let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        let mut seen = 0u64;
+        for &(idx, c) in &self.buckets {
+            seen += c;
+            if seen >= rank {
+                return Some(bucket_value(idx as usize));
+            }
+        }
+        self.buckets.last().map(|&(idx, _)| bucket_value(idx as usize))
+    }
+
+    /// Largest recorded value's bucket representative.
+    pub fn max(&self) -> Option<u64> {
+        self.buckets.last().map(|&(idx, _)| bucket_value(idx as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn index_covers_all_u64_and_bounds_round_trip() {
+        assert_eq!(bucket_index(u64::MAX), BUCKETS - 1);
+        for v in (0..5000u64).chain([u64::MAX, u64::MAX / 3, 1 << 40, (1 << 40) - 1]) {
+            let idx = bucket_index(v);
+            let (low, width) = bucket_bounds(idx);
+            assert!(low <= v && v - low < width, "v={v} idx={idx} low={low} w={width}");
+        }
+        // Indices are contiguous and monotonic.
+        let mut last = 0;
+        for shift in 0..64 {
+            let v = 1u64 << shift;
+            assert!(bucket_index(v) >= last);
+            last = bucket_index(v);
+        }
+    }
+
+    #[test]
+    fn small_values_are_exact() {
+        let mut h = Histogram::new();
+        for v in 0..64 {
+            h.record(v);
+        }
+        assert_eq!(h.quantile(0.5), Some(31));
+        assert_eq!(h.quantile(1.0), Some(63));
+        assert_eq!(h.quantile(0.0), Some(0));
+    }
+
+    #[test]
+    fn merge_equals_recording_everything_into_one() {
+        let (mut a, mut b, mut all) = (Histogram::new(), Histogram::new(), Histogram::new());
+        for v in [5u64, 900, 1_000_000, 77, 900] {
+            a.record(v);
+            all.record(v);
+        }
+        for v in [3u64, 900, 12_345_678_901] {
+            b.record(v);
+            all.record(v);
+        }
+        a.merge(&b);
+        assert_eq!(a, all);
+        assert_eq!(a.count(), 8);
+    }
+
+    fn exact_quantile(sorted: &[u64], q: f64) -> u64 {
+        let n = sorted.len() as u64;
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        sorted[(rank - 1) as usize]
+    }
+
+    fn check_within_2_percent(mut values: Vec<u64>) {
+        let mut h = Histogram::new();
+        for &v in &values {
+            h.record(v);
+        }
+        values.sort_unstable();
+        for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0] {
+            let exact = exact_quantile(&values, q) as f64;
+            let got = h.quantile(q).unwrap() as f64;
+            let err = if exact == 0.0 { got } else { (got - exact).abs() / exact };
+            assert!(err <= 0.02, "q={q} exact={exact} got={got} err={err}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(400))]
+        #[test]
+        fn quantiles_within_2_percent_any_values(values in prop::collection::vec(any::<u64>(), 1..400)) {
+            check_within_2_percent(values);
+        }
+
+        #[test]
+        fn quantiles_within_2_percent_latency_like(
+            values in prop::collection::vec((0u32..48, any::<u64>()), 1..2000)
+        ) {
+            // Log-uniform values: every octave from 1 to 2^48 ticks.
+            check_within_2_percent(values.into_iter().map(|(e, m)| (1u64 << e) | (m & ((1u64 << e) - 1))).collect());
+        }
+
+        #[test]
+        fn quantiles_within_2_percent_clustered(base in 1u64..10_000_000, spread in 0u64..1000, n in 1usize..3000, seed in any::<u64>()) {
+            let mut x = seed | 1;
+            let values = (0..n).map(|_| { x ^= x << 13; x ^= x >> 7; x ^= x << 17; base + x % (spread + 1) }).collect();
+            check_within_2_percent(values);
+        }
+    }
+}

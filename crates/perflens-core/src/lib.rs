@@ -1,0 +1,60 @@
+//! The perflens runtime.
+//!
+//! This crate is what `#[perflens::measure]` calls into. It is not meant
+//! to be used directly: depend on `perflens` with the `enabled` feature.
+//!
+//! What it is: a per-thread calling-context tree (a node per chain of
+//! measured callers), updated in place when a measured call returns: a
+//! shadow-stack push on entry, a node update on exit. No event queue, no
+//! channel, no background thread, no heap allocation per call after a
+//! path's first visit, and memory bounded by a per-thread node capacity.
+//! Futures are wrapped so that each poll is a frame on whatever thread
+//! polls it, under the parent captured when the future was created.
+//!
+//! What it is not: a sampler (see `perflens-sampler`), or a report
+//! (see `perflens-report`, which turns a [`RawSnapshot`] into tables).
+//!
+//! ```
+//! use perflens_core::{Callsite, Config, Guard, start};
+//!
+//! static CS: Callsite = Callsite::new("work", || "");
+//! let rec = start(&Config::default()).unwrap();
+//! for _ in 0..3 {
+//!     let _g = Guard::enter(&CS);
+//! }
+//! let snap = rec.finish();
+//! let calls: u64 = snap.threads.iter().flat_map(|t| &t.nodes).map(|n| n.calls).sum();
+//! assert_eq!(calls, 3);
+//! ```
+
+mod arch;
+mod block;
+mod callsite;
+mod clock;
+mod frame;
+mod future;
+mod guard;
+pub mod histogram;
+mod memory;
+mod paths;
+mod session;
+pub mod snapshot;
+mod thread;
+
+pub use callsite::{Callsite, fnv1a, normalize_name};
+pub use future::{Instrumented, instrument};
+pub use guard::Guard;
+pub use histogram::Histogram;
+pub use paths::mix as mix_path_id;
+pub use session::{
+    Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, StartError, is_recording, parse_mode,
+    start,
+};
+pub use snapshot::{
+    CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo, RawSnapshot, ThreadSnapshot,
+};
+
+/// Layout facts of the per-thread blocks, for tools that read them.
+pub mod layout {
+    pub use crate::block::{LAYOUT_VERSION, MAGIC};
+}

@@ -1,0 +1,65 @@
+//! Page-granular memory for blocks, straight from the OS so that the
+//! profiler's own memory never goes through (or is counted by) the
+//! program's global allocator.
+
+/// Maps `len` zeroed bytes, page-aligned. `None` on failure.
+#[cfg(unix)]
+pub fn map_zeroed(len: usize) -> Option<*mut u8> {
+    // SAFETY: an anonymous private mapping with no address hint has no
+    // preconditions; the result is checked against MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if p == libc::MAP_FAILED { None } else { Some(p as *mut u8) }
+}
+
+/// Zeroes `len` bytes at `p`, returning whole pages to the OS.
+///
+/// # Safety
+/// `p..p+len` must lie inside one mapping from [`map_zeroed`] that no
+/// other thread writes concurrently.
+#[cfg(unix)]
+pub unsafe fn zero(p: *mut u8, len: usize) {
+    let page = 4096usize;
+    let start = p as usize;
+    let first = (start + page - 1) & !(page - 1);
+    let end = start + len;
+    let last = end & !(page - 1);
+    if last > first {
+        // SAFETY: caller guarantees the range; partial pages at the ends
+        // are zeroed by hand below.
+        unsafe {
+            std::ptr::write_bytes(p, 0, first - start);
+            // MADV_DONTNEED on a private anonymous mapping makes the pages
+            // read back as zero and frees them.
+            if libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED) != 0 {
+                std::ptr::write_bytes(first as *mut u8, 0, last - first);
+            }
+            std::ptr::write_bytes(last as *mut u8, 0, end - last);
+        }
+    } else {
+        // SAFETY: caller guarantees the range.
+        unsafe { std::ptr::write_bytes(p, 0, len) };
+    }
+}
+
+#[cfg(not(unix))]
+pub fn map_zeroed(len: usize) -> Option<*mut u8> {
+    let layout = std::alloc::Layout::from_size_align(len, 4096).ok()?;
+    // SAFETY: non-zero size (blocks are never empty).
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() { None } else { Some(p) }
+}
+
+#[cfg(not(unix))]
+pub unsafe fn zero(p: *mut u8, len: usize) {
+    // SAFETY: caller guarantees the range.
+    unsafe { std::ptr::write_bytes(p, 0, len) };
+}

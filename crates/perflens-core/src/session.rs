@@ -1,0 +1,285 @@
+//! Starting and stopping recording, and taking snapshots.
+
+use crate::block::{Block, OVERFLOW_NODE};
+use crate::histogram::{BUCKETS, Histogram};
+use crate::snapshot::{ClockSource, Mode, NodeSnapshot, RawSnapshot, ThreadSnapshot};
+use crate::{callsite, clock, paths, thread};
+use std::fmt;
+use std::sync::Mutex;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+/// Default node capacity per thread (`PERFLENS_NODES`). 1024 distinct
+/// calling contexts per thread covers every program we have profiled;
+/// the address space reserved is about 31 MiB per thread, of which only
+/// touched pages cost memory.
+pub const DEFAULT_NODES: u32 = 1024;
+/// Default shadow-stack depth (`PERFLENS_STACK_DEPTH`): nested measured
+/// calls deeper than this are counted as dropped.
+pub const DEFAULT_STACK_DEPTH: u32 = 256;
+/// Default sampling period for `Mode::Sampled` (`PERFLENS_SAMPLE_EVERY`).
+pub const DEFAULT_SAMPLE_EVERY: u32 = 64;
+
+/// Runtime settings of a session.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// Timing mode.
+    pub mode: Mode,
+    /// Maximum calling contexts per thread.
+    pub node_capacity: u32,
+    /// Maximum nesting of measured calls per thread.
+    pub stack_depth: u32,
+    /// Maximum distinct paths in the process.
+    pub path_capacity: u32,
+    /// Force a clock (`None` = TSC when invariant, else `Instant`).
+    pub clock: Option<ClockSource>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            mode: Mode::Timed,
+            node_capacity: DEFAULT_NODES,
+            stack_depth: DEFAULT_STACK_DEPTH,
+            path_capacity: paths::DEFAULT_PATH_CAPACITY,
+            clock: None,
+        }
+    }
+}
+
+impl Config {
+    /// Applies `PERFLENS_MODE`, `PERFLENS_SAMPLE_EVERY`, `PERFLENS_NODES`,
+    /// `PERFLENS_STACK_DEPTH`, `PERFLENS_PATHS` and `PERFLENS_CLOCK` from
+    /// the environment. Invalid values are ignored and described in the
+    /// returned warnings.
+    pub fn apply_env(mut self) -> (Config, Vec<String>) {
+        let mut warnings = Vec::new();
+        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+        let num = |name: &str, min: u32, max: u32, warnings: &mut Vec<String>| -> Option<u32> {
+            let v = var(name)?;
+            match v.trim().parse::<u32>() {
+                Ok(n) if (min..=max).contains(&n) => Some(n),
+                _ => {
+                    warnings.push(format!("{name}={v} is not a whole number from {min} to {max}; ignored."));
+                    None
+                }
+            }
+        };
+        let every = num("PERFLENS_SAMPLE_EVERY", 1, 1 << 30, &mut warnings);
+        if let Some(m) = var("PERFLENS_MODE") {
+            match parse_mode(&m, every) {
+                Some(mode) => self.mode = mode,
+                None => warnings.push(format!(
+                    "PERFLENS_MODE={m} is not one of timed, count, sampled; keeping {}.",
+                    self.mode.name()
+                )),
+            }
+        } else if let (Some(e), Mode::Sampled { .. }) = (every, self.mode) {
+            self.mode = Mode::Sampled { every: e };
+        }
+        if let Some(n) = num("PERFLENS_NODES", 2, 1 << 24, &mut warnings) {
+            self.node_capacity = n;
+        }
+        if let Some(n) = num("PERFLENS_STACK_DEPTH", 2, 1 << 20, &mut warnings) {
+            self.stack_depth = n;
+        }
+        if let Some(n) = num("PERFLENS_PATHS", 2, 1 << 28, &mut warnings) {
+            self.path_capacity = n;
+        }
+        if let Some(c) = var("PERFLENS_CLOCK") {
+            match c.trim() {
+                "tsc" => self.clock = Some(ClockSource::Tsc),
+                "instant" => self.clock = Some(ClockSource::Instant),
+                _ => warnings.push(format!("PERFLENS_CLOCK={c} is not one of tsc, instant; ignored.")),
+            }
+        }
+        (self, warnings)
+    }
+}
+
+/// Parses a mode name; `every` is used for `sampled`.
+pub fn parse_mode(s: &str, every: Option<u32>) -> Option<Mode> {
+    match s.trim() {
+        "timed" => Some(Mode::Timed),
+        "count" | "count-only" => Some(Mode::Count),
+        "sampled" => Some(Mode::Sampled {
+            every: every.unwrap_or(DEFAULT_SAMPLE_EVERY),
+        }),
+        _ => None,
+    }
+}
+
+/// Why a session could not start.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StartError {
+    /// Another session is recording; finish it first.
+    AlreadyActive,
+}
+
+impl fmt::Display for StartError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StartError::AlreadyActive => f.write_str(
+                "a perflens session is already recording in this process; finish it before starting another",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StartError {}
+
+static NEXT_EPOCH: Mutex<u32> = Mutex::new(2);
+static ACTIVE: Mutex<bool> = Mutex::new(false);
+
+/// A recording session. Dropping it without [`Recording::finish`] stops
+/// recording.
+#[derive(Debug)]
+pub struct Recording {
+    epoch: u32,
+    mode: Mode,
+    clock: ClockSource,
+    started: Instant,
+    done: bool,
+}
+
+/// Starts recording with `config`.
+pub fn start(config: &Config) -> Result<Recording, StartError> {
+    let mut active = ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if *active {
+        return Err(StartError::AlreadyActive);
+    }
+    *active = true;
+    let epoch = {
+        let mut g = NEXT_EPOCH.lock().unwrap_or_else(|e| e.into_inner());
+        let epoch = *g;
+        *g = g.wrapping_add(2).max(2);
+        epoch
+    };
+    let clock = clock::init(config.clock);
+    paths::set_capacity(config.path_capacity);
+    let mode = match config.mode {
+        Mode::Sampled { every } => Mode::Sampled { every: every.max(1) },
+        m => m,
+    };
+    thread::activate(epoch, mode, config.node_capacity, config.stack_depth);
+    Ok(Recording {
+        epoch,
+        mode,
+        clock,
+        started: Instant::now(),
+        done: false,
+    })
+}
+
+impl Recording {
+    /// The timing mode in force.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// A copy of everything recorded so far; recording goes on.
+    pub fn snapshot(&self) -> RawSnapshot {
+        self.collect(false)
+    }
+
+    /// Stops recording and returns the final snapshot.
+    pub fn finish(mut self) -> RawSnapshot {
+        self.stop();
+        self.collect(true)
+    }
+
+    fn stop(&mut self) {
+        if !self.done {
+            self.done = true;
+            thread::deactivate(self.epoch);
+            *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = false;
+        }
+    }
+
+    fn collect(&self, finished: bool) -> RawSnapshot {
+        let elapsed_ns = self.started.elapsed().as_nanos() as u64;
+        let ns_per_tick = clock::ns_per_tick();
+        let to_ns = |t: u64| (t as f64 * ns_per_tick).round() as u64;
+        let mut threads = Vec::new();
+        thread::for_each_block(|entry| {
+            if let Some(t) = read_block(entry.block, self.epoch, &to_ns) {
+                threads.push(ThreadSnapshot {
+                    name: entry.name.clone(),
+                    ..t
+                });
+            }
+        });
+        RawSnapshot {
+            mode: self.mode,
+            clock: self.clock,
+            ns_per_tick,
+            elapsed_ns,
+            finished,
+            callsites: callsite::all(),
+            paths: paths::all(),
+            threads,
+            path_capacity: paths::capacity(),
+            overflow_paths: paths::overflowed(),
+        }
+    }
+}
+
+impl Drop for Recording {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<ThreadSnapshot> {
+    let h = block.header();
+    if h.epoch.load(Ordering::Acquire) != epoch {
+        return None;
+    }
+    let count = h.node_count.load(Ordering::Acquire);
+    let mut nodes = Vec::with_capacity(count as usize);
+    let mut overflow_calls = 0;
+    for i in 0..count {
+        // SAFETY: i < node_count <= node_cap.
+        let n = unsafe { block.node(i) };
+        let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let node = NodeSnapshot {
+            path: n.path.load(Ordering::Relaxed),
+            calls: r(&n.calls),
+            timed_calls: r(&n.timed_calls),
+            total_ns: to_ns(r(&n.total)),
+            self_ns: to_ns(r(&n.self_)),
+            busy_ns: to_ns(r(&n.busy)),
+            polls: r(&n.polls),
+            cancelled: r(&n.cancelled),
+            hist_total: read_hist(block, i, 0),
+            hist_self: read_hist(block, i, 1),
+        };
+        if i == OVERFLOW_NODE {
+            overflow_calls = node.calls + node.cancelled;
+        }
+        if node.calls != 0 || node.cancelled != 0 || node.polls != 0 {
+            nodes.push(node);
+        }
+    }
+    Some(ThreadSnapshot {
+        index: h.thread_index,
+        tid: h.tid,
+        name: None,
+        exited: h.exited.load(Ordering::Acquire) == 1,
+        nodes,
+        node_capacity: h.node_cap,
+        overflow_calls,
+        dropped_frames: h.dropped_frames.load(Ordering::Relaxed),
+    })
+}
+
+fn read_hist(block: Block, node: u32, which: usize) -> Histogram {
+    // SAFETY: node < node_count <= node_cap, which < 2, b < BUCKETS.
+    Histogram::from_dense((0..BUCKETS).map(|b| unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed)))
+}
+
+/// True while a session records.
+pub fn is_recording() -> bool {
+    thread::generation() & 1 == 0
+}

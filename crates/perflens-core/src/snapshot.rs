@@ -1,0 +1,196 @@
+//! The raw snapshot: a copy of every thread's calling-context tree.
+//!
+//! This is what the runtime hands to `perflens-report`. It is plain data
+//! (no pointers into live blocks) so it can be taken at any time while
+//! the program runs, kept, and turned into tables or JSON later.
+//!
+//! Identity: every node of every thread names a *path* by index into
+//! [`RawSnapshot::paths`]. Paths are global (shared by all threads), so
+//! merging threads is summing nodes with the same path index. Path 0 is
+//! the root (no function); path 1 is the overflow bucket that collects
+//! calls which could not get a node of their own. Likewise callsite 0 is
+//! the root and callsite 1 is `[overflow]`.
+
+use crate::histogram::Histogram;
+
+/// How calls are timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Every call reads the clock twice (default).
+    Timed,
+    /// Calls are counted; the clock is never read.
+    Count,
+    /// Every call is counted; one call in `every` per callsite (and its
+    /// callees) is timed, and totals are scaled up by `calls / timed_calls`.
+    Sampled {
+        /// Time one call in this many.
+        every: u32,
+    },
+}
+
+impl Mode {
+    /// Short name used in reports and `PERFLENS_MODE`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Mode::Timed => "timed",
+            Mode::Count => "count",
+            Mode::Sampled { .. } => "sampled",
+        }
+    }
+}
+
+/// Where timestamps came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ClockSource {
+    /// The CPU's invariant time-stamp counter, calibrated against the
+    /// monotonic clock.
+    Tsc,
+    /// `std::time::Instant` (nanoseconds since a process epoch).
+    Instant,
+}
+
+impl ClockSource {
+    /// Short name used in reports and `PERFLENS_CLOCK`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ClockSource::Tsc => "tsc",
+            ClockSource::Instant => "instant",
+        }
+    }
+}
+
+/// What kind of code a callsite instruments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CallsiteKind {
+    /// A synchronous function or block: one frame per call.
+    Sync,
+    /// A future (`async fn` or a block containing `.await`): one node
+    /// per future, timed from creation to completion, polls summed.
+    Async,
+    /// The root or overflow pseudo-callsite.
+    Internal,
+}
+
+/// One instrumented place in the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CallsiteInfo {
+    /// Row name: `module::function`, `module::Type::method` or a label.
+    pub name: String,
+    /// Sync, async or internal.
+    pub kind: CallsiteKind,
+}
+
+/// One calling context: the chain of callsites from the root.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathInfo {
+    /// Index of the parent path (0 for top-level frames; the root is its
+    /// own parent).
+    pub parent: u32,
+    /// Index into [`RawSnapshot::callsites`].
+    pub callsite: u32,
+    /// Stable path id: a running hash of per-callsite salts derived from
+    /// row names, identical across runs and machines.
+    pub id: u64,
+}
+
+/// Counters of one node (one path on one thread).
+///
+/// All durations are nanoseconds. In sampled mode `total_ns`, `self_ns`
+/// and `busy_ns` are sums over the *timed* calls only; scale them by
+/// `calls / timed_calls` for estimates (the report does).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodeSnapshot {
+    /// Index into [`RawSnapshot::paths`].
+    pub path: u32,
+    /// Completed calls (async: futures that returned `Ready`). A sync call
+    /// that unwinds from a panic counts as completed.
+    pub calls: u64,
+    /// Calls whose duration was measured.
+    pub timed_calls: u64,
+    /// Inclusive time (async: wall time from creation to `Ready`).
+    pub total_ns: u64,
+    /// Exclusive time: inclusive minus measured children run inside it
+    /// (async: busy time minus measured futures polled inside its polls).
+    pub self_ns: u64,
+    /// Async only: time spent inside `poll`.
+    pub busy_ns: u64,
+    /// Async only: number of polls.
+    pub polls: u64,
+    /// Async only: futures dropped before completion.
+    pub cancelled: u64,
+    /// Per-call inclusive durations, in clock ticks.
+    pub hist_total: Histogram,
+    /// Per-call exclusive durations, in clock ticks.
+    pub hist_self: Histogram,
+}
+
+/// One thread's tree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ThreadSnapshot {
+    /// Registration order, starting at 0.
+    pub index: u32,
+    /// OS thread id (Linux `gettid`), 0 where unknown.
+    pub tid: u64,
+    /// `std::thread` name, if any.
+    pub name: Option<String>,
+    /// The thread had exited when the snapshot was taken.
+    pub exited: bool,
+    /// Nodes in creation order (a parent before its children).
+    pub nodes: Vec<NodeSnapshot>,
+    /// Maximum nodes this thread's tree can hold.
+    pub node_capacity: u32,
+    /// Calls that found the tree full and were counted under the overflow
+    /// node instead of a node of their own.
+    pub overflow_calls: u64,
+    /// Calls deeper than the shadow stack; these were not recorded.
+    pub dropped_frames: u64,
+}
+
+/// A copy of all recorded data at one moment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawSnapshot {
+    /// Timing mode of the session.
+    pub mode: Mode,
+    /// Clock used for timestamps.
+    pub clock: ClockSource,
+    /// Nanoseconds per clock tick (1.0 for [`ClockSource::Instant`]).
+    pub ns_per_tick: f64,
+    /// Wall time since the session started.
+    pub elapsed_ns: u64,
+    /// True for the snapshot taken when the session finished.
+    pub finished: bool,
+    /// Callsites by index (0 = root, 1 = overflow).
+    pub callsites: Vec<CallsiteInfo>,
+    /// Paths by index (0 = root, 1 = overflow).
+    pub paths: Vec<PathInfo>,
+    /// Per-thread trees, in registration order.
+    pub threads: Vec<ThreadSnapshot>,
+    /// Maximum number of distinct paths (process-wide).
+    pub path_capacity: u32,
+    /// Calls whose path could not be registered because the path table
+    /// was full (they are counted under the overflow node).
+    pub overflow_paths: u64,
+}
+
+impl RawSnapshot {
+    /// Converts clock ticks (as found in histograms) to nanoseconds.
+    pub fn ticks_to_ns(&self, ticks: u64) -> u64 {
+        (ticks as f64 * self.ns_per_tick).round() as u64
+    }
+
+    /// The callsite chain of a path, root first (excluding the root).
+    pub fn frames(&self, path: u32) -> Vec<u32> {
+        let mut out = Vec::new();
+        let mut p = path;
+        // Bounded walk: a path never has more ancestors than paths exist.
+        for _ in 0..self.paths.len() {
+            if p == 0 || p as usize >= self.paths.len() {
+                break;
+            }
+            out.push(self.paths[p as usize].callsite);
+            p = self.paths[p as usize].parent;
+        }
+        out.reverse();
+        out
+    }
+}
