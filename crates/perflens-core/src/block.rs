@@ -62,8 +62,6 @@ pub struct Header {
     // -- second cache line: written by the owner on every call.
     /// Session generation the contents belong to.
     pub epoch: AtomicU32,
-    /// Frames in use, including the root sentinel (so >= 1 once reset).
-    pub depth: AtomicU32,
     /// Published nodes.
     pub node_count: AtomicU32,
     /// Timing mode copied from the session at reset (see `Mode` codes).
@@ -83,22 +81,32 @@ pub const MODE_SAMPLED: u32 = 2;
 #[repr(C)]
 pub struct Frame {
     pub node: u32,
-    pub path: u32,
+    /// 1 when this call is timed.
+    pub timed: u32,
+    /// `key(path of this frame's node, 0)`: OR a callsite id into it to
+    /// get a child's table key.
+    pub key_hi: u64,
     /// Clock at entry (0 when this call is not timed).
     pub start: u64,
     /// Measured time of children run inside this frame.
     pub child: u64,
-    /// 1 when this call is timed.
-    pub timed: u32,
-    pub _pad: u32,
 }
 
-/// One table slot: key 0 is empty (callsite 0 is never a child).
+impl Frame {
+    /// Path of this frame's node.
+    #[inline(always)]
+    pub fn path(&self) -> u32 {
+        (self.key_hi >> 32) as u32
+    }
+}
+
+/// One table slot. Key 0 is empty: real keys always have [`KEY_TAG`] set.
 #[repr(C)]
 pub struct Slot {
     pub key: u64,
     pub node: u32,
-    pub _pad: u32,
+    /// Path of `node`, so a push needs no node access.
+    pub path: u32,
 }
 
 /// Counters of one calling context on this thread. Times are ticks.
@@ -263,28 +271,17 @@ impl Block {
         unsafe { &*(self.base().add(off) as *const AtomicU64) }
     }
 
-    /// Looks up the node for `key`; owner thread only. Returns the node
-    /// index, or `None` if absent.
-    #[inline(always)]
-    pub fn lookup(&self, key: u64) -> Option<u32> {
-        let mask = self.header().table_mask;
-        let mut i = hash(key) & mask;
-        loop {
-            // SAFETY: `i <= mask`; owner thread.
-            let slot = unsafe { self.slot(i) };
-            if slot.key == key {
-                return Some(slot.node);
-            }
-            if slot.key == 0 {
-                return None;
-            }
-            i = (i + 1) & mask;
-        }
+    /// Looks up `key`; owner thread only. Returns `(node, path)`.
+    pub fn lookup(&self, key: u64) -> Option<(u32, u32)> {
+        let h = self.header();
+        // SAFETY: the table lies at off_table with table_mask + 1 slots.
+        unsafe { lookup(self.base().add(h.off_table as usize) as *const Slot, h.table_mask, key) }
     }
 
-    /// Inserts `key -> node`; owner thread only. The table is at most
-    /// half full, so an empty slot always exists.
-    pub fn insert(&self, key: u64, node: u32) {
+    /// Inserts `key -> (node, path)`; owner thread only. The table holds
+    /// at most `node_cap` keys and has at least twice as many slots, so
+    /// an empty slot always exists.
+    pub fn insert(&self, key: u64, node: u32, path: u32) {
         let mask = self.header().table_mask;
         let mut i = hash(key) & mask;
         loop {
@@ -292,11 +289,19 @@ impl Block {
             let slot = unsafe { self.slot(i) };
             if slot.key == 0 || slot.key == key {
                 slot.node = node;
+                slot.path = path;
                 slot.key = key;
                 return;
             }
             i = (i + 1) & mask;
         }
+    }
+
+    /// Raw pointer to byte offset `off` of the block.
+    #[inline(always)]
+    pub fn at<T>(&self, off: u64) -> *mut T {
+        // SAFETY: offsets come from this block's own header.
+        unsafe { self.base().add(off as usize) as *mut T }
     }
 
     /// Appends a node for `path`; owner thread only. `None` when full.
@@ -332,20 +337,44 @@ impl Block {
         // SAFETY: frame 0 exists (stack_cap >= 2); owner thread.
         let root = unsafe { self.frame(0) };
         root.node = OVERFLOW_NODE;
-        root.path = crate::paths::ROOT_PATH;
+        root.key_hi = key(crate::paths::ROOT_PATH, 0);
         root.timed = 0;
-        h.depth.store(1, Ordering::Relaxed);
         h.epoch.store(epoch, Ordering::Release);
     }
 }
 
+/// Set in every real key, so that no key is 0 (the empty slot) even for
+/// an unregistered callsite (id 0) under the root (path 0). Callsite ids
+/// stay below 2^31.
+pub const KEY_TAG: u64 = 1 << 31;
+
 /// Table key of `(parent path, callsite)`.
 #[inline(always)]
 pub fn key(parent_path: u32, callsite: u32) -> u64 {
-    ((parent_path as u64) << 32) | callsite as u64
+    ((parent_path as u64) << 32) | KEY_TAG | callsite as u64
 }
 
 #[inline(always)]
 fn hash(key: u64) -> u32 {
     (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
+}
+
+/// Probes the table at `table` for `key`. Returns `(node, path)`.
+///
+/// # Safety
+/// `table` points to `mask + 1` slots owned by the current thread.
+#[inline(always)]
+pub unsafe fn lookup(table: *const Slot, mask: u32, key: u64) -> Option<(u32, u32)> {
+    let mut i = hash(key) & mask;
+    loop {
+        // SAFETY: `i <= mask`.
+        let slot = unsafe { &*table.add(i as usize) };
+        if slot.key == key {
+            return Some((slot.node, slot.path));
+        }
+        if slot.key == 0 {
+            return None;
+        }
+        i = (i + 1) & mask;
+    }
 }

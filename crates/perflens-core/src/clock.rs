@@ -32,14 +32,22 @@ struct Anchor {
     tsc: u64,
 }
 
-/// Reads the current tick count. Inlined into every measured call.
+/// Reads the current tick count.
 #[inline(always)]
 pub fn now() -> u64 {
-    if USE_TSC.load(Ordering::Relaxed) {
-        arch::read_tsc()
-    } else {
-        instant_ticks()
-    }
+    now_with(USE_TSC.load(Ordering::Relaxed))
+}
+
+/// Reads the current tick count with the source decided by the caller
+/// (the hot path keeps the choice in its thread-local state).
+#[inline(always)]
+pub fn now_with(tsc: bool) -> u64 {
+    if tsc { arch::read_tsc() } else { instant_ticks() }
+}
+
+/// True when ticks are TSC ticks.
+pub fn uses_tsc() -> bool {
+    USE_TSC.load(Ordering::Relaxed)
 }
 
 #[inline(never)]

@@ -19,17 +19,15 @@
 //! - if dropped before `Ready`, counts a cancellation (its busy time and
 //!   polls still count).
 
-use crate::block::{Block, bump};
+use crate::block::{bump, key};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
-use crate::histogram::bucket_index;
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
 use crate::thread;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 
 const INERT: u8 = 0;
@@ -52,22 +50,20 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         self_busy: 0,
         polls: 0,
     };
-    let Some((block, epoch)) = thread::active_block().or_else(thread::prepare) else {
+    let Some(hot) = thread::active().or_else(thread::prepare) else {
         return w;
     };
     let id = callsite.id(CallsiteKind::Async);
-    let depth = block.header().depth.load(Ordering::Relaxed);
-    // SAFETY: depth >= 1 after reset; owner thread.
-    let parent = unsafe { block.frame(depth - 1) };
-    let (parent_path, parent_timed) = (parent.path, parent.timed != 0);
-    let node = match frame::find(block, parent_path, id) {
-        Some(n) => n,
-        None => frame::find_or_create(block, parent_path, id),
+    let parent = frame::top(hot);
+    let (parent_path, parent_timed) = (parent.path(), parent.timed != 0);
+    let (node, _) = match frame::find(hot, key(parent_path, id)) {
+        Some(found) => found,
+        None => frame::find_or_create(hot, parent_path, id),
     };
-    w.timed = frame::decide_timed(block, node, parent_timed);
+    w.timed = frame::decide_timed(hot, node, parent_timed);
     w.callsite = id;
     w.parent = parent_path;
-    w.epoch = epoch;
+    w.epoch = hot.epoch;
     w.state = PENDING;
     w.created = if w.timed { clock::now() } else { 0 };
     w
@@ -90,7 +86,7 @@ pub struct Instrumented<F> {
 
 /// Pops the poll frame even if the inner `poll` panics.
 struct PollFrame {
-    block: Block,
+    epoch: u32,
     depth: u32,
     armed: bool,
 }
@@ -99,7 +95,11 @@ impl Drop for PollFrame {
     fn drop(&mut self) {
         if self.armed {
             // Unwinding out of the inner poll: restore the stack.
-            self.block.header().depth.store(self.depth, Ordering::Relaxed);
+            // SAFETY: owner thread; no other reference alive here.
+            let hot = unsafe { &mut *thread::hot() };
+            if hot.epoch == self.epoch && hot.depth > self.depth {
+                hot.depth = self.depth;
+            }
         }
     }
 }
@@ -116,31 +116,37 @@ impl<F: Future> Future for Instrumented<F> {
         if this.state != PENDING {
             return inner.poll(cx);
         }
-        let Some((block, epoch)) = thread::active_block().or_else(thread::prepare) else {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
             return inner.poll(cx);
         };
-        if epoch != this.epoch {
+        if hot.epoch != this.epoch {
             // The session this future was created in is over.
             this.state = INERT;
             return inner.poll(cx);
         }
-        let node = match frame::find(block, this.parent, this.callsite) {
-            Some(n) => n,
-            None => frame::find_or_create(block, this.parent, this.callsite),
+        let (node, path) = match frame::find(hot, key(this.parent, this.callsite)) {
+            Some(found) => found,
+            None => frame::find_or_create(hot, this.parent, this.callsite),
         };
-        // SAFETY: node < node_cap.
-        let path = unsafe { block.node(node) }.path.load(Ordering::Relaxed);
-        let Some(depth) = frame::push(block, node, path, this.timed) else {
+        let Some((fp, depth)) = frame::push(hot, node, path, this.timed) else {
             return inner.poll(cx);
         };
         let mut guard = PollFrame {
-            block,
+            epoch: this.epoch,
             depth,
             armed: true,
         };
+        // The inner poll runs measured code that uses the hot state too.
         let result = inner.poll(cx);
         guard.armed = false;
-        let timing = frame::pop(block, depth);
+        // SAFETY: owner thread; the reference taken above is not used
+        // after the inner poll, which may have touched the hot state.
+        let hot = unsafe { &mut *thread::hot() };
+        if hot.epoch != this.epoch || hot.depth <= depth {
+            return result;
+        }
+        // SAFETY: checked above that frame `depth` is still ours.
+        let timing = frame::pop(hot, unsafe { &*fp }, depth);
         this.polls += 1;
         if let Some((dur, excl)) = timing {
             this.busy += dur;
@@ -148,8 +154,7 @@ impl<F: Future> Future for Instrumented<F> {
         }
         if result.is_ready() {
             this.state = DONE;
-            // SAFETY: node < node_cap.
-            let n = unsafe { block.node(node) };
+            let n = frame::node(hot, node);
             bump(&n.calls, 1);
             bump(&n.polls, this.polls);
             if this.timed {
@@ -158,11 +163,8 @@ impl<F: Future> Future for Instrumented<F> {
                 bump(&n.total, wall);
                 bump(&n.self_, this.self_busy);
                 bump(&n.busy, this.busy);
-                // SAFETY: node < node_cap, which < 2, bucket < BUCKETS.
-                unsafe {
-                    bump(block.bucket(node, 0, bucket_index(wall)), 1);
-                    bump(block.bucket(node, 1, bucket_index(this.self_busy)), 1);
-                }
+                frame::hist_add(hot, node, 0, wall);
+                frame::hist_add(hot, node, 1, this.self_busy);
             }
         }
         result
@@ -174,15 +176,14 @@ impl<F> Drop for Instrumented<F> {
         if self.state != PENDING {
             return;
         }
-        let Some((block, epoch)) = thread::active_block().or_else(thread::prepare) else {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
             return;
         };
-        if epoch != self.epoch {
+        if hot.epoch != self.epoch {
             return;
         }
-        let node = frame::find_or_create(block, self.parent, self.callsite);
-        // SAFETY: node < node_cap.
-        let n = unsafe { block.node(node) };
+        let (node, _) = frame::find_or_create(hot, self.parent, self.callsite);
+        let n = frame::node(hot, node);
         bump(&n.cancelled, 1);
         bump(&n.polls, self.polls);
         bump(&n.busy, self.busy);

@@ -1,11 +1,9 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
-use crate::block::{Block, Header};
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
-use crate::thread;
-use std::sync::atomic::Ordering;
+use crate::thread::{self, Hot};
 
 /// Measures the enclosing scope: pushes a frame on creation, records the
 /// call when dropped (also when unwinding from a panic).
@@ -14,26 +12,27 @@ use std::sync::atomic::Ordering;
 /// about two clock reads; a count-only call a few nanoseconds.
 #[must_use = "the guard measures until it is dropped"]
 pub struct Guard {
-    block: *mut Header,
+    /// Index of our frame, or [`INERT`] when this call is not recorded.
+    /// Holding the index (not a pointer or an epoch) keeps the guard in
+    /// one register; see `Drop` for why it is enough.
     depth: u32,
-    epoch: u32,
 }
+
+/// `INERT + 1` is `u32::MAX`, a depth no stack reaches.
+const INERT: u32 = u32::MAX - 1;
 
 impl Guard {
     /// Enters `callsite` on the current thread.
     #[inline(always)]
     pub fn enter(callsite: &'static Callsite) -> Guard {
-        if let Some((block, epoch)) = thread::active_block() {
-            let id = callsite.cached_id();
-            if id != 0 {
-                let h = block.header();
-                let depth = h.depth.load(Ordering::Relaxed);
-                // SAFETY: depth >= 1 once reset; frame depth-1 exists; owner.
-                let parent = unsafe { block.frame(depth - 1) };
-                let (parent_path, parent_timed) = (parent.path, parent.timed != 0);
-                if let Some(node) = frame::find(block, parent_path, id) {
-                    return Guard::push(block, epoch, node, parent_timed);
-                }
+        if let Some(hot) = thread::active() {
+            let parent = frame::top(hot);
+            // An unregistered callsite has id 0, which is never in the
+            // table, so it takes the slow path and registers there.
+            let k = parent.key_hi | callsite.cached_id() as u64;
+            let parent_timed = parent.timed != 0;
+            if let Some((node, path)) = frame::find(hot, k) {
+                return Guard::push(hot, node, path, parent_timed);
             }
         }
         Guard::enter_slow(callsite)
@@ -42,59 +41,63 @@ impl Guard {
     #[cold]
     #[inline(never)]
     fn enter_slow(callsite: &'static Callsite) -> Guard {
-        let Some((block, epoch)) = thread::prepare() else {
-            return Guard::inert();
+        let Some(hot) = thread::prepare() else {
+            return Guard::INERT;
         };
         let id = callsite.id(CallsiteKind::Sync);
-        let depth = block.header().depth.load(Ordering::Relaxed);
-        // SAFETY: depth >= 1 after `prepare`; owner thread.
-        let parent = unsafe { block.frame(depth - 1) };
-        let (parent_path, parent_timed) = (parent.path, parent.timed != 0);
-        let node = frame::find_or_create(block, parent_path, id);
-        Guard::push(block, epoch, node, parent_timed)
+        let parent = frame::top(hot);
+        let (parent_path, parent_timed) = (parent.path(), parent.timed != 0);
+        let (node, path) = frame::find_or_create(hot, parent_path, id);
+        Guard::push(hot, node, path, parent_timed)
     }
 
     #[inline(always)]
-    fn push(block: Block, epoch: u32, node: u32, parent_timed: bool) -> Guard {
-        let timed = frame::decide_timed(block, node, parent_timed);
-        // SAFETY: node < node_cap.
-        let path = unsafe { block.node(node) }.path.load(Ordering::Relaxed);
-        match frame::push(block, node, path, timed) {
-            Some(depth) => Guard {
-                block: block.0,
-                depth,
-                epoch,
-            },
-            None => Guard::inert(),
+    fn push(hot: &mut Hot, node: u32, path: u32, parent_timed: bool) -> Guard {
+        let timed = frame::decide_timed(hot, node, parent_timed);
+        match frame::push(hot, node, path, timed) {
+            Some((_, depth)) => Guard { depth },
+            None => Guard::INERT,
         }
     }
 
-    #[inline(always)]
-    fn inert() -> Guard {
-        Guard {
-            block: std::ptr::null_mut(),
-            depth: 0,
-            epoch: 0,
-        }
+    const INERT: Guard = Guard { depth: INERT };
+}
+
+#[inline(always)]
+fn pop_and_record(hot: &mut Hot, depth: u32) {
+    // SAFETY: depth < hot.depth <= stack_cap; owner thread.
+    let f = unsafe { frame::frame(hot, depth) };
+    let node = f.node;
+    let timing = frame::pop(hot, f, depth);
+    frame::record(hot, node, timing);
+}
+
+/// Drop of a guard whose frame is not on top.
+#[cold]
+#[inline(never)]
+fn leaked_or_stale(hot: &mut Hot, depth: u32) {
+    // Inner guards were leaked (`mem::forget`): discard their frames and
+    // record ours. A stale guard (depth >= hot.depth) records nothing.
+    if depth != INERT && depth >= 1 && depth < hot.depth {
+        hot.depth = depth + 1;
+        pop_and_record(hot, depth);
     }
 }
 
 impl Drop for Guard {
     #[inline(always)]
     fn drop(&mut self) {
-        if self.block.is_null() {
+        // SAFETY: owner thread (Guard is !Send); no other reference to the
+        // hot state is alive during drop.
+        let hot = unsafe { &mut *thread::hot() };
+        // Our frame is on top exactly when the depth is ours + 1. Frames
+        // nest, so nothing pushed after ours can still be live here; if
+        // the depth differs, either a new session reset the stack (depth
+        // is 1 and ours was >= 1), or guards inside ours were leaked.
+        if hot.depth != self.depth.wrapping_add(1) {
+            leaked_or_stale(hot, self.depth);
             return;
         }
-        let block = Block(self.block);
-        let h = block.header();
-        // A new session reset the block, or an outer guard already popped
-        // this frame: nothing of ours to record.
-        if h.epoch.load(Ordering::Relaxed) != self.epoch || h.depth.load(Ordering::Relaxed) <= self.depth {
-            return;
-        }
-        // SAFETY: depth < stack_cap; owner thread (Guard is !Send).
-        let node = unsafe { block.frame(self.depth) }.node;
-        let timing = frame::pop(block, self.depth);
-        frame::record(block, node, timing);
+        pop_and_record(hot, self.depth);
     }
 }

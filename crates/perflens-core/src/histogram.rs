@@ -18,16 +18,15 @@ const SUB: u64 = 1 << SUB_BITS;
 /// Number of buckets needed to cover every `u64`.
 pub const BUCKETS: usize = ((64 - SUB_BITS as usize) << SUB_BITS as usize) + SUB as usize;
 
-/// The bucket a value falls into. Branch-light: one `lzcnt`, two shifts.
+/// The bucket a value falls into. Branch-free: one `lzcnt`, two shifts.
+///
+/// With `s = max(0, floor(log2 v) - SUB_BITS)`, the index is
+/// `s * 32 + (v >> s)`: values below 64 map to themselves, and above that
+/// `v >> s` lies in `[32, 64)`, the sub-bucket plus 32.
 #[inline(always)]
 pub fn bucket_index(v: u64) -> usize {
-    if v < SUB {
-        v as usize
-    } else {
-        let e = 63 - v.leading_zeros(); // >= SUB_BITS
-        let sub = (v >> (e - SUB_BITS)) & (SUB - 1);
-        (((e - SUB_BITS + 1) as usize) << SUB_BITS) | sub as usize
-    }
+    let s = (63 - SUB_BITS) - (v | (2 * SUB - 1)).leading_zeros();
+    ((s as usize) << SUB_BITS) + (v >> s) as usize
 }
 
 /// Smallest value and width of bucket `idx`.

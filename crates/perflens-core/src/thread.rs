@@ -1,9 +1,12 @@
 //! Which block belongs to the current thread, the registry of all blocks,
 //! and the session generation that says whether recording is on.
 //!
-//! The thread-local is a `const`-initialised `Cell` of a raw pointer: it
-//! has no destructor and no lazy-init check, so reading it is a single
-//! `fs:`-relative load. A second thread-local with a destructor (the exit
+//! The hot thread-local ([`Hot`]) is `const`-initialised and has no
+//! destructor, so it needs no lazy-init check: its address is one
+//! `fs:`-relative computation. It caches, in one cache line, everything a
+//! measured call needs: the shadow-stack depth, the session epoch, the
+//! mode, and direct pointers into the thread's block (the block itself
+//! only holds offsets; the pointers live here, outside it). A second thread-local with a destructor (the exit
 //! hook) is touched only once per thread, when its block is created, to
 //! learn when the thread exits; its block is then kept (and reported)
 //! until the next session starts, when it is recycled for a new thread.
@@ -13,9 +16,9 @@
 //! finds its block from an older generation resets it itself (single
 //! writer), so starting a session never touches another thread's memory.
 
-use crate::block::{Block, Header, Layout};
+use crate::block::{Block, Frame, Header, Layout, Node, Slot};
 use crate::snapshot::Mode;
-use std::cell::Cell;
+use std::cell::UnsafeCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -26,43 +29,100 @@ static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
 static NODE_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_NODES);
 static STACK_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_STACK_DEPTH);
 
+/// Per-thread hot state. Owner thread only (and its signal handlers).
+#[repr(C, align(64))]
+pub(crate) struct Hot {
+    /// Frames in use, including the root sentinel (>= 1 once set up).
+    pub depth: u32,
+    /// Epoch of the block's contents; 0 = no block yet.
+    pub epoch: u32,
+    pub mode: u32,
+    pub stack_cap: u32,
+    pub table_mask: u32,
+    pub sample_every: u32,
+    /// Read the TSC (else `Instant`).
+    pub tsc: bool,
+    pub frames: *mut Frame,
+    pub table: *mut Slot,
+    pub nodes: *mut Node,
+    pub hist: *mut AtomicU64,
+    pub block: *mut Header,
+}
+
+impl Hot {
+    const EMPTY: Hot = Hot {
+        depth: 0,
+        epoch: 0,
+        mode: 0,
+        stack_cap: 0,
+        table_mask: 0,
+        sample_every: 1,
+        tsc: false,
+        frames: std::ptr::null_mut(),
+        table: std::ptr::null_mut(),
+        nodes: std::ptr::null_mut(),
+        hist: std::ptr::null_mut(),
+        block: std::ptr::null_mut(),
+    };
+
+    fn attach(&mut self, block: Block) {
+        let h = block.header();
+        self.depth = 1;
+        self.epoch = h.epoch.load(Ordering::Relaxed);
+        self.mode = h.mode.load(Ordering::Relaxed);
+        self.sample_every = h.sample_every.load(Ordering::Relaxed);
+        self.stack_cap = h.stack_cap;
+        self.tsc = crate::clock::uses_tsc();
+        self.table_mask = h.table_mask;
+        self.frames = block.at(h.off_frames);
+        self.table = block.at(h.off_table);
+        self.nodes = block.at(h.off_nodes);
+        self.hist = block.at(h.off_hist);
+        self.block = block.0;
+    }
+
+    /// The block these pointers belong to.
+    #[inline(always)]
+    pub fn block(&self) -> Block {
+        Block(self.block)
+    }
+}
+
+use std::sync::atomic::AtomicU64;
+
 thread_local! {
-    static CURRENT: Cell<*mut Header> = const { Cell::new(std::ptr::null_mut()) };
+    static HOT: UnsafeCell<Hot> = const { UnsafeCell::new(Hot::EMPTY) };
     static EXIT_HOOK: ExitHook = const { ExitHook };
 }
 
-/// The current thread's block pointer (null if none). One TLS load.
+/// The current thread's hot state.
 #[inline(always)]
-pub(crate) fn current() -> *mut Header {
-    CURRENT.with(|c| c.get())
+pub(crate) fn hot() -> *mut Hot {
+    HOT.with(|h| h.get())
 }
 
-/// The current thread's block if it belongs to the running session.
+/// The current thread's hot state if its block belongs to the running
+/// session.
 #[inline(always)]
-pub(crate) fn active_block() -> Option<(Block, u32)> {
-    let b = current();
-    let epoch = EPOCH.load(Ordering::Relaxed);
-    if b.is_null() {
-        return None;
-    }
-    let block = Block(b);
-    if block.header().epoch.load(Ordering::Relaxed) == epoch {
-        Some((block, epoch))
-    } else {
-        None
-    }
+pub(crate) fn active() -> Option<&'static mut Hot> {
+    // SAFETY: the TLS slot lives as long as the thread; no other
+    // reference to it is alive across this call (the hot path takes it,
+    // uses it and drops it without calling out).
+    let hot = unsafe { &mut *hot() };
+    if hot.epoch == EPOCH.load(Ordering::Relaxed) { Some(hot) } else { None }
 }
 
 struct ExitHook;
 
 impl Drop for ExitHook {
     fn drop(&mut self) {
-        let _ = CURRENT.try_with(|c| {
-            let b = c.get();
-            if !b.is_null() {
-                Block(b).header().exited.store(1, Ordering::Release);
-                c.set(std::ptr::null_mut());
+        let _ = HOT.try_with(|h| {
+            // SAFETY: owner thread, no other reference alive.
+            let hot = unsafe { &mut *h.get() };
+            if !hot.block.is_null() {
+                Block(hot.block).header().exited.store(1, Ordering::Release);
             }
+            *hot = Hot::EMPTY;
         });
     }
 }
@@ -100,20 +160,26 @@ pub(crate) fn for_each_block(mut f: impl FnMut(&Entry)) {
 /// exiting, or memory could not be had.
 #[cold]
 #[inline(never)]
-pub(crate) fn prepare() -> Option<(Block, u32)> {
+pub(crate) fn prepare() -> Option<&'static mut Hot> {
     let epoch = EPOCH.load(Ordering::Acquire);
     if epoch & 1 == 1 {
         return None;
     }
-    let mut b = current();
-    if b.is_null() {
-        b = create_for_current_thread()?;
+    // SAFETY: owner thread; see `active`.
+    let hot = unsafe { &mut *hot() };
+    if hot.epoch == epoch {
+        return Some(hot);
     }
-    let block = Block(b);
+    let block = if hot.block.is_null() {
+        Block(create_for_current_thread()?)
+    } else {
+        hot.block()
+    };
     if block.header().epoch.load(Ordering::Relaxed) != epoch {
         block.reset(epoch, MODE.load(Ordering::Relaxed), SAMPLE_EVERY.load(Ordering::Relaxed));
     }
-    Some((block, epoch))
+    hot.attach(block);
+    Some(hot)
 }
 
 fn create_for_current_thread() -> Option<*mut Header> {
@@ -153,7 +219,6 @@ fn create_for_current_thread() -> Option<*mut Header> {
         reg.live.push(Entry { block, name });
         block
     };
-    CURRENT.with(|c| c.set(block.0));
     Some(block.0)
 }
 
