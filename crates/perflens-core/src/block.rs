@@ -271,13 +271,6 @@ impl Block {
         unsafe { &*(self.base().add(off) as *const AtomicU64) }
     }
 
-    /// Looks up `key`; owner thread only. Returns `(node, path)`.
-    pub fn lookup(&self, key: u64) -> Option<(u32, u32)> {
-        let h = self.header();
-        // SAFETY: the table lies at off_table with table_mask + 1 slots.
-        unsafe { lookup(self.base().add(h.off_table as usize) as *const Slot, h.table_mask, key) }
-    }
-
     /// Inserts `key -> (node, path)`; owner thread only. The table holds
     /// at most `node_cap` keys and has at least twice as many slots, so
     /// an empty slot always exists.

@@ -1,0 +1,127 @@
+//! What `#[perflens::main]` expands to: a session that prints its report
+//! when `main` returns.
+
+use crate::session::Session;
+use perflens_core::Mode;
+use perflens_report::{Report, ReportOptions};
+use std::io::Write;
+
+/// Terminal output at the end of `main`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    /// Timing and hot-path tables (default).
+    Table,
+    /// The JSON report.
+    Json,
+    /// Nothing (use `PERFLENS_JSON` to keep a file).
+    None,
+}
+
+/// Options of `#[perflens::main(...)]`; `PERFLENS_*` variables override them.
+#[derive(Clone, Debug, Default)]
+pub struct MainOptions {
+    pub percentiles: Option<&'static [f64]>,
+    pub limit: Option<usize>,
+    pub format: Option<Format>,
+    pub mode: Option<Mode>,
+}
+
+/// Started at the top of `main`; prints the report when dropped.
+pub struct MainGuard {
+    session: Option<Session>,
+    format: Format,
+}
+
+impl MainGuard {
+    /// Starts the session. If one is already recording, says so and
+    /// measures nothing more.
+    pub fn start(opts: MainOptions) -> MainGuard {
+        let mut builder = Session::builder();
+        if let Some(mode) = opts.mode {
+            builder = builder.mode(mode);
+        }
+        if let Some(p) = opts.percentiles {
+            builder = builder.percentiles(p);
+        }
+        if let Some(l) = opts.limit {
+            builder = builder.limit(l);
+        }
+        let mut format = opts.format.unwrap_or(Format::Table);
+        if let Ok(v) = std::env::var("PERFLENS_FORMAT") {
+            match v.trim() {
+                "table" => format = Format::Table,
+                "json" => format = Format::Json,
+                "none" => format = Format::None,
+                "" => {}
+                other => eprintln!("[perflens] PERFLENS_FORMAT={other} is not one of table, json, none; ignored."),
+            }
+        }
+        let session = match builder.start() {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!("[perflens] {e}");
+                None
+            }
+        };
+        MainGuard { session, format }
+    }
+}
+
+impl Drop for MainGuard {
+    fn drop(&mut self) {
+        let Some(session) = self.session.take() else { return };
+        let report = session.finish();
+        emit(&report, self.format);
+    }
+}
+
+/// Prints the report in `format` to stderr and writes `PERFLENS_JSON`.
+/// Failures are reported on stderr; they never panic.
+pub(crate) fn emit(report: &Report, format: Format) {
+    let stderr = std::io::stderr();
+    let mut out = stderr.lock();
+    let res = match format {
+        Format::Table => perflens_report::write_table(report, &mut out),
+        Format::Json => perflens_report::write_json(report, &mut out).and_then(|_| writeln!(out)),
+        Format::None => Ok(()),
+    };
+    if let Err(e) = res {
+        let _ = writeln!(out, "[perflens] could not print the report: {e}");
+    }
+    if let Some(path) = std::env::var_os("PERFLENS_JSON").filter(|p| !p.is_empty()) {
+        let written = std::fs::File::create(&path).and_then(|f| {
+            let mut w = std::io::BufWriter::new(f);
+            perflens_report::write_json(report, &mut w)?;
+            w.flush()
+        });
+        match written {
+            Ok(()) => {
+                let _ = writeln!(out, "[perflens] JSON report written to {}", path.to_string_lossy());
+            }
+            Err(e) => {
+                let _ = writeln!(out, "[perflens] could not write PERFLENS_JSON={}: {e}", path.to_string_lossy());
+            }
+        }
+    }
+}
+
+/// Applies `PERFLENS_PERCENTILES` and `PERFLENS_LIMIT`.
+pub(crate) fn apply_report_env(options: &mut ReportOptions) {
+    if let Ok(v) = std::env::var("PERFLENS_PERCENTILES") {
+        if v.trim().is_empty() {
+            return;
+        }
+        let parsed: Result<Vec<f64>, _> = v.split(',').map(|p| p.trim().trim_start_matches('p').parse::<f64>()).collect();
+        match parsed {
+            Ok(p) if !p.is_empty() && p.iter().all(|x| *x > 0.0 && *x <= 100.0) => options.percentiles = p,
+            _ => eprintln!("[perflens] PERFLENS_PERCENTILES={v} is not a comma-separated list of numbers in (0, 100]; ignored."),
+        }
+    }
+    if let Ok(v) = std::env::var("PERFLENS_LIMIT") {
+        match v.trim().parse::<usize>() {
+            Ok(n) => options.limit = Some(n),
+            Err(_) if v.trim().is_empty() => {}
+            Err(_) => eprintln!("[perflens] PERFLENS_LIMIT={v} is not a whole number; ignored."),
+        }
+    }
+}

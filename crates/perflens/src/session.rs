@@ -1,0 +1,143 @@
+//! The programmatic session: start, snapshot at any time, finish.
+
+use perflens_core::{Config, Mode, Recording, StartError};
+use perflens_report::{Report, ReportOptions};
+use std::fmt;
+
+/// Why a session could not start.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// Another session is recording in this process.
+    AlreadyRecording,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::AlreadyRecording => f.write_str(
+                "a perflens session is already recording in this process; finish it (or drop it) before starting another",
+            ),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Settings for a [`Session`]. Environment variables (`PERFLENS_*`, see
+/// the README) override what is set here unless [`SessionBuilder::ignore_env`]
+/// is called.
+#[derive(Clone, Debug)]
+pub struct SessionBuilder {
+    config: Config,
+    options: ReportOptions,
+    use_env: bool,
+}
+
+impl SessionBuilder {
+    /// Timing mode: timed (default), count-only or sampled.
+    pub fn mode(mut self, mode: Mode) -> Self {
+        self.config.mode = mode;
+        self
+    }
+
+    /// Maximum calling contexts per thread (default 1024).
+    pub fn node_capacity(mut self, nodes: u32) -> Self {
+        self.config.node_capacity = nodes;
+        self
+    }
+
+    /// Maximum nesting of measured calls per thread (default 256).
+    pub fn stack_depth(mut self, depth: u32) -> Self {
+        self.config.stack_depth = depth;
+        self
+    }
+
+    /// Maximum distinct call paths in the process (default 65536).
+    pub fn path_capacity(mut self, paths: u32) -> Self {
+        self.config.path_capacity = paths;
+        self
+    }
+
+    /// Percentiles shown in reports, each in (0, 100].
+    pub fn percentiles(mut self, percentiles: &[f64]) -> Self {
+        self.options.percentiles = percentiles.to_vec();
+        self
+    }
+
+    /// Rows per terminal table (the JSON report always has every row).
+    pub fn limit(mut self, rows: usize) -> Self {
+        self.options.limit = Some(rows);
+        self
+    }
+
+    /// Do not read `PERFLENS_*` variables.
+    pub fn ignore_env(mut self) -> Self {
+        self.use_env = false;
+        self
+    }
+
+    /// Starts recording.
+    pub fn start(self) -> Result<Session, Error> {
+        let (config, warnings) = if self.use_env {
+            self.config.apply_env()
+        } else {
+            (self.config, Vec::new())
+        };
+        let mut options = self.options;
+        if self.use_env {
+            crate::main_guard::apply_report_env(&mut options);
+        }
+        for w in warnings {
+            eprintln!("[perflens] {w}");
+        }
+        let recording = perflens_core::start(&config).map_err(|e| match e {
+            StartError::AlreadyActive => Error::AlreadyRecording,
+            _ => Error::AlreadyRecording,
+        })?;
+        Ok(Session { recording, options })
+    }
+}
+
+/// A recording session. Only one records at a time in a process.
+#[derive(Debug)]
+pub struct Session {
+    recording: Recording,
+    options: ReportOptions,
+}
+
+impl Session {
+    /// A builder with default settings.
+    pub fn builder() -> SessionBuilder {
+        SessionBuilder {
+            config: Config::default(),
+            options: ReportOptions::default(),
+            use_env: true,
+        }
+    }
+
+    /// Starts a session with default settings (and `PERFLENS_*` overrides).
+    pub fn start() -> Result<Session, Error> {
+        Session::builder().start()
+    }
+
+    /// A report of everything recorded so far; recording goes on.
+    pub fn snapshot(&self) -> Report {
+        Report::from_snapshot(&self.recording.snapshot(), &self.options)
+    }
+
+    /// The raw per-thread data recorded so far.
+    pub fn raw_snapshot(&self) -> perflens_core::RawSnapshot {
+        self.recording.snapshot()
+    }
+
+    /// Stops recording and returns the final report.
+    pub fn finish(self) -> Report {
+        Report::from_snapshot(&self.recording.finish(), &self.options)
+    }
+
+    /// Report options in force (percentiles, limit).
+    pub fn options(&self) -> &ReportOptions {
+        &self.options
+    }
+}

@@ -1,0 +1,149 @@
+//! Futures land on the path of the code that created them, whichever
+//! thread polls them; dropped futures count as cancelled.
+#![cfg(feature = "enabled")]
+
+use perflens::Session;
+use std::future::Future;
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::thread::ThreadId;
+use std::time::Duration;
+
+fn name(f: &str) -> String {
+    format!("{}::{f}", module_path!())
+}
+
+#[perflens::measure]
+fn leaf() {}
+
+#[perflens::measure]
+async fn child(seen: Arc<Mutex<Vec<ThreadId>>>) {
+    for _ in 0..5 {
+        seen.lock().unwrap().push(std::thread::current().id());
+        tokio::time::sleep(Duration::from_micros(200)).await;
+        tokio::task::yield_now().await;
+    }
+    leaf();
+}
+
+#[perflens::measure]
+async fn parent(seen: Arc<Mutex<Vec<ThreadId>>>) {
+    let handles: Vec<_> = (0..16).map(|_| tokio::spawn(child(seen.clone()))).collect();
+    for h in handles {
+        h.await.unwrap();
+    }
+}
+
+#[perflens::measure]
+async fn never() {
+    std::future::pending::<()>().await
+}
+
+#[perflens::measure]
+async fn two_step(step: Arc<Mutex<u32>>) -> u32 {
+    YieldOnce(false).await;
+    leaf();
+    *step.lock().unwrap() += 1;
+    7
+}
+
+/// Returns `Pending` once, then `Ready`.
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            cx.waker().wake_by_ref();
+            Poll::Pending
+        }
+    }
+}
+
+#[perflens::measure]
+fn spawner() -> impl Future<Output = u32> + Send {
+    two_step(Arc::new(Mutex::new(0)))
+}
+
+#[test]
+fn async_futures_attribute_to_their_logical_parent() {
+    let session = Session::builder().ignore_env().start().unwrap();
+
+    // 1. A multi-thread runtime: 16 tasks spawned inside `parent`, polled
+    //    by whichever worker picks them up.
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    rt.block_on(parent(seen.clone()));
+    drop(rt);
+
+    // 2. Deterministic migration: created under `spawner` on this thread,
+    //    first polled on thread A, finished on thread B.
+    let fut = spawner();
+    let fut = std::thread::spawn(move || {
+        let mut fut = Box::pin(fut);
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(fut.as_mut().poll(&mut cx).is_pending());
+        fut
+    })
+    .join()
+    .unwrap();
+    let out = std::thread::spawn(move || {
+        let mut fut = fut;
+        let mut cx = Context::from_waker(Waker::noop());
+        match fut.as_mut().poll(&mut cx) {
+            Poll::Ready(v) => v,
+            Poll::Pending => panic!("second poll must finish"),
+        }
+    })
+    .join()
+    .unwrap();
+    assert_eq!(out, 7);
+
+    // 3. Cancellation: one dropped after a poll, one never polled, one
+    //    cut by a timeout.
+    {
+        let mut f = pin!(never());
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+    }
+    drop(never());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let r = rt.block_on(async { tokio::time::timeout(Duration::from_millis(1), never()).await });
+    assert!(r.is_err());
+
+    let report = session.finish();
+    let path = |frames: &[&str]| {
+        let names: Vec<String> = frames.iter().map(|f| name(f)).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        report.path(&names).map(|p| p.calls)
+    };
+    // All 16 children under `parent`, with their leaf, none at the root.
+    assert_eq!(path(&["parent", "child", "leaf"]), Some(16));
+    assert_eq!(path(&["child", "leaf"]), None);
+    let child = report.function(&name("child")).unwrap();
+    assert_eq!(child.calls, 16);
+    assert_eq!(child.polls, Some(16 * 11), "5 sleeps + 5 yields + final poll per task");
+    assert_eq!(child.cancelled, Some(0));
+    assert!(child.wait_ns.unwrap() > 0);
+    // More than one worker polled children (the runtime has two).
+    let mut threads = seen.lock().unwrap().clone();
+    threads.sort_by_key(|t| format!("{t:?}"));
+    threads.dedup();
+    assert!(threads.len() >= 2, "children ran on {} thread(s)", threads.len());
+
+    // The migrated future: under `spawner`, 2 polls, its leaf under it.
+    assert_eq!(path(&["spawner", "two_step", "leaf"]), Some(1));
+    let two = report.function(&name("two_step")).unwrap();
+    assert_eq!((two.calls, two.polls, two.cancelled), (1, Some(2), Some(0)));
+
+    let never_row = report.function(&name("never")).unwrap();
+    assert_eq!(never_row.calls, 0);
+    assert_eq!(never_row.cancelled, Some(3));
+    // One manual poll; `timeout` polls its future when first polled and
+    // again when woken by the timer, before it sees the deadline.
+    assert_eq!(never_row.polls, Some(3));
+}
