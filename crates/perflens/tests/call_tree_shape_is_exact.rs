@@ -82,8 +82,10 @@ fn call_tree_shape_is_exact() {
     }
     assert_eq!(fib(10), 55);
     outer();
+    // One snapshot for both views, so they share one clock calibration.
     let raw = session.raw_snapshot();
-    let report = session.finish();
+    let report = perflens::Report::from_snapshot(&raw, session.options());
+    drop(session.finish());
 
     // The whole tree, exactly.
     let mut expected = BTreeMap::new();
