@@ -1,0 +1,42 @@
+//! Without the `enabled` feature, a user crate compiles only the facade
+//! and the macros crate (no runtime, no report writer), and the macros
+//! leave the program's behaviour unchanged.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn fixture() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/off-build/Cargo.toml")
+}
+
+fn cargo() -> Command {
+    let mut c = Command::new(env!("CARGO"));
+    // A target dir of its own: the outer `cargo test` holds the lock on ours.
+    let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/off-build");
+    c.env("CARGO_TARGET_DIR", target);
+    c.env_remove("RUSTFLAGS");
+    c
+}
+
+#[test]
+fn the_off_build_compiles_no_runtime() {
+    let out = cargo()
+        .args(["tree", "--edges", "normal,build", "--prefix", "none", "--format", "{p}", "--manifest-path"])
+        .arg(fixture())
+        .output()
+        .expect("cargo runs");
+    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    let tree = String::from_utf8(out.stdout).unwrap();
+    let crates: Vec<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    assert!(crates.contains(&"perflens"), "{tree}");
+    assert!(crates.contains(&"perflens-macros"), "{tree}");
+    for forbidden in ["perflens-core", "perflens-report", "serde", "serde_json", "libc"] {
+        assert!(!crates.contains(&forbidden), "{forbidden} is compiled without `enabled`:\n{tree}");
+    }
+
+    let run = cargo().args(["run", "--quiet", "--manifest-path"]).arg(fixture()).output().expect("cargo runs");
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "the off build failed:\n{stderr}");
+    assert_eq!(String::from_utf8_lossy(&run.stdout), "off-build ok 6\n");
+    assert!(!stderr.contains("[perflens]"), "no report without `enabled`:\n{stderr}");
+}
