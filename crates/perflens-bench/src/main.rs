@@ -1,0 +1,208 @@
+//! Overhead of `#[perflens::measure]` against an uninstrumented twin and
+//! against `#[hotpath::measure]`, in one process, interleaved.
+//!
+//! ```text
+//! cargo run --release -p perflens-bench            # N = 10,000,000
+//! cargo run --release -p perflens-bench -- 1000000 # another N
+//! ```
+//!
+//! Each round runs every variant once, on 1 thread and then on 2 threads
+//! at once, in a fixed order; the table shows the median over rounds
+//! (`BENCH_ROUNDS`, default 5). "added" is the variant minus the
+//! uninstrumented twin measured in the same round. The cost of one
+//! `rdtsc` is measured in each round too. RSS growth is read from
+//! `/proc/self/status` after 1,000,000 calls and after N calls of the same
+//! run (single-threaded runs of the first round).
+
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::time::Instant;
+
+#[inline(never)]
+fn tiny_bare(x: u64) -> u64 {
+    black_box(x).wrapping_mul(31) ^ 7
+}
+
+#[perflens::measure]
+#[inline(never)]
+fn tiny_perflens(x: u64) -> u64 {
+    black_box(x).wrapping_mul(31) ^ 7
+}
+
+#[hotpath::measure]
+#[inline(never)]
+fn tiny_hotpath(x: u64) -> u64 {
+    black_box(x).wrapping_mul(31) ^ 7
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Variant {
+    Bare,
+    Timed,
+    Count,
+    Sampled64,
+    Hotpath,
+}
+
+const VARIANTS: [Variant; 5] = [Variant::Bare, Variant::Timed, Variant::Count, Variant::Sampled64, Variant::Hotpath];
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::Bare => "uninstrumented",
+            Variant::Timed => "perflens timed",
+            Variant::Count => "perflens count-only",
+            Variant::Sampled64 => "perflens sampled 1/64",
+            Variant::Hotpath => "hotpath 0.30 measure",
+        }
+    }
+
+    fn mode(self) -> Option<perflens::Mode> {
+        match self {
+            Variant::Timed => Some(perflens::Mode::Timed),
+            Variant::Count => Some(perflens::Mode::Count),
+            Variant::Sampled64 => Some(perflens::Mode::Sampled { every: 64 }),
+            _ => None,
+        }
+    }
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmRSS:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|v| v.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `n` calls of the variant's function; returns ns per call and the
+/// RSS growth (KiB) between call 1,000,000 and call `n`.
+fn run_calls(v: Variant, n: u64) -> (f64, i64) {
+    let f: fn(u64) -> u64 = match v {
+        Variant::Bare => tiny_bare,
+        Variant::Hotpath => tiny_hotpath,
+        _ => tiny_perflens,
+    };
+    let mark = 1_000_000.min(n);
+    let start = Instant::now();
+    let mut acc = 0u64;
+    for i in 0..mark {
+        acc = acc.wrapping_add(f(i));
+    }
+    let rss_at_mark = rss_kib();
+    for i in mark..n {
+        acc = acc.wrapping_add(f(i));
+    }
+    let elapsed = start.elapsed();
+    black_box(acc);
+    let growth = rss_kib() as i64 - rss_at_mark as i64;
+    (elapsed.as_nanos() as f64 / n as f64, growth)
+}
+
+/// Runs the variant on `threads` threads at once; returns the mean ns per
+/// call per thread and the RSS growth of thread 0's run.
+fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
+    let session = v.mode().map(|mode| {
+        perflens::Session::builder().ignore_env().mode(mode).start().expect("no other session")
+    });
+    let barrier = Barrier::new(threads);
+    let results: Vec<(f64, i64)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    run_calls(v, n)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    if let Some(session) = session {
+        let report = session.finish();
+        let calls: u64 = report.functions.iter().map(|f| f.calls).sum();
+        assert_eq!(calls, n * threads as u64, "perflens must count every call");
+    }
+    let mean = results.iter().map(|r| r.0).sum::<f64>() / threads as f64;
+    (mean, results[0].1)
+}
+
+fn rdtsc_ns(n: u64) -> f64 {
+    let start = Instant::now();
+    let mut acc = 0u64;
+    for _ in 0..n {
+        // SAFETY: rdtsc has no preconditions on x86_64.
+        acc = acc.wrapping_add(unsafe { core::arch::x86_64::_rdtsc() });
+    }
+    black_box(acc);
+    start.elapsed().as_nanos() as f64 / n as f64
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+}
+
+fn main() {
+    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    let hotpath_guard = hotpath::HotpathGuardBuilder::new("perflens-bench").format(hotpath::Format::None).build();
+
+    eprintln!("perflens-bench: N = {n} calls per thread, {rounds} rounds, variants interleaved");
+    // ns[threads-1][variant] over rounds
+    let mut ns: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); VARIANTS.len()]; 2];
+    let mut rss: Vec<i64> = vec![0; VARIANTS.len()];
+    let mut rdtsc = Vec::new();
+    for round in 0..rounds {
+        rdtsc.push(rdtsc_ns(n));
+        for threads in [1usize, 2] {
+            for (i, &v) in VARIANTS.iter().enumerate() {
+                let (t, growth) = run(v, n, threads);
+                ns[threads - 1][i].push(t);
+                if round == 0 && threads == 1 {
+                    rss[i] = growth;
+                }
+            }
+        }
+        eprintln!("  round {}/{rounds} done", round + 1);
+    }
+    drop(hotpath_guard);
+
+    let rdtsc = median(&mut rdtsc);
+    println!("one rdtsc: {rdtsc:.2} ns (two: {:.2} ns)", 2.0 * rdtsc);
+    println!();
+    for threads in [1usize, 2] {
+        let med: Vec<f64> = (0..VARIANTS.len()).map(|i| median(&mut ns[threads - 1][i])).collect();
+        let base = med[0];
+        let added = |i: usize| (med[i] - base).max(0.0);
+        let hot = added(4);
+        println!("{threads} thread(s), N = {n} per thread");
+        println!(
+            "| {:<22} | {:>8} | {:>8} | {:>12} | {:>14} | {:>16} |",
+            "variant", "ns/call", "added", "vs 2 rdtsc", "hotpath/this", "RSS 1M->N (KiB)"
+        );
+        println!("|{:-<24}|{:->10}|{:->10}|{:->14}|{:->16}|{:->18}|", "", "", "", "", "", "");
+        for (i, &v) in VARIANTS.iter().enumerate() {
+            let vs_rdtsc = if v == Variant::Bare { "-".to_string() } else { format!("{:.2}x", added(i) / (2.0 * rdtsc)) };
+            let vs_hot = match v {
+                Variant::Bare | Variant::Hotpath => "-".to_string(),
+                _ => format!("{:.1}x", hot / added(i).max(0.01)),
+            };
+            let rss_col = if threads == 1 { rss[i].to_string() } else { "-".to_string() };
+            println!(
+                "| {:<22} | {:>8.2} | {:>8.2} | {:>12} | {:>14} | {:>16} |",
+                v.label(),
+                med[i],
+                added(i),
+                vs_rdtsc,
+                vs_hot,
+                rss_col
+            );
+        }
+        println!();
+    }
+}

@@ -1,0 +1,370 @@
+//! From a raw snapshot to a [`Report`].
+//!
+//! Everything starts from one step: every thread's nodes are summed by
+//! path index into one merged tree ([`merge_paths`]), with sampled
+//! durations scaled per node before summing (a node that timed 10 of its
+//! 1000 calls is scaled by 100, whatever the other threads did). Then:
+//!
+//! - function rows group the merged paths by callsite *name*. Inclusive
+//!   time (and async busy time) counts only paths with no ancestor of the
+//!   same name, so recursion is not counted twice; calls, self time,
+//!   polls, cancellations and histograms count every path;
+//! - hot paths are the merged tree's leaves: paths with calls whose
+//!   function children all have none;
+//! - the root and overflow pseudo-callsites (kind `Internal`) are neither
+//!   rows nor frames; what overflowed is reported in [`Dropped`].
+//!
+//! Malformed snapshots (an index out of range, a parent cycle) never
+//! panic: the offending node or path is left out.
+
+use std::collections::HashMap;
+
+use perflens_core::histogram::Histogram;
+use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
+
+use crate::model::{
+    Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode, ReportOptions, SCHEMA,
+    Segment, ThreadRow,
+};
+use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
+
+/// One path's counters summed over threads.
+#[derive(Clone, Debug, Default)]
+struct Merged {
+    calls: u64,
+    timed_calls: u64,
+    /// Unscaled inclusive time of the timed calls (for means).
+    raw_total_ns: u64,
+    /// Inclusive, self and busy time, scaled to all calls when sampled.
+    total_ns: u64,
+    self_ns: u64,
+    busy_ns: u64,
+    polls: u64,
+    cancelled: u64,
+    hist_total: Histogram,
+    hist_self: Histogram,
+}
+
+/// `v * calls / timed`, rounded; 0 when nothing was timed.
+fn scale(v: u64, calls: u64, timed: u64) -> u64 {
+    if timed == 0 {
+        return 0;
+    }
+    if timed == calls {
+        return v;
+    }
+    let scaled = (v as u128 * calls as u128 + timed as u128 / 2) / timed as u128;
+    scaled.min(u64::MAX as u128) as u64
+}
+
+/// `sum / n`, rounded; 0 when `n` is 0.
+fn mean(sum: u64, n: u64) -> u64 {
+    if n == 0 {
+        0
+    } else {
+        ((sum as u128 + n as u128 / 2) / n as u128) as u64
+    }
+}
+
+fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
+    let mut merged = vec![Merged::default(); snap.paths.len()];
+    for node in snap.threads.iter().flat_map(|t| &t.nodes) {
+        let Some(m) = merged.get_mut(node.path as usize) else {
+            continue;
+        };
+        m.calls += node.calls;
+        m.polls += node.polls;
+        m.cancelled += node.cancelled;
+        let timed = match snap.mode {
+            Mode::Count => continue,
+            Mode::Timed => node.calls,
+            Mode::Sampled { .. } => node.timed_calls,
+        };
+        m.timed_calls += timed;
+        m.raw_total_ns = m.raw_total_ns.saturating_add(node.total_ns);
+        m.total_ns = m
+            .total_ns
+            .saturating_add(scale(node.total_ns, node.calls, timed));
+        m.self_ns = m
+            .self_ns
+            .saturating_add(scale(node.self_ns, node.calls, timed));
+        m.busy_ns = m
+            .busy_ns
+            .saturating_add(scale(node.busy_ns, node.calls, timed));
+        m.hist_total.merge(&node.hist_total);
+        m.hist_self.merge(&node.hist_self);
+    }
+    merged
+}
+
+/// Read-only view of the snapshot with each path's function row resolved.
+struct Tree<'a> {
+    snap: &'a RawSnapshot,
+    /// Function row of each path's callsite, `None` for internal ones.
+    row_of_path: Vec<Option<usize>>,
+}
+
+impl Tree<'_> {
+    /// The chain of path indices from the top-level frame down to `path`,
+    /// or `None` if it passes through an internal callsite or is broken.
+    fn chain(&self, path: usize) -> Option<Vec<usize>> {
+        let mut out = Vec::new();
+        let mut p = path;
+        for _ in 0..self.snap.paths.len() {
+            if p == 0 {
+                out.reverse();
+                return Some(out);
+            }
+            self.row_of_path.get(p).copied().flatten()?;
+            out.push(p);
+            p = self.snap.paths[p].parent as usize;
+        }
+        None
+    }
+
+    /// True when no ancestor of `path` belongs to the same function row.
+    fn is_outermost(&self, path: usize, row: usize) -> bool {
+        let mut p = self.snap.paths[path].parent as usize;
+        for _ in 0..self.snap.paths.len() {
+            if p == 0 || p >= self.snap.paths.len() {
+                return true;
+            }
+            if self.row_of_path[p] == Some(row) {
+                return false;
+            }
+            p = self.snap.paths[p].parent as usize;
+        }
+        true
+    }
+}
+
+impl Report {
+    /// Builds the report of a snapshot. Never fails: malformed parts of
+    /// the snapshot are left out.
+    pub fn from_snapshot(snap: &RawSnapshot, options: &ReportOptions) -> Report {
+        let percentiles = sanitize_percentiles(&options.percentiles);
+        let timing = snap.mode != Mode::Count;
+        let quantile = |h: &Histogram, p: f64| -> u64 {
+            if !timing {
+                return 0;
+            }
+            h.quantile(p / 100.0).map_or(0, |t| snap.ticks_to_ns(t))
+        };
+        let merged = merge_paths(snap);
+        let (tree, rows) = resolve_rows(snap);
+        let functions = function_rows(&tree, rows, &merged, &percentiles, &quantile);
+        let paths = hot_paths(&tree, &merged, timing, &quantile);
+        let dropped = Dropped {
+            overflow_calls: snap.threads.iter().map(|t| t.overflow_calls).sum(),
+            overflow_paths: snap.overflow_paths,
+            dropped_frames: snap.threads.iter().map(|t| t.dropped_frames).sum(),
+        };
+        let (mode, sample_every) = match snap.mode {
+            Mode::Timed => (ReportMode::Timed, 1),
+            Mode::Count => (ReportMode::Count, 0),
+            Mode::Sampled { every } => (ReportMode::Sampled, every),
+        };
+        Report {
+            schema: SCHEMA.to_string(),
+            mode,
+            sample_every,
+            clock: snap.clock.name().to_string(),
+            elapsed_ns: snap.elapsed_ns,
+            finished: snap.finished,
+            percentiles,
+            functions,
+            paths,
+            threads: snap.threads.iter().map(thread_row).collect(),
+            dropped,
+            path_capacity: snap.path_capacity,
+            limit: options.limit,
+        }
+    }
+}
+
+/// One empty row per distinct function name (in order of first
+/// appearance), and the row of every path.
+fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
+    let mut rows: Vec<FunctionRow> = Vec::new();
+    let mut by_name: HashMap<&str, usize> = HashMap::new();
+    let mut row_of_callsite = vec![None; snap.callsites.len()];
+    for (i, cs) in snap.callsites.iter().enumerate().skip(2) {
+        let kind = match cs.kind {
+            CallsiteKind::Internal => continue,
+            CallsiteKind::Async => FunctionKind::Async,
+            CallsiteKind::Sync => FunctionKind::Sync,
+        };
+        let row = *by_name.entry(&cs.name).or_insert_with(|| {
+            rows.push(empty_row(&cs.name, kind));
+            rows.len() - 1
+        });
+        if kind == FunctionKind::Async {
+            rows[row].kind = FunctionKind::Async;
+        }
+        row_of_callsite[i] = Some(row);
+    }
+    let row_of_path = (snap.paths.iter().enumerate())
+        .map(|(i, p)| match i {
+            0 => None,
+            _ => row_of_callsite.get(p.callsite as usize).copied().flatten(),
+        })
+        .collect();
+    (Tree { snap, row_of_path }, rows)
+}
+
+/// Fills the rows from the merged paths, drops rows without calls, sorts.
+fn function_rows(
+    tree: &Tree<'_>,
+    rows: Vec<FunctionRow>,
+    merged: &[Merged],
+    percentiles: &[f64],
+    quantile: &dyn Fn(&Histogram, f64) -> u64,
+) -> Vec<FunctionRow> {
+    let mut acc = vec![Merged::default(); rows.len()];
+    for (path, m) in merged.iter().enumerate() {
+        let Some(row) = tree.row_of_path[path] else {
+            continue;
+        };
+        let a = &mut acc[row];
+        a.calls += m.calls;
+        a.timed_calls += m.timed_calls;
+        a.raw_total_ns = a.raw_total_ns.saturating_add(m.raw_total_ns);
+        a.self_ns = a.self_ns.saturating_add(m.self_ns);
+        a.polls += m.polls;
+        a.cancelled += m.cancelled;
+        if tree.is_outermost(path, row) {
+            a.total_ns = a.total_ns.saturating_add(m.total_ns);
+            a.busy_ns = a.busy_ns.saturating_add(m.busy_ns);
+        }
+        a.hist_total.merge(&m.hist_total);
+    }
+    let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
+    let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc))
+        .filter(|(_, a)| a.calls > 0 || a.cancelled > 0)
+        .map(|(mut row, a)| {
+            row.calls = a.calls;
+            row.timed_calls = a.timed_calls;
+            row.total_ns = a.total_ns;
+            row.self_ns = a.self_ns;
+            row.avg_ns = mean(a.raw_total_ns, a.timed_calls);
+            row.p50_ns = quantile(&a.hist_total, 50.0);
+            row.p95_ns = quantile(&a.hist_total, 95.0);
+            row.p99_ns = quantile(&a.hist_total, 99.0);
+            row.percentiles = Percentiles(
+                (percentiles.iter())
+                    .map(|&p| (percentile_label(p), quantile(&a.hist_total, p)))
+                    .collect(),
+            );
+            if row.is_async() {
+                row.busy_ns = Some(a.busy_ns);
+                row.wait_ns = Some(a.total_ns.saturating_sub(a.busy_ns));
+                row.polls = Some(a.polls);
+                row.cancelled = Some(a.cancelled);
+            }
+            row.sampled = sampled_mode && a.timed_calls != a.calls;
+            row
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.total_ns.cmp(&a.total_ns))
+            .then(b.calls.cmp(&a.calls))
+            .then(a.name.cmp(&b.name))
+    });
+    out
+}
+
+fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
+    FunctionRow {
+        name: name.to_string(),
+        kind,
+        calls: 0,
+        timed_calls: 0,
+        total_ns: 0,
+        self_ns: 0,
+        avg_ns: 0,
+        p50_ns: 0,
+        p95_ns: 0,
+        p99_ns: 0,
+        percentiles: Percentiles::default(),
+        busy_ns: None,
+        wait_ns: None,
+        polls: None,
+        cancelled: None,
+        sampled: false,
+    }
+}
+
+fn hot_paths(
+    tree: &Tree<'_>,
+    merged: &[Merged],
+    timing: bool,
+    quantile: &dyn Fn(&Histogram, f64) -> u64,
+) -> Vec<HotPath> {
+    let snap = tree.snap;
+    // A path is not a leaf when some function child of it has calls.
+    let mut has_live_child = vec![false; snap.paths.len()];
+    for (q, info) in snap.paths.iter().enumerate().skip(1) {
+        let parent = info.parent as usize;
+        if merged[q].calls > 0 && tree.row_of_path[q].is_some() && parent != q {
+            if let Some(flag) = has_live_child.get_mut(parent) {
+                *flag = true;
+            }
+        }
+    }
+    let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
+    let mut out: Vec<HotPath> = (1..snap.paths.len())
+        .filter(|&p| merged[p].calls > 0 && !has_live_child[p])
+        .filter_map(|leaf| {
+            let chain = tree.chain(leaf)?;
+            let segments = (chain.iter())
+                .map(|&p| Segment {
+                    name: names(p),
+                    calls: merged[p].calls,
+                    total_ns: merged[p].total_ns,
+                    self_ns: merged[p].self_ns,
+                    self_p50_ns: quantile(&merged[p].hist_self, 50.0),
+                    self_p99_ns: quantile(&merged[p].hist_self, 99.0),
+                })
+                .collect();
+            Some(HotPath {
+                id: snap.paths[leaf].id,
+                frames: chain.iter().map(|&p| names(p)).collect(),
+                calls: merged[leaf].calls,
+                total_ns: merged[leaf].total_ns,
+                self_ns: merged[leaf].self_ns,
+                segments,
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        let by_time = if timing {
+            b.total_ns.cmp(&a.total_ns)
+        } else {
+            std::cmp::Ordering::Equal
+        };
+        by_time
+            .then(b.calls.cmp(&a.calls))
+            .then(a.frames.cmp(&b.frames))
+            .then(a.id.cmp(&b.id))
+    });
+    out
+}
+
+fn thread_row(t: &perflens_core::snapshot::ThreadSnapshot) -> ThreadRow {
+    ThreadRow {
+        index: t.index,
+        tid: t.tid,
+        name: t.name.clone(),
+        exited: t.exited,
+        nodes: t.nodes.len() as u64,
+        node_capacity: t.node_capacity,
+        calls: t
+            .nodes
+            .iter()
+            .filter(|n| n.path != 0)
+            .map(|n| n.calls)
+            .sum(),
+        overflow_calls: t.overflow_calls,
+        dropped_frames: t.dropped_frames,
+    }
+}

@@ -1,0 +1,102 @@
+//! perflens reports: the model built from a runtime snapshot, and the
+//! writers that turn it into terminal tables and JSON.
+//!
+//! The runtime (`perflens-core`) hands over a
+//! [`RawSnapshot`](perflens_core::snapshot::RawSnapshot): every thread's
+//! calling-context tree, copied. [`Report::from_snapshot`] merges the
+//! threads and derives three views of it:
+//!
+//! - [`FunctionRow`]s: one flat row per function name, with calls, mean
+//!   and percentile latency, inclusive time (outermost frames only, so
+//!   recursion is not counted twice), self time, and busy/wait/polls for
+//!   futures;
+//! - [`HotPath`]s: the tree's root-to-leaf chains, hottest first, with
+//!   per-segment self-time percentiles;
+//! - [`ThreadRow`]s and [`Dropped`]: what each thread recorded and what did
+//!   not fit.
+//!
+//! [`write_table`] draws the end-of-session tables; [`write_json`] writes
+//! the versioned JSON report (`perflens.report/1`, see
+//! `docs/report-schema.md`), which [`Report::from_json_reader`] reads back.
+//!
+//! This crate does not record anything and has no global state: it is
+//! plain data in, text out. Building a report costs one pass over the
+//! nodes plus one walk up the tree per path, and runs once per snapshot,
+//! off the program's hot path.
+//!
+//! ```
+//! use perflens_core::histogram::Histogram;
+//! use perflens_core::snapshot::*;
+//! use perflens_report::{Report, ReportOptions, write_json, write_table};
+//!
+//! let site = |name: &str, kind| CallsiteInfo { name: name.into(), kind };
+//! let mut hist = Histogram::new();
+//! hist.record_n(1_000, 3); // three calls of 1000 ticks each
+//! let snap = RawSnapshot {
+//!     mode: Mode::Timed,
+//!     clock: ClockSource::Instant,
+//!     ns_per_tick: 1.0,
+//!     elapsed_ns: 10_000,
+//!     finished: true,
+//!     callsites: vec![
+//!         site("[root]", CallsiteKind::Internal),
+//!         site("[overflow]", CallsiteKind::Internal),
+//!         site("app::work", CallsiteKind::Sync),
+//!     ],
+//!     paths: vec![
+//!         PathInfo { parent: 0, callsite: 0, id: 0 },
+//!         PathInfo { parent: 0, callsite: 1, id: 1 },
+//!         PathInfo { parent: 0, callsite: 2, id: 0xfeed_f00d_dead_beef },
+//!     ],
+//!     threads: vec![ThreadSnapshot {
+//!         nodes: vec![NodeSnapshot {
+//!             path: 2,
+//!             calls: 3,
+//!             timed_calls: 3,
+//!             total_ns: 3_000,
+//!             self_ns: 3_000,
+//!             hist_total: hist.clone(),
+//!             hist_self: hist,
+//!             ..Default::default()
+//!         }],
+//!         ..Default::default()
+//!     }],
+//!     path_capacity: 1024,
+//!     overflow_paths: 0,
+//! };
+//!
+//! let report = Report::from_snapshot(&snap, &ReportOptions::default());
+//! let work = report.function("app::work").unwrap();
+//! assert_eq!((work.calls, work.total_ns, work.avg_ns, work.p99_ns), (3, 3_000, 1_000, 1_000));
+//! assert_eq!(report.paths[0].frames, ["app::work"]);
+//!
+//! let mut json = Vec::new();
+//! write_json(&report, &mut json)?;
+//! assert_eq!(Report::from_json_reader(&json[..])?, report);
+//!
+//! let mut table = Vec::new();
+//! write_table(&report, &mut table)?;
+//! assert!(String::from_utf8(table)?.starts_with("[perflens] 10.00 µs | timed | instant | 1 thread"));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+#![warn(missing_docs)]
+
+mod build;
+mod error;
+mod format;
+mod grid;
+mod json;
+mod model;
+mod percentiles;
+mod table;
+
+pub use error::ReportError;
+pub use format::{count as format_count, duration as format_duration};
+pub use json::write_json;
+pub use model::{
+    DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode, ReportOptions,
+    SCHEMA, Segment, ThreadRow,
+};
+pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
+pub use table::write_table;

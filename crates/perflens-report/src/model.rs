@@ -1,0 +1,266 @@
+//! The report model: what a session measured, in the shape every writer
+//! reads.
+//!
+//! A [`Report`] is built once from a
+//! [`RawSnapshot`](perflens_core::snapshot::RawSnapshot) (see `build.rs`)
+//! and is then plain data. Its serde form *is* the JSON report
+//! (`perflens.report/1`, documented in `docs/report-schema.md`): the
+//! terminal table can be drawn again from a report read back from JSON,
+//! because it reads nothing that the JSON does not hold, except the row
+//! limit, which is a display setting.
+//!
+//! Units: every duration is an integer number of nanoseconds and every
+//! count an integer. In count mode no clock was read, so every duration is
+//! 0 and [`Report::mode`] says why.
+
+use serde::{Deserialize, Serialize};
+
+use crate::percentiles::Percentiles;
+
+/// The schema string written to and required in every JSON report.
+pub const SCHEMA: &str = "perflens.report/1";
+
+/// Rows per terminal table when [`ReportOptions::limit`] is not changed.
+pub const DEFAULT_LIMIT: usize = 20;
+
+/// How a report is built and drawn.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReportOptions {
+    /// Latency percentiles to report, each in `(0, 100]` (default 50, 95,
+    /// 99). Values outside that range or NaN are ignored; the rest are
+    /// sorted and deduplicated. The JSON always carries p50, p95 and p99
+    /// as well, whatever is configured here.
+    pub percentiles: Vec<f64>,
+    /// Rows per terminal table (`None`: all). The JSON report always
+    /// holds every row.
+    pub limit: Option<usize>,
+}
+
+impl Default for ReportOptions {
+    fn default() -> Self {
+        ReportOptions {
+            percentiles: vec![50.0, 95.0, 99.0],
+            limit: Some(DEFAULT_LIMIT),
+        }
+    }
+}
+
+/// Timing mode of the session, as written in the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReportMode {
+    /// Every call was timed.
+    Timed,
+    /// Calls were counted; no clock was read and every duration is 0.
+    Count,
+    /// One call in `sample_every` was timed; durations are estimates.
+    Sampled,
+}
+
+/// Whether a function row is a plain function or a future.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FunctionKind {
+    /// A synchronous function or block.
+    Sync,
+    /// A future: total is wall time from creation to `Ready`.
+    Async,
+}
+
+/// A whole report.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// Timing mode.
+    pub mode: ReportMode,
+    /// One call in this many was timed: 1 when timed, N when sampled, 0 in
+    /// count mode (no call was timed).
+    pub sample_every: u32,
+    /// Clock source name (`"tsc"` or `"instant"`).
+    pub clock: String,
+    /// Wall time of the session so far, in ns.
+    pub elapsed_ns: u64,
+    /// True when the snapshot was taken at the end of the session.
+    pub finished: bool,
+    /// The configured percentiles, ascending, each in `(0, 100]`.
+    pub percentiles: Vec<f64>,
+    /// Flat rows, one per function name, by total time descending.
+    pub functions: Vec<FunctionRow>,
+    /// Hot paths (root-to-leaf chains), hottest first.
+    pub paths: Vec<HotPath>,
+    /// Threads in registration order.
+    pub threads: Vec<ThreadRow>,
+    /// Calls and frames that could not be recorded in full.
+    pub dropped: Dropped,
+    /// Maximum number of distinct paths (process-wide).
+    pub path_capacity: u32,
+    /// Rows per terminal table (`None`: all). A display setting: it is not
+    /// written to JSON, and a report read from JSON gets the default.
+    #[serde(skip, default = "default_limit")]
+    pub limit: Option<usize>,
+}
+
+fn default_limit() -> Option<usize> {
+    Some(DEFAULT_LIMIT)
+}
+
+/// One flat row: every node of every thread whose callsite has this name.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FunctionRow {
+    /// Row name (`module::function`, `module::Type::method` or a label).
+    pub name: String,
+    /// Sync or async (async if any callsite of this name is async).
+    pub kind: FunctionKind,
+    /// Completed calls, counting every frame of a recursion.
+    pub calls: u64,
+    /// Calls whose duration was measured (all of them when timed).
+    pub timed_calls: u64,
+    /// Inclusive time of the outermost frames only, so recursion is not
+    /// counted twice. Estimated from timed calls when sampled.
+    pub total_ns: u64,
+    /// Exclusive time summed over every frame.
+    pub self_ns: u64,
+    /// Mean inclusive duration of one call: the mean of the distribution
+    /// the percentiles describe (equals `total_ns / calls` unless the
+    /// function recurses).
+    pub avg_ns: u64,
+    /// Median inclusive duration of one call.
+    pub p50_ns: u64,
+    /// 95th percentile of the inclusive duration.
+    pub p95_ns: u64,
+    /// 99th percentile of the inclusive duration.
+    pub p99_ns: u64,
+    /// The configured percentiles of the inclusive duration, by label.
+    pub percentiles: Percentiles,
+    /// Async only: time spent inside `poll`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busy_ns: Option<u64>,
+    /// Async only: `total_ns - busy_ns` (saturating), time spent waiting.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ns: Option<u64>,
+    /// Async only: number of polls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub polls: Option<u64>,
+    /// Async only: futures dropped before completion.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cancelled: Option<u64>,
+    /// True when the durations were scaled up from a sample of the calls.
+    pub sampled: bool,
+}
+
+impl FunctionRow {
+    /// True for futures.
+    pub fn is_async(&self) -> bool {
+        self.kind == FunctionKind::Async
+    }
+
+    /// `total_ns` as a percentage of `elapsed_ns` (`None` when elapsed is
+    /// 0). Can exceed 100 when the function runs on several threads.
+    pub fn percent_of(&self, elapsed_ns: u64) -> Option<f64> {
+        (elapsed_ns > 0).then(|| self.total_ns as f64 * 100.0 / elapsed_ns as f64)
+    }
+}
+
+/// One hot path: a chain of frames from a top-level function to a leaf.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct HotPath {
+    /// Stable path id (same path, same id, in every run and on every
+    /// machine). Written to JSON as 16 lowercase hex digits.
+    #[serde(with = "crate::json::hex_id")]
+    pub id: u64,
+    /// Row names, outermost first.
+    pub frames: Vec<String>,
+    /// Completed calls of the leaf.
+    pub calls: u64,
+    /// Inclusive time of the leaf.
+    pub total_ns: u64,
+    /// Exclusive time of the leaf.
+    pub self_ns: u64,
+    /// One entry per frame, outermost first.
+    pub segments: Vec<Segment>,
+}
+
+/// One frame of a hot path: the node of that prefix of the chain, merged
+/// across threads.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Segment {
+    /// Row name of the frame.
+    pub name: String,
+    /// Completed calls of this node.
+    pub calls: u64,
+    /// Inclusive time of this node.
+    pub total_ns: u64,
+    /// Exclusive time of this node.
+    pub self_ns: u64,
+    /// Median exclusive duration of one call of this node.
+    pub self_p50_ns: u64,
+    /// 99th percentile of the exclusive duration of one call.
+    pub self_p99_ns: u64,
+}
+
+/// One thread's tree, summarized.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ThreadRow {
+    /// Registration order, starting at 0.
+    pub index: u32,
+    /// OS thread id, 0 where unknown.
+    pub tid: u64,
+    /// `std::thread` name, if any.
+    pub name: Option<String>,
+    /// The thread had exited when the snapshot was taken.
+    pub exited: bool,
+    /// Nodes in the thread's tree.
+    pub nodes: u64,
+    /// Maximum nodes the thread's tree can hold.
+    pub node_capacity: u32,
+    /// Completed calls recorded in the thread's tree (overflow included).
+    pub calls: u64,
+    /// Calls counted under the overflow node because the tree was full.
+    pub overflow_calls: u64,
+    /// Calls deeper than the shadow stack, not recorded.
+    pub dropped_frames: u64,
+}
+
+/// What could not be recorded in full, summed over threads.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Dropped {
+    /// Calls counted under the overflow node because a thread's tree was
+    /// full (raise `PERFLENS_NODES`).
+    pub overflow_calls: u64,
+    /// Calls counted under the overflow node because the path table was
+    /// full (raise `PERFLENS_PATHS`).
+    pub overflow_paths: u64,
+    /// Calls deeper than the shadow stack, not recorded (raise
+    /// `PERFLENS_STACK_DEPTH`).
+    pub dropped_frames: u64,
+}
+
+impl Dropped {
+    /// True when nothing was lost.
+    pub fn is_empty(&self) -> bool {
+        self.overflow_calls == 0 && self.overflow_paths == 0 && self.dropped_frames == 0
+    }
+}
+
+impl Report {
+    /// True when durations were measured (not count mode).
+    pub fn has_timing(&self) -> bool {
+        self.mode != ReportMode::Count
+    }
+
+    /// The function row with this name.
+    pub fn function(&self, name: &str) -> Option<&FunctionRow> {
+        self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The hot path with exactly these frames, outermost first.
+    pub fn path(&self, frames: &[&str]) -> Option<&HotPath> {
+        self.paths.iter().find(|p| {
+            p.frames
+                .iter()
+                .map(String::as_str)
+                .eq(frames.iter().copied())
+        })
+    }
+}

@@ -1,0 +1,154 @@
+//! The terminal tables, pinned by golden files in `tests/golden/`.
+//!
+//! After an intended change to the layout, rewrite the files with
+//! `PERFLENS_BLESS=1 cargo test -p perflens-report --test table_golden`
+//! and review the diff.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{SnapBuilder, fixture};
+use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
+use perflens_report::{Report, ReportOptions, write_table};
+
+fn table(snap: &RawSnapshot, options: &ReportOptions) -> String {
+    let mut out = Vec::new();
+    write_table(&Report::from_snapshot(snap, options), &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+fn check_golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/golden")
+        .join(name);
+    if std::env::var_os("PERFLENS_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read {}: {e}; run with PERFLENS_BLESS=1 to create it",
+            path.display()
+        )
+    });
+    assert!(
+        expected == actual,
+        "{} differs from the output; if the change is intended, rerun with \
+         PERFLENS_BLESS=1.\n--- expected\n{expected}\n--- actual\n{actual}",
+        path.display()
+    );
+}
+
+#[test]
+fn timed_session_with_async_rows_and_overflow() {
+    let options = ReportOptions {
+        percentiles: vec![50.0, 95.0, 99.0, 99.9],
+        ..Default::default()
+    };
+    check_golden("timed.txt", &table(&fixture(), &options));
+}
+
+#[test]
+fn sampled_session_marks_estimates() {
+    let mut b = SnapBuilder::new(Mode::Sampled { every: 16 });
+    b.snap.elapsed_ns = 15_610_000_000;
+    let t = b.thread("main");
+    // 4,000 of 64,000 calls timed: 125 µs each, 94 µs of it in the query.
+    b.sampled_node(t, &["app::serve"], 64_000, 4_000, 500_000_000, 124_000_000);
+    b.sampled_node(
+        t,
+        &["app::serve", "app::db::query"],
+        64_000,
+        4_000,
+        376_000_000,
+        376_000_000,
+    );
+    check_golden("sampled.txt", &table(&b.build(), &ReportOptions::default()));
+}
+
+#[test]
+fn count_session_shows_dashes_for_time() {
+    let mut b = SnapBuilder::new(Mode::Count);
+    b.callsite("app::fetch", CallsiteKind::Async);
+    let t = b.thread("main");
+    b.node(t, &["app::main"], 1, 0, 0);
+    b.node(t, &["app::main", "app::step"], 1_234_567, 0, 0);
+    b.node(t, &["app::main", "app::fetch"], 12, 0, 0).polls = 40;
+    check_golden("count.txt", &table(&b.build(), &ReportOptions::default()));
+}
+
+#[test]
+fn limit_caps_rows_and_says_how_many_are_hidden() {
+    let options = ReportOptions {
+        limit: Some(1),
+        ..Default::default()
+    };
+    let text = table(&fixture(), &options);
+    assert!(
+        text.contains("… 3 more functions; the JSON report"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("more async functions"),
+        "the fixture has one async function: {text}"
+    );
+    assert!(text.contains("… 3 more paths;"), "{text}");
+    let all = table(
+        &fixture(),
+        &ReportOptions {
+            limit: None,
+            ..Default::default()
+        },
+    );
+    assert!(!all.contains("more functions"), "{all}");
+}
+
+#[test]
+fn overflow_warning_names_counts_and_variables() {
+    let text = table(&fixture(), &ReportOptions::default());
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("[perflens] warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "[perflens] warning: 7 calls found a thread's node table full and were counted \
+             under [overflow]; raise PERFLENS_NODES.",
+            "[perflens] warning: 3 calls were deeper than the shadow stack and were not \
+             recorded; raise PERFLENS_STACK_DEPTH.",
+        ]
+    );
+
+    let mut snap = fixture();
+    (
+        snap.overflow_paths,
+        snap.threads[2].overflow_calls,
+        snap.threads[2].dropped_frames,
+    ) = (1, 0, 0);
+    let text = table(&snap, &ReportOptions::default());
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("[perflens] warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "[perflens] warning: 1 call found the path table full and was counted under [overflow]; \
+          raise PERFLENS_PATHS."
+        ]
+    );
+}
+
+#[test]
+fn empty_session_says_so() {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    b.thread("main");
+    let text = table(&b.build(), &ReportOptions::default());
+    assert_eq!(
+        text,
+        "[perflens] 1.00 s | timed | tsc | 1 thread\n[perflens] no instrumented calls were recorded.\n"
+    );
+}
