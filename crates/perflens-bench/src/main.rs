@@ -44,7 +44,13 @@ enum Variant {
     Hotpath,
 }
 
-const VARIANTS: [Variant; 5] = [Variant::Bare, Variant::Timed, Variant::Count, Variant::Sampled64, Variant::Hotpath];
+const VARIANTS: [Variant; 5] = [
+    Variant::Bare,
+    Variant::Timed,
+    Variant::Count,
+    Variant::Sampled64,
+    Variant::Hotpath,
+];
 
 impl Variant {
     fn label(self) -> &'static str {
@@ -107,7 +113,11 @@ fn run_calls(v: Variant, n: u64) -> (f64, i64) {
 /// call per thread and the RSS growth of thread 0's run.
 fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
     let session = v.mode().map(|mode| {
-        perflens::Session::builder().ignore_env().mode(mode).start().expect("no other session")
+        perflens::Session::builder()
+            .ignore_env()
+            .mode(mode)
+            .start()
+            .expect("no other session")
     });
     let barrier = Barrier::new(threads);
     let results: Vec<(f64, i64)> = std::thread::scope(|s| {
@@ -144,13 +154,25 @@ fn rdtsc_ns(n: u64) -> f64 {
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let m = v.len() / 2;
-    if v.len() % 2 == 1 { v[m] } else { (v[m - 1] + v[m]) / 2.0 }
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
 }
 
 fn main() {
-    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
-    let rounds: usize = std::env::var("BENCH_ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
-    let hotpath_guard = hotpath::HotpathGuardBuilder::new("perflens-bench").format(hotpath::Format::None).build();
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000_000);
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let hotpath_guard = hotpath::HotpathGuardBuilder::new("perflens-bench")
+        .format(hotpath::Format::None)
+        .build();
 
     eprintln!("perflens-bench: N = {n} calls per thread, {rounds} rounds, variants interleaved");
     // ns[threads-1][variant] over rounds
@@ -176,7 +198,9 @@ fn main() {
     println!("one rdtsc: {rdtsc:.2} ns (two: {:.2} ns)", 2.0 * rdtsc);
     println!();
     for threads in [1usize, 2] {
-        let med: Vec<f64> = (0..VARIANTS.len()).map(|i| median(&mut ns[threads - 1][i])).collect();
+        let med: Vec<f64> = (0..VARIANTS.len())
+            .map(|i| median(&mut ns[threads - 1][i]))
+            .collect();
         let base = med[0];
         let added = |i: usize| (med[i] - base).max(0.0);
         let hot = added(4);
@@ -185,14 +209,25 @@ fn main() {
             "| {:<22} | {:>8} | {:>8} | {:>12} | {:>14} | {:>16} |",
             "variant", "ns/call", "added", "vs 2 rdtsc", "hotpath/this", "RSS 1M->N (KiB)"
         );
-        println!("|{:-<24}|{:->10}|{:->10}|{:->14}|{:->16}|{:->18}|", "", "", "", "", "", "");
+        println!(
+            "|{:-<24}|{:->10}|{:->10}|{:->14}|{:->16}|{:->18}|",
+            "", "", "", "", "", ""
+        );
         for (i, &v) in VARIANTS.iter().enumerate() {
-            let vs_rdtsc = if v == Variant::Bare { "-".to_string() } else { format!("{:.2}x", added(i) / (2.0 * rdtsc)) };
+            let vs_rdtsc = if v == Variant::Bare {
+                "-".to_string()
+            } else {
+                format!("{:.2}x", added(i) / (2.0 * rdtsc))
+            };
             let vs_hot = match v {
                 Variant::Bare | Variant::Hotpath => "-".to_string(),
                 _ => format!("{:.1}x", hot / added(i).max(0.01)),
             };
-            let rss_col = if threads == 1 { rss[i].to_string() } else { "-".to_string() };
+            let rss_col = if threads == 1 {
+                rss[i].to_string()
+            } else {
+                "-".to_string()
+            };
             println!(
                 "| {:<22} | {:>8.2} | {:>8.2} | {:>12} | {:>14} | {:>16} |",
                 v.label(),

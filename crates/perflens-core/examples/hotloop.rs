@@ -18,7 +18,10 @@ fn bare(x: u64) -> u64 {
 }
 
 fn main() {
-    let n: u64 = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(10_000_000);
+    let n: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(10_000_000);
     let only = std::env::args().nth(2);
     for mode in [Mode::Timed, Mode::Count, Mode::Sampled { every: 64 }] {
         if only.as_deref().is_some_and(|o| o != mode.name()) {
@@ -29,15 +32,28 @@ fn main() {
             black_box(bare(i));
         }
         let base = t.elapsed().as_nanos() as f64 / n as f64;
-        let rec = start(&Config { mode, ..Config::default() }).unwrap();
+        let rec = start(&Config {
+            mode,
+            ..Config::default()
+        })
+        .unwrap();
         let t = Instant::now();
         for i in 0..n {
             black_box(tiny(i));
         }
         let inst = t.elapsed().as_nanos() as f64 / n as f64;
         let snap = rec.finish();
-        let calls: u64 = snap.threads.iter().flat_map(|t| &t.nodes).map(|n| n.calls).sum();
-        println!("{:8} base {base:.2} ns  instrumented {inst:.2} ns  added {:.2} ns  calls {calls}", mode.name(), inst - base);
+        let calls: u64 = snap
+            .threads
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .map(|n| n.calls)
+            .sum();
+        println!(
+            "{:8} base {base:.2} ns  instrumented {inst:.2} ns  added {:.2} ns  calls {calls}",
+            mode.name(),
+            inst - base
+        );
     }
     let t = Instant::now();
     let mut acc = 0u64;

@@ -146,7 +146,11 @@ pub fn normalize_name(raw: &str) -> String {
                 let (module, ty_last) = ty.rsplit_once("::").unwrap_or(("", &ty));
                 let tr_last = tr.rsplit("::").next().unwrap_or(&tr);
                 let qualified = format!("<{ty_last} as {tr_last}>{}", strip_generics(tail));
-                if module.is_empty() { qualified } else { format!("{module}::{qualified}") }
+                if module.is_empty() {
+                    qualified
+                } else {
+                    format!("{module}::{qualified}")
+                }
             }
             None => strip_generics(raw),
         }
@@ -205,12 +209,18 @@ mod tests {
             normalize_name("<app::db::S as app::Tr>::t::__perflens_here"),
             "app::db::<S as Tr>::t"
         );
-        assert_eq!(normalize_name("<S as core::fmt::Debug>::fmt::__perflens_here"), "<S as Debug>::fmt");
+        assert_eq!(
+            normalize_name("<S as core::fmt::Debug>::fmt::__perflens_here"),
+            "<S as Debug>::fmt"
+        );
         assert_eq!(
             normalize_name("<alloc::vec::Vec<u8> as app::Tr>::t::__perflens_here"),
             "alloc::vec::<Vec as Tr>::t"
         );
-        assert_eq!(normalize_name("app::f::{{closure}}::__perflens_here"), "app::f");
+        assert_eq!(
+            normalize_name("app::f::{{closure}}::__perflens_here"),
+            "app::f"
+        );
     }
 
     #[test]

@@ -42,7 +42,11 @@ pub fn now() -> u64 {
 /// (the hot path keeps the choice in its thread-local state).
 #[inline(always)]
 pub fn now_with(tsc: bool) -> u64 {
-    if tsc { arch::read_tsc() } else { instant_ticks() }
+    if tsc {
+        arch::read_tsc()
+    } else {
+        instant_ticks()
+    }
 }
 
 /// True when ticks are TSC ticks.

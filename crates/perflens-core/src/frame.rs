@@ -138,7 +138,11 @@ pub(crate) fn pop(hot: &mut Hot, f: &Frame, depth: u32) -> Option<(u64, u64)> {
 pub(crate) fn hist_add(hot: &Hot, node: u32, which: usize, value: u64) {
     // SAFETY: node < node_cap, which < 2, bucket < BUCKETS: inside the
     // histogram area of this thread's block.
-    let c = unsafe { &*hot.hist.add((node as usize * 2 + which) * BUCKETS + bucket_index(value)) };
+    let c = unsafe {
+        &*hot
+            .hist
+            .add((node as usize * 2 + which) * BUCKETS + bucket_index(value))
+    };
     bump(c, 1);
 }
 

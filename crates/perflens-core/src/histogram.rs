@@ -96,7 +96,10 @@ impl Histogram {
             return;
         }
         let mut out = Vec::with_capacity(self.buckets.len() + other.buckets.len());
-        let (mut a, mut b) = (self.buckets.iter().peekable(), other.buckets.iter().peekable());
+        let (mut a, mut b) = (
+            self.buckets.iter().peekable(),
+            other.buckets.iter().peekable(),
+        );
         loop {
             match (a.peek(), b.peek()) {
                 (Some(&&(ia, ca)), Some(&&(ib, cb))) => {
@@ -158,12 +161,16 @@ impl Histogram {
                 return Some(bucket_value(idx as usize));
             }
         }
-        self.buckets.last().map(|&(idx, _)| bucket_value(idx as usize))
+        self.buckets
+            .last()
+            .map(|&(idx, _)| bucket_value(idx as usize))
     }
 
     /// Largest recorded value's bucket representative.
     pub fn max(&self) -> Option<u64> {
-        self.buckets.last().map(|&(idx, _)| bucket_value(idx as usize))
+        self.buckets
+            .last()
+            .map(|&(idx, _)| bucket_value(idx as usize))
     }
 }
 
@@ -178,7 +185,10 @@ mod tests {
         for v in (0..5000u64).chain([u64::MAX, u64::MAX / 3, 1 << 40, (1 << 40) - 1]) {
             let idx = bucket_index(v);
             let (low, width) = bucket_bounds(idx);
-            assert!(low <= v && v - low < width, "v={v} idx={idx} low={low} w={width}");
+            assert!(
+                low <= v && v - low < width,
+                "v={v} idx={idx} low={low} w={width}"
+            );
         }
         // Indices are contiguous and monotonic.
         let mut last = 0;
@@ -231,7 +241,11 @@ mod tests {
         for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.95, 0.99, 0.999, 1.0] {
             let exact = exact_quantile(&values, q) as f64;
             let got = h.quantile(q).unwrap() as f64;
-            let err = if exact == 0.0 { got } else { (got - exact).abs() / exact };
+            let err = if exact == 0.0 {
+                got
+            } else {
+                (got - exact).abs() / exact
+            };
             assert!(err <= 0.02, "q={q} exact={exact} got={got} err={err}");
         }
     }

@@ -47,11 +47,12 @@ pub use guard::Guard;
 pub use histogram::Histogram;
 pub use paths::mix as mix_path_id;
 pub use session::{
-    Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, StartError, is_recording, parse_mode,
-    start,
+    Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, StartError,
+    is_recording, parse_mode, start,
 };
 pub use snapshot::{
-    CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo, RawSnapshot, ThreadSnapshot,
+    CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo, RawSnapshot,
+    ThreadSnapshot,
 };
 
 /// Layout facts of the per-thread blocks, for tools that read them.

@@ -17,7 +17,11 @@ pub fn map_zeroed(len: usize) -> Option<*mut u8> {
             0,
         )
     };
-    if p == libc::MAP_FAILED { None } else { Some(p as *mut u8) }
+    if p == libc::MAP_FAILED {
+        None
+    } else {
+        Some(p as *mut u8)
+    }
 }
 
 /// Zeroes `len` bytes at `p`, returning whole pages to the OS.
@@ -39,7 +43,12 @@ pub unsafe fn zero(p: *mut u8, len: usize) {
             std::ptr::write_bytes(p, 0, first - start);
             // MADV_DONTNEED on a private anonymous mapping makes the pages
             // read back as zero and frees them.
-            if libc::madvise(first as *mut libc::c_void, last - first, libc::MADV_DONTNEED) != 0 {
+            if libc::madvise(
+                first as *mut libc::c_void,
+                last - first,
+                libc::MADV_DONTNEED,
+            ) != 0
+            {
                 std::ptr::write_bytes(first as *mut u8, 0, last - first);
             }
             std::ptr::write_bytes(last as *mut u8, 0, end - last);

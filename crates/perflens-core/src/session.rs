@@ -60,7 +60,9 @@ impl Config {
             match v.trim().parse::<u32>() {
                 Ok(n) if (min..=max).contains(&n) => Some(n),
                 _ => {
-                    warnings.push(format!("{name}={v} is not a whole number from {min} to {max}; ignored."));
+                    warnings.push(format!(
+                        "{name}={v} is not a whole number from {min} to {max}; ignored."
+                    ));
                     None
                 }
             }
@@ -90,7 +92,9 @@ impl Config {
             match c.trim() {
                 "tsc" => self.clock = Some(ClockSource::Tsc),
                 "instant" => self.clock = Some(ClockSource::Instant),
-                _ => warnings.push(format!("PERFLENS_CLOCK={c} is not one of tsc, instant; ignored.")),
+                _ => warnings.push(format!(
+                    "PERFLENS_CLOCK={c} is not one of tsc, instant; ignored."
+                )),
             }
         }
         (self, warnings)
@@ -159,7 +163,9 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
     let clock = clock::init(config.clock);
     paths::set_capacity(config.path_capacity);
     let mode = match config.mode {
-        Mode::Sampled { every } => Mode::Sampled { every: every.max(1) },
+        Mode::Sampled { every } => Mode::Sampled {
+            every: every.max(1),
+        },
         m => m,
     };
     thread::activate(epoch, mode, config.node_capacity, config.stack_depth);
@@ -276,7 +282,9 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
 
 fn read_hist(block: Block, node: u32, which: usize) -> Histogram {
     // SAFETY: node < node_count <= node_cap, which < 2, b < BUCKETS.
-    Histogram::from_dense((0..BUCKETS).map(|b| unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed)))
+    Histogram::from_dense(
+        (0..BUCKETS).map(|b| unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed)),
+    )
 }
 
 /// True while a session records.

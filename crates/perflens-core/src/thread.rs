@@ -109,7 +109,11 @@ pub(crate) fn active() -> Option<&'static mut Hot> {
     // reference to it is alive across this call (the hot path takes it,
     // uses it and drops it without calling out).
     let hot = unsafe { &mut *hot() };
-    if hot.epoch == EPOCH.load(Ordering::Relaxed) { Some(hot) } else { None }
+    if hot.epoch == EPOCH.load(Ordering::Relaxed) {
+        Some(hot)
+    } else {
+        None
+    }
 }
 
 struct ExitHook;
@@ -176,7 +180,11 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
         hot.block()
     };
     if block.header().epoch.load(Ordering::Relaxed) != epoch {
-        block.reset(epoch, MODE.load(Ordering::Relaxed), SAMPLE_EVERY.load(Ordering::Relaxed));
+        block.reset(
+            epoch,
+            MODE.load(Ordering::Relaxed),
+            SAMPLE_EVERY.load(Ordering::Relaxed),
+        );
     }
     hot.attach(block);
     Some(hot)
@@ -186,7 +194,10 @@ fn create_for_current_thread() -> Option<*mut Header> {
     // Learn about thread exit; fails once the thread is being torn down,
     // in which case nothing is recorded for it from now on.
     EXIT_HOOK.try_with(|_| ()).ok()?;
-    let layout = Layout::new(NODE_CAP.load(Ordering::Relaxed), STACK_CAP.load(Ordering::Relaxed));
+    let layout = Layout::new(
+        NODE_CAP.load(Ordering::Relaxed),
+        STACK_CAP.load(Ordering::Relaxed),
+    );
     let name = std::thread::current().name().map(str::to_owned);
     let tid = os_tid();
     let block = {

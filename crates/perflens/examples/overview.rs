@@ -50,7 +50,10 @@ async fn iteration() -> u64 {
 #[tokio::main]
 #[perflens::main]
 async fn main() {
-    let iters: u64 = std::env::var("OVERVIEW_ITERS").ok().and_then(|v| v.parse().ok()).unwrap_or(100);
+    let iters: u64 = std::env::var("OVERVIEW_ITERS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(100);
     let mut total = 0u64;
     for _ in 0..iters {
         total = total.wrapping_add(iteration().await);

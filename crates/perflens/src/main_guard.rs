@@ -53,7 +53,9 @@ impl MainGuard {
                 "json" => format = Format::Json,
                 "none" => format = Format::None,
                 "" => {}
-                other => eprintln!("[perflens] PERFLENS_FORMAT={other} is not one of table, json, none; ignored."),
+                other => eprintln!(
+                    "[perflens] PERFLENS_FORMAT={other} is not one of table, json, none; ignored."
+                ),
             }
         }
         let session = match builder.start() {
@@ -69,7 +71,9 @@ impl MainGuard {
 
 impl Drop for MainGuard {
     fn drop(&mut self) {
-        let Some(session) = self.session.take() else { return };
+        let Some(session) = self.session.take() else {
+            return;
+        };
         let report = session.finish();
         emit(&report, self.format);
     }
@@ -96,10 +100,18 @@ pub(crate) fn emit(report: &Report, format: Format) {
         });
         match written {
             Ok(()) => {
-                let _ = writeln!(out, "[perflens] JSON report written to {}", path.to_string_lossy());
+                let _ = writeln!(
+                    out,
+                    "[perflens] JSON report written to {}",
+                    path.to_string_lossy()
+                );
             }
             Err(e) => {
-                let _ = writeln!(out, "[perflens] could not write PERFLENS_JSON={}: {e}", path.to_string_lossy());
+                let _ = writeln!(
+                    out,
+                    "[perflens] could not write PERFLENS_JSON={}: {e}",
+                    path.to_string_lossy()
+                );
             }
         }
     }
@@ -111,10 +123,17 @@ pub(crate) fn apply_report_env(options: &mut ReportOptions) {
         if v.trim().is_empty() {
             return;
         }
-        let parsed: Result<Vec<f64>, _> = v.split(',').map(|p| p.trim().trim_start_matches('p').parse::<f64>()).collect();
+        let parsed: Result<Vec<f64>, _> = v
+            .split(',')
+            .map(|p| p.trim().trim_start_matches('p').parse::<f64>())
+            .collect();
         match parsed {
-            Ok(p) if !p.is_empty() && p.iter().all(|x| *x > 0.0 && *x <= 100.0) => options.percentiles = p,
-            _ => eprintln!("[perflens] PERFLENS_PERCENTILES={v} is not a comma-separated list of numbers in (0, 100]; ignored."),
+            Ok(p) if !p.is_empty() && p.iter().all(|x| *x > 0.0 && *x <= 100.0) => {
+                options.percentiles = p
+            }
+            _ => eprintln!(
+                "[perflens] PERFLENS_PERCENTILES={v} is not a comma-separated list of numbers in (0, 100]; ignored."
+            ),
         }
     }
     if let Ok(v) = std::env::var("PERFLENS_LIMIT") {

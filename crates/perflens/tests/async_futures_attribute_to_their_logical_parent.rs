@@ -76,7 +76,11 @@ fn async_futures_attribute_to_their_logical_parent() {
     // 1. A multi-thread runtime: 16 tasks spawned inside `parent`, polled
     //    by whichever worker picks them up.
     let seen = Arc::new(Mutex::new(Vec::new()));
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     rt.block_on(parent(seen.clone()));
     drop(rt);
 
@@ -111,7 +115,10 @@ fn async_futures_attribute_to_their_logical_parent() {
         assert!(f.as_mut().poll(&mut cx).is_pending());
     }
     drop(never());
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     let r = rt.block_on(async { tokio::time::timeout(Duration::from_millis(1), never()).await });
     assert!(r.is_err());
 
@@ -126,14 +133,22 @@ fn async_futures_attribute_to_their_logical_parent() {
     assert_eq!(path(&["child", "leaf"]), None);
     let child = report.function(&name("child")).unwrap();
     assert_eq!(child.calls, 16);
-    assert_eq!(child.polls, Some(16 * 11), "5 sleeps + 5 yields + final poll per task");
+    assert_eq!(
+        child.polls,
+        Some(16 * 11),
+        "5 sleeps + 5 yields + final poll per task"
+    );
     assert_eq!(child.cancelled, Some(0));
     assert!(child.wait_ns.unwrap() > 0);
     // More than one worker polled children (the runtime has two).
     let mut threads = seen.lock().unwrap().clone();
     threads.sort_by_key(|t| format!("{t:?}"));
     threads.dedup();
-    assert!(threads.len() >= 2, "children ran on {} thread(s)", threads.len());
+    assert!(
+        threads.len() >= 2,
+        "children ran on {} thread(s)",
+        threads.len()
+    );
 
     // The migrated future: under `spawner`, 2 polls, its leaf under it.
     assert_eq!(path(&["spawner", "two_step", "leaf"]), Some(1));

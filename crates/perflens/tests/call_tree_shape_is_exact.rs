@@ -56,7 +56,14 @@ fn tree(raw: &RawSnapshot) -> BTreeMap<Vec<String>, u64> {
             let frames: Vec<String> = raw
                 .frames(n.path)
                 .iter()
-                .map(|&c| raw.callsites[c as usize].name.rsplit("::").next().unwrap().to_string())
+                .map(|&c| {
+                    raw.callsites[c as usize]
+                        .name
+                        .rsplit("::")
+                        .next()
+                        .unwrap()
+                        .to_string()
+                })
                 .collect();
             *out.entry(frames).or_insert(0) += n.calls;
         }
@@ -106,7 +113,12 @@ fn call_tree_shape_is_exact() {
     assert_eq!(tree(&raw), expected);
 
     // Flat rows.
-    let calls = |f: &str| report.function(&name(f)).unwrap_or_else(|| panic!("no row {f}")).calls;
+    let calls = |f: &str| {
+        report
+            .function(&name(f))
+            .unwrap_or_else(|| panic!("no row {f}"))
+            .calls
+    };
     assert_eq!(calls("parse"), 60);
     assert_eq!(calls("add"), 40);
     assert_eq!(calls("delete"), 50);
@@ -125,7 +137,11 @@ fn call_tree_shape_is_exact() {
     assert_eq!(hp(&["parse", "replace", "delete"]), Some(30));
     assert_eq!(hp(&["parse", "replace", "add"]), Some(30));
     assert_eq!(hp(&["parse", "replace"]), None, "not a leaf");
-    let pipeline = report.paths.iter().filter(|p| p.frames[0] == name("parse")).count();
+    let pipeline = report
+        .paths
+        .iter()
+        .filter(|p| p.frames[0] == name("parse"))
+        .count();
     assert_eq!(pipeline, 4);
 
     // Recursion: fib's inclusive total is its outermost frame only.
@@ -133,17 +149,38 @@ fn call_tree_shape_is_exact() {
         .threads
         .iter()
         .flat_map(|t| &t.nodes)
-        .find(|n| raw.frames(n.path).len() == 1 && raw.callsites[raw.frames(n.path)[0] as usize].name == name("fib"))
+        .find(|n| {
+            raw.frames(n.path).len() == 1
+                && raw.callsites[raw.frames(n.path)[0] as usize].name == name("fib")
+        })
         .unwrap();
-    assert_eq!(report.function(&name("fib")).unwrap().total_ns, fib_root.total_ns);
+    assert_eq!(
+        report.function(&name("fib")).unwrap().total_ns,
+        fib_root.total_ns
+    );
 
     // Self time: outer's exclusive time is its total minus inner's.
     let outer_row = report.function(&name("outer")).unwrap();
     let inner_row = report.function(&name("inner")).unwrap();
-    assert!(inner_row.total_ns >= 2_000_000, "two 1 ms sleeps: {}", inner_row.total_ns);
+    assert!(
+        inner_row.total_ns >= 2_000_000,
+        "two 1 ms sleeps: {}",
+        inner_row.total_ns
+    );
     // Exact in clock ticks; each sum is rounded to ns on its own.
-    let diff = outer_row.self_ns.abs_diff(outer_row.total_ns - inner_row.total_ns);
-    assert!(diff <= outer_row.total_ns / 10_000, "self {} vs total-child {}", outer_row.self_ns, outer_row.total_ns - inner_row.total_ns);
-    assert!(outer_row.self_ns >= 2_000_000, "outer sleeps 2 ms itself: {}", outer_row.self_ns);
+    let diff = outer_row
+        .self_ns
+        .abs_diff(outer_row.total_ns - inner_row.total_ns);
+    assert!(
+        diff <= outer_row.total_ns / 10_000,
+        "self {} vs total-child {}",
+        outer_row.self_ns,
+        outer_row.total_ns - inner_row.total_ns
+    );
+    assert!(
+        outer_row.self_ns >= 2_000_000,
+        "outer sleeps 2 ms itself: {}",
+        outer_row.self_ns
+    );
     assert!(outer_row.total_ns >= 4_000_000);
 }

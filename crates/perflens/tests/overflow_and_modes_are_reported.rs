@@ -28,7 +28,11 @@ fn sampled_parent() {
 #[test]
 fn overflow_and_modes_are_reported() {
     // 1. Overflow: room for the overflow node and 3 more.
-    let session = Session::builder().ignore_env().node_capacity(4).start().unwrap();
+    let session = Session::builder()
+        .ignore_env()
+        .node_capacity(4)
+        .start()
+        .unwrap();
     for _ in 0..5 {
         f0();
         f1();
@@ -40,20 +44,30 @@ fn overflow_and_modes_are_reported() {
         f7();
     }
     let report = session.finish();
-    assert_eq!(report.dropped.overflow_calls, 25, "5 of 8 functions did not fit, 5 calls each");
+    assert_eq!(
+        report.dropped.overflow_calls, 25,
+        "5 of 8 functions did not fit, 5 calls each"
+    );
     let recorded: u64 = report.functions.iter().map(|f| f.calls).sum();
     assert_eq!(recorded, 15);
     let mut table = Vec::new();
     perflens::write_table(&report, &mut table).unwrap();
     let table = String::from_utf8(table).unwrap();
-    assert!(table.contains("PERFLENS_NODES"), "the table says how to raise the capacity:\n{table}");
+    assert!(
+        table.contains("PERFLENS_NODES"),
+        "the table says how to raise the capacity:\n{table}"
+    );
     let mut json = Vec::new();
     perflens::write_json(&report, &mut json).unwrap();
     let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
     assert_eq!(v["dropped"]["overflow_calls"], 25);
 
     // 2. Count-only: exact counts, no time.
-    let session = Session::builder().ignore_env().mode(Mode::Count).start().unwrap();
+    let session = Session::builder()
+        .ignore_env()
+        .mode(Mode::Count)
+        .start()
+        .unwrap();
     for i in 0..1000 {
         hot(i);
     }
@@ -64,7 +78,11 @@ fn overflow_and_modes_are_reported() {
 
     // 3. Sampled 1 in 8: every call counted, 1 in 8 timed (the first of
     //    each 8), children of a timed call are timed too.
-    let session = Session::builder().ignore_env().mode(Mode::Sampled { every: 8 }).start().unwrap();
+    let session = Session::builder()
+        .ignore_env()
+        .mode(Mode::Sampled { every: 8 })
+        .start()
+        .unwrap();
     for i in 0..1000 {
         hot(i);
     }

@@ -64,7 +64,11 @@ fn panics_and_exiting_threads_keep_the_tree_consistent() {
     assert_eq!(path(&["after"]), Some(1));
 
     // The exited thread is in the report with its data.
-    let t = report.threads.iter().find(|t| t.name.as_deref() == Some("short-lived")).unwrap();
+    let t = report
+        .threads
+        .iter()
+        .find(|t| t.name.as_deref() == Some("short-lived"))
+        .unwrap();
     assert!(t.exited);
     assert_eq!(t.calls, 26);
     assert_eq!(path(&["worker", "work"]), Some(25));

@@ -21,22 +21,54 @@ fn cargo() -> Command {
 #[test]
 fn the_off_build_compiles_no_runtime() {
     let out = cargo()
-        .args(["tree", "--edges", "normal,build", "--prefix", "none", "--format", "{p}", "--manifest-path"])
+        .args([
+            "tree",
+            "--edges",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+            "--manifest-path",
+        ])
         .arg(fixture())
         .output()
         .expect("cargo runs");
-    assert!(out.status.success(), "cargo tree failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let tree = String::from_utf8(out.stdout).unwrap();
-    let crates: Vec<&str> = tree.lines().filter_map(|l| l.split_whitespace().next()).collect();
+    let crates: Vec<&str> = tree
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
     assert!(crates.contains(&"perflens"), "{tree}");
     assert!(crates.contains(&"perflens-macros"), "{tree}");
-    for forbidden in ["perflens-core", "perflens-report", "serde", "serde_json", "libc"] {
-        assert!(!crates.contains(&forbidden), "{forbidden} is compiled without `enabled`:\n{tree}");
+    for forbidden in [
+        "perflens-core",
+        "perflens-report",
+        "serde",
+        "serde_json",
+        "libc",
+    ] {
+        assert!(
+            !crates.contains(&forbidden),
+            "{forbidden} is compiled without `enabled`:\n{tree}"
+        );
     }
 
-    let run = cargo().args(["run", "--quiet", "--manifest-path"]).arg(fixture()).output().expect("cargo runs");
+    let run = cargo()
+        .args(["run", "--quiet", "--manifest-path"])
+        .arg(fixture())
+        .output()
+        .expect("cargo runs");
     let stderr = String::from_utf8_lossy(&run.stderr);
     assert!(run.status.success(), "the off build failed:\n{stderr}");
     assert_eq!(String::from_utf8_lossy(&run.stdout), "off-build ok 6\n");
-    assert!(!stderr.contains("[perflens]"), "no report without `enabled`:\n{stderr}");
+    assert!(
+        !stderr.contains("[perflens]"),
+        "no report without `enabled`:\n{stderr}"
+    );
 }
