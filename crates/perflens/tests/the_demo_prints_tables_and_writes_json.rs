@@ -1,0 +1,54 @@
+//! The README's demo (`examples/overview.rs`, built by `cargo test`) runs
+//! under `#[perflens::main]`, prints the tables and writes a JSON report
+//! through `PERFLENS_JSON` that reads back with exact call counts.
+#![cfg(feature = "enabled")]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+fn example(name: &str) -> PathBuf {
+    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().parent().unwrap().join("examples").join(name)
+}
+
+#[test]
+fn the_demo_prints_tables_and_writes_json() {
+    let dir = std::env::temp_dir().join(format!("perflens-demo-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("report.json");
+    let out = Command::new(example("overview"))
+        .env("OVERVIEW_ITERS", "3")
+        .env("PERFLENS_JSON", &json)
+        .env_remove("PERFLENS_FORMAT")
+        .env_remove("PERFLENS_MODE")
+        .output()
+        .expect("examples/overview is built by a plain `cargo test` (a `--test` filter skips examples)");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    for needle in ["Function", "Calls", "p50", "p95", "p99", "Total", "Self", "% Total", "Hot path", "overview::sync_work"] {
+        assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
+    }
+    assert!(stderr.contains("JSON report written to"), "{stderr}");
+
+    let text = std::fs::read_to_string(&json).unwrap();
+    let report = perflens::Report::from_json_str(&text).expect("the JSON report reads back");
+    assert_eq!(report.schema, "perflens.report/1");
+    let calls = |f: &str| report.function(&format!("overview::{f}")).map(|r| r.calls);
+    assert_eq!(calls("main"), Some(1));
+    assert_eq!(calls("iteration"), Some(3));
+    assert_eq!(calls("sync_work"), Some(3));
+    assert_eq!(calls("sync_alloc"), Some(3));
+    assert_eq!(calls("async_sleep"), Some(3));
+    let sleep = report.function("overview::async_sleep").unwrap();
+    assert!(sleep.wait_ns.unwrap() > sleep.busy_ns.unwrap(), "a sleep mostly waits");
+    assert!(sleep.p50_ns >= 10_000_000, "10 ms sleep: p50 {}", sleep.p50_ns);
+    let leaf = report.path(&["overview::main", "overview::iteration", "overview::sync_work"]).unwrap();
+    assert_eq!(leaf.calls, 3);
+    assert_eq!(leaf.segments.len(), 3);
+    // Re-serialising gives the same report.
+    let mut again = Vec::new();
+    perflens::write_json(&report, &mut again).unwrap();
+    assert_eq!(perflens::Report::from_json_str(std::str::from_utf8(&again).unwrap()).unwrap(), report);
+    std::fs::remove_dir_all(&dir).ok();
+}
