@@ -79,8 +79,8 @@ pub(crate) fn top(hot: &Hot) -> &Frame {
 #[inline(always)]
 pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent_timed: bool) -> bool {
     match hot.mode {
-        MODE_TIMED => true,
         MODE_COUNT => false,
+        MODE_TIMED => true,
         _ => {
             let n = node(hot, node_idx);
             let c = n.countdown.load(Ordering::Relaxed);
@@ -110,8 +110,11 @@ pub(crate) fn push(hot: &mut Hot, node: u32, path: u32, timed: bool) -> Option<(
     f.node = node;
     f.timed = timed as u32;
     f.key_hi = key(path, 0);
-    f.child = 0;
-    f.start = if timed { clock::now_with(tsc) } else { 0 };
+    // `start` and `child` are only read when the frame is timed.
+    if timed {
+        f.child = 0;
+        f.start = clock::now_with(tsc);
+    }
     hot.depth = depth + 1;
     Some((f as *mut Frame, depth))
 }
