@@ -19,7 +19,10 @@ fn sessions_snapshot_while_recording() {
     step(0);
 
     let session = Session::builder().ignore_env().start().unwrap();
-    assert!(matches!(Session::builder().ignore_env().start(), Err(Error::AlreadyRecording)));
+    assert!(matches!(
+        Session::builder().ignore_env().start(),
+        Err(Error::AlreadyRecording)
+    ));
     for i in 0..5 {
         step(i);
     }

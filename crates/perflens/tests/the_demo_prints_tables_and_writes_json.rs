@@ -9,7 +9,12 @@ use std::process::Command;
 fn example(name: &str) -> PathBuf {
     // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
     let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().parent().unwrap().join("examples").join(name)
+    exe.parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples")
+        .join(name)
 }
 
 #[test]
@@ -23,10 +28,23 @@ fn the_demo_prints_tables_and_writes_json() {
         .env_remove("PERFLENS_FORMAT")
         .env_remove("PERFLENS_MODE")
         .output()
-        .expect("examples/overview is built by a plain `cargo test` (a `--test` filter skips examples)");
+        .expect(
+            "examples/overview is built by a plain `cargo test` (a `--test` filter skips examples)",
+        );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    for needle in ["Function", "Calls", "p50", "p95", "p99", "Total", "Self", "% Total", "Hot path", "overview::sync_work"] {
+    for needle in [
+        "Function",
+        "Calls",
+        "p50",
+        "p95",
+        "p99",
+        "Total",
+        "Self",
+        "% Total",
+        "Hot path",
+        "overview::sync_work",
+    ] {
         assert!(stderr.contains(needle), "missing {needle:?} in:\n{stderr}");
     }
     assert!(stderr.contains("JSON report written to"), "{stderr}");
@@ -41,14 +59,30 @@ fn the_demo_prints_tables_and_writes_json() {
     assert_eq!(calls("sync_alloc"), Some(3));
     assert_eq!(calls("async_sleep"), Some(3));
     let sleep = report.function("overview::async_sleep").unwrap();
-    assert!(sleep.wait_ns.unwrap() > sleep.busy_ns.unwrap(), "a sleep mostly waits");
-    assert!(sleep.p50_ns >= 10_000_000, "10 ms sleep: p50 {}", sleep.p50_ns);
-    let leaf = report.path(&["overview::main", "overview::iteration", "overview::sync_work"]).unwrap();
+    assert!(
+        sleep.wait_ns.unwrap() > sleep.busy_ns.unwrap(),
+        "a sleep mostly waits"
+    );
+    assert!(
+        sleep.p50_ns >= 10_000_000,
+        "10 ms sleep: p50 {}",
+        sleep.p50_ns
+    );
+    let leaf = report
+        .path(&[
+            "overview::main",
+            "overview::iteration",
+            "overview::sync_work",
+        ])
+        .unwrap();
     assert_eq!(leaf.calls, 3);
     assert_eq!(leaf.segments.len(), 3);
     // Re-serialising gives the same report.
     let mut again = Vec::new();
     perflens::write_json(&report, &mut again).unwrap();
-    assert_eq!(perflens::Report::from_json_str(std::str::from_utf8(&again).unwrap()).unwrap(), report);
+    assert_eq!(
+        perflens::Report::from_json_str(std::str::from_utf8(&again).unwrap()).unwrap(),
+        report
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -58,11 +58,13 @@ mod app {
     }
 
     pub mod deeper {
+        use perflens::skip;
+
         pub fn go() -> u32 {
             3
         }
 
-        #[super::skip]
+        #[skip]
         pub fn quiet() -> u32 {
             4
         }
@@ -90,7 +92,9 @@ fn main() {
     let s = Shape::new(3);
     assert_eq!(s.sides() + s.hidden() + Shape::constant() + s.area(), 43);
     assert_eq!(s.to_string(), "3-gon");
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     assert_eq!(rt.block_on(s.later()), 3);
     assert_eq!(app::run() + app::limit(), 21);
     let report = session.finish();

@@ -120,14 +120,23 @@ async fn main() {
     free_fn().await;
     let store = Arc::new(store);
     assert_eq!(assert_send(caller(store.clone())).await, 5);
-    assert_eq!(tokio::spawn(async move { store.fetch("xy").await }).await.unwrap(), 4);
+    assert_eq!(
+        tokio::spawn(async move { store.fetch("xy").await })
+            .await
+            .unwrap(),
+        4
+    );
     let report = session.finish();
 
     let row = |name: &str| {
-        report.functions.iter().find(|f| short(&f.name) == name).unwrap_or_else(|| {
-            let names: Vec<&str> = report.functions.iter().map(|f| f.name.as_str()).collect();
-            panic!("no row {name:?} in {names:?}")
-        })
+        report
+            .functions
+            .iter()
+            .find(|f| short(&f.name) == name)
+            .unwrap_or_else(|| {
+                let names: Vec<&str> = report.functions.iter().map(|f| f.name.as_str()).collect();
+                panic!("no row {name:?} in {names:?}")
+            })
     };
     assert_eq!(row("Store::rows").calls, 1);
     assert_eq!(row("Store::fallible").calls, 3);

@@ -23,6 +23,10 @@ fn sum_until(limit: u32) -> Result<u32, std::num::ParseIntError> {
     Ok(parsed + total)
 }
 
+fn tail() -> u32 {
+    perflens::measure_block!("tail", { 7 })
+}
+
 async fn fetch(x: u32) -> u32 {
     tokio::task::yield_now().await;
     x
@@ -49,11 +53,25 @@ async fn pipeline() -> Result<u32, String> {
 fn main() {
     let session = perflens::Session::builder().ignore_env().start().unwrap();
     assert_eq!(sum_until(4).unwrap(), 46);
-    let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+    assert_eq!(tail(), 7);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
     assert_eq!(rt.block_on(pipeline()).unwrap(), 14);
     let report = session.finish();
-    for (name, calls) in [("parse", 1), ("sum", 1), ("loop body", 3), ("fetch", 1), ("borrow", 1)] {
-        let row = report.functions.iter().find(|f| f.name == name).expect(name);
+    for (name, calls) in [
+        ("parse", 1),
+        ("sum", 1),
+        ("loop body", 3),
+        ("fetch", 1),
+        ("borrow", 1),
+        ("tail", 1),
+    ] {
+        let row = report
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .expect(name);
         assert_eq!(row.calls, calls, "{name}");
     }
 }

@@ -72,7 +72,11 @@ fn with_attrs(s: String) -> usize {
 
 #[perflens::measure]
 fn recursive(n: u64) -> u64 {
-    if n < 2 { n } else { recursive(n - 1) + recursive(n - 2) }
+    if n < 2 {
+        n
+    } else {
+        recursive(n - 1) + recursive(n - 2)
+    }
 }
 
 #[perflens::measure]

@@ -1,0 +1,123 @@
+//! Procedural macros of [perflens]. Use them through the `perflens` crate,
+//! which re-exports them: `#[perflens::main]`, `#[perflens::measure]`,
+//! `#[perflens::measure_all]`, `#[perflens::skip]` and
+//! `perflens::measure_block!`.
+//!
+//! Without the `enabled` feature (which the `perflens` crate's own `enabled`
+//! feature turns on) every macro checks its arguments and then expands to
+//! its input unchanged, so instrumented code costs nothing. Misuse is a
+//! compile error in both configurations, so a build never starts failing
+//! only when profiling is switched on.
+//!
+//! Generated code reaches the runtime only through `::perflens::__private`.
+//!
+//! # `#[perflens::measure]`
+//!
+//! Measures every call of a function: free functions, methods, trait-impl
+//! methods, generic, `unsafe` and `extern` functions, functions returning
+//! `impl Trait`, and `async fn`. The row is named `module::function` (or
+//! `module::Type::method`); `#[perflens::measure(label = "parse")]` names it
+//! `parse` instead. Signature, attributes and visibility are kept, and
+//! early `return` and `?` keep working.
+//!
+//! A sync function gets a guard at the start of its body that records the
+//! call when it is dropped. An `async fn` becomes a plain `fn` returning
+//! `impl Future<Output = T>` (capturing every lifetime, exactly like the
+//! `async fn`), whose future records the caller when it is *created* and
+//! times each poll. When another attribute macro follows (such as
+//! `#[tokio::test]`), the `async fn` is kept and its body is wrapped instead.
+//!
+//! `const fn` cannot be measured (the guard cannot run in const evaluation).
+//!
+//! # `#[perflens::measure_all]` and `#[perflens::skip]`
+//!
+//! On an `impl` block (inherent or trait) measures every method; on an
+//! inline `mod name { ... }` measures every function, and recursively every
+//! impl block and inline module inside. It takes no options. Functions
+//! marked `#[perflens::skip]` (or `#[skip]` after `use perflens::skip`) are
+//! left alone, as are `const fn` and functions that carry their own
+//! `#[perflens::measure]` (say, to give a label). An impl block or module
+//! inside a measured module can be skipped as a whole the same way.
+//! `#[perflens::skip]` on its own expands to its item unchanged.
+//!
+//! # `#[perflens::main]`
+//!
+//! Runs a profiling session for the duration of the function, and prints
+//! the report when it returns. The function itself is measured too. Options:
+//!
+//! - `percentiles = [50, 95, 99.9]`: latency percentiles to report, each
+//!   greater than 0 and at most 100;
+//! - `limit = 20`: the number of rows to print;
+//! - `format = "table" | "json" | "none"`;
+//! - `mode = "timed" | "count" | "sampled"`: time every call (the default),
+//!   only count calls, or time one call in `sample_every` (default 64) per
+//!   callsite;
+//! - `sample_every = N`: only with `mode = "sampled"`.
+//!
+//! With an async runtime, either order works:
+//!
+//! ```ignore
+//! #[tokio::main]
+//! #[perflens::main]           // sees the sync `fn main` tokio generates
+//! async fn main() {}
+//!
+//! #[perflens::main(limit = 10)] // keeps `async fn`, wraps the body
+//! #[tokio::main]
+//! async fn main() {}
+//! ```
+//!
+//! # `perflens::measure_block!("label", { ... })`
+//!
+//! Measures a block under the given row name and evaluates to the block's
+//! value. A block containing `.await` is run as an instrumented async block
+//! and awaited; such a block cannot contain a `return`, `?`, `break` or
+//! `continue` that would leave it (it would only leave the async block), so
+//! those are rejected with an explanation.
+//!
+//! [perflens]: https://docs.rs/perflens
+
+use proc_macro::TokenStream;
+
+mod args;
+mod block;
+mod main_fn;
+mod measure;
+mod measure_all;
+#[cfg(test)]
+mod tests;
+
+/// Whether instrumentation is generated (the `enabled` feature).
+const ENABLED: bool = cfg!(feature = "enabled");
+
+/// Measures every call of a function. See the crate documentation.
+#[proc_macro_attribute]
+pub fn measure(args: TokenStream, item: TokenStream) -> TokenStream {
+    measure::expand_measure(args.into(), item.into(), ENABLED).into()
+}
+
+/// Measures every function of an `impl` block or inline module. See the
+/// crate documentation.
+#[proc_macro_attribute]
+pub fn measure_all(args: TokenStream, item: TokenStream) -> TokenStream {
+    measure_all::expand_measure_all(args.into(), item.into(), ENABLED).into()
+}
+
+/// Excludes an item from `#[measure_all]`. See the crate documentation.
+#[proc_macro_attribute]
+pub fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
+    measure_all::expand_skip(args.into(), item.into()).into()
+}
+
+/// Runs a profiling session around a function (usually `main`). See the
+/// crate documentation.
+#[proc_macro_attribute]
+pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
+    main_fn::expand_main(args.into(), item.into(), ENABLED).into()
+}
+
+/// Measures a block: `measure_block!("label", { ... })`. See the crate
+/// documentation.
+#[proc_macro]
+pub fn measure_block(input: TokenStream) -> TokenStream {
+    block::expand_measure_block(input.into(), ENABLED).into()
+}

@@ -1,0 +1,239 @@
+//! `#[perflens::main]`: a profiling session around a function.
+
+use proc_macro2::{Literal, Span, TokenStream as TokenStream2};
+use quote::{ToTokens, quote};
+use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, UnOp, parse_quote};
+
+use crate::args::{self, Arg, Errors};
+use crate::measure;
+
+const USAGE: &str = "#[perflens::main(limit = 20, format = \"json\")]";
+const OPTIONS: &[&str] = &["percentiles", "limit", "format", "mode", "sample_every"];
+
+/// The options of `#[perflens::main]`, validated.
+#[derive(Debug, Default, PartialEq)]
+pub(crate) struct MainOptions {
+    pub percentiles: Option<Vec<f64>>,
+    pub limit: Option<u64>,
+    pub format: Option<&'static str>,
+    pub mode: Option<Mode>,
+}
+
+#[derive(Debug, PartialEq)]
+pub(crate) enum Mode {
+    Timed,
+    Count,
+    Sampled { every: u32 },
+}
+
+/// Used when `mode = "sampled"` is given without `sample_every`.
+const DEFAULT_SAMPLE_EVERY: u32 = 64;
+
+/// Expands `#[perflens::main(args)] item`.
+pub(crate) fn expand_main(args: TokenStream2, item: TokenStream2, enabled: bool) -> TokenStream2 {
+    let mut errors = Errors::default();
+    let options = parse_main_args(args).map_err(|e| errors.push(e)).ok();
+    let func = measure::parse_fn(item.clone(), "#[perflens::main]")
+        .map_err(|e| errors.push(e))
+        .ok();
+    if let Err(e) = errors.finish() {
+        return measure::with_error(e, item);
+    }
+    let (Some(options), Some(mut func)) = (options, func) else {
+        return item;
+    };
+    if !enabled {
+        return item;
+    }
+    let session = Ident::new("__perflens_main", Span::mixed_site());
+    let options = options_tokens(&options);
+    let start = quote! {
+        #[allow(clippy::needless_update)]
+        let #session = ::perflens::__private::MainGuard::start(#options);
+    };
+    let label = args::str_lit("", Span::call_site());
+    let block = &func.block;
+    func.block = if func.sig.asyncness.is_some() {
+        // We run before the async runtime's attribute (e.g. `#[tokio::main]`
+        // below us), which needs to see an `async fn`.
+        let cs = measure::callsite_ref(&label);
+        let body = measure::typed_body(&func.sig.output, &TokenStream2::new(), block);
+        parse_quote!({
+            #start
+            ::perflens::__private::instrument(#cs, async move #body).await
+        })
+    } else {
+        let guard = measure::guard_stmt(&label);
+        parse_quote!({ #start #guard #block })
+    };
+    func.into_token_stream()
+}
+
+/// Parses and validates the options of `#[perflens::main]`.
+pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
+    let args = args::parse_key_values(args, USAGE)?;
+    let mut errors = Errors::default();
+    let mut options = MainOptions::default();
+    let mut sampled = false;
+    let mut sample_every: Option<(u32, &Arg)> = None;
+    for arg in args::check_keys(&args, "#[perflens::main]", OPTIONS, &mut errors) {
+        let result = match arg.key.to_string().as_str() {
+            "percentiles" => percentiles(arg).map(|p| options.percentiles = Some(p)),
+            "limit" => {
+                args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| options.limit = Some(n))
+            }
+            "format" => choice(arg, &["table", "json", "none"]).map(|f| options.format = Some(f)),
+            "mode" => choice(arg, &["timed", "count", "sampled"]).map(|m| {
+                sampled = m == "sampled";
+                options.mode = Some(match m {
+                    "timed" => Mode::Timed,
+                    "count" => Mode::Count,
+                    _ => Mode::Sampled {
+                        every: DEFAULT_SAMPLE_EVERY,
+                    },
+                });
+            }),
+            _ => args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| {
+                sample_every = Some((u32::try_from(n).unwrap_or(u32::MAX), arg));
+            }),
+        };
+        if let Err(e) = result {
+            errors.push(e);
+        }
+    }
+    if let Some((every, arg)) = sample_every {
+        if sampled {
+            options.mode = Some(Mode::Sampled { every });
+        } else {
+            errors.push(syn::Error::new(
+                arg.key.span(),
+                "`sample_every` only applies to sampled timing: add `mode = \"sampled\"`, or remove `sample_every`.",
+            ));
+        }
+    }
+    errors.finish()?;
+    Ok(options)
+}
+
+/// `percentiles = [50, 95, 99.9]`: numbers in (0, 100].
+fn percentiles(arg: &Arg) -> syn::Result<Vec<f64>> {
+    let Expr::Array(array) = args::strip_groups(&arg.value) else {
+        return Err(syn::Error::new_spanned(
+            &arg.value,
+            "`percentiles` must be a list of numbers in brackets, e.g. `percentiles = [50, 95, 99.9]`.",
+        ));
+    };
+    if array.elems.is_empty() {
+        return Err(syn::Error::new_spanned(
+            array,
+            "`percentiles` must list at least one percentile, e.g. `[50, 99]`.",
+        ));
+    }
+    let mut errors = Errors::default();
+    let mut values = Vec::new();
+    for elem in &array.elems {
+        match percentile(elem) {
+            Ok(value) => values.push(value),
+            Err(e) => errors.push(e),
+        }
+    }
+    errors.finish()?;
+    Ok(values)
+}
+
+fn percentile(elem: &Expr) -> syn::Result<f64> {
+    let (lit, negative) = match args::strip_groups(elem) {
+        Expr::Lit(ExprLit { lit, .. }) => (lit, false),
+        Expr::Unary(ExprUnary {
+            op: UnOp::Neg(_),
+            expr,
+            ..
+        }) => match args::strip_groups(expr) {
+            Expr::Lit(ExprLit { lit, .. }) => (lit, true),
+            _ => return Err(not_a_number(elem)),
+        },
+        _ => return Err(not_a_number(elem)),
+    };
+    let value = match lit {
+        Lit::Int(int) => int.base10_parse::<f64>(),
+        Lit::Float(float) => float.base10_parse::<f64>(),
+        _ => return Err(not_a_number(elem)),
+    }
+    .map_err(|_| not_a_number(elem))?;
+    let value = if negative { -value } else { value };
+    if value > 0.0 && value <= 100.0 {
+        Ok(value)
+    } else {
+        Err(syn::Error::new_spanned(
+            elem,
+            format!(
+                "percentile {value} is out of range: each percentile must be greater than 0 and at most 100."
+            ),
+        ))
+    }
+}
+
+fn not_a_number(elem: &Expr) -> syn::Error {
+    syn::Error::new_spanned(
+        elem,
+        "each percentile must be a number literal such as `50` or `99.9`.",
+    )
+}
+
+/// A string option whose value is one of `choices`.
+fn choice(arg: &Arg, choices: &[&'static str]) -> syn::Result<&'static str> {
+    let example = format!("\"{}\"", choices[0]);
+    let lit = args::string_value(arg, &example)?;
+    let value = lit.value();
+    choices
+        .iter()
+        .copied()
+        .find(|c| *c == value)
+        .ok_or_else(|| {
+            let list: Vec<String> = choices.iter().map(|c| format!("\"{c}\"")).collect();
+            syn::Error::new(
+                lit.span(),
+                format!(
+                    "unknown {} {:?}: expected one of {}.",
+                    arg.key,
+                    value,
+                    list.join(", ")
+                ),
+            )
+        })
+}
+
+/// The `::perflens::__private::MainOptions { .. }` expression.
+fn options_tokens(options: &MainOptions) -> TokenStream2 {
+    let p = quote!(::perflens::__private);
+    let some = quote!(::core::option::Option::Some);
+    let mut fields = TokenStream2::new();
+    if let Some(percentiles) = &options.percentiles {
+        let values = percentiles.iter().map(|v| Literal::f64_unsuffixed(*v));
+        fields.extend(quote!(percentiles: #some(&[#(#values),*]),));
+    }
+    if let Some(limit) = options.limit {
+        let limit = Literal::u64_unsuffixed(limit);
+        fields.extend(quote!(limit: #some(#limit),));
+    }
+    if let Some(format) = options.format {
+        let variant = match format {
+            "table" => quote!(Table),
+            "json" => quote!(Json),
+            _ => quote!(None),
+        };
+        fields.extend(quote!(format: #some(#p::Format::#variant),));
+    }
+    if let Some(mode) = &options.mode {
+        let mode = match mode {
+            Mode::Timed => quote!(#p::Mode::Timed),
+            Mode::Count => quote!(#p::Mode::Count),
+            Mode::Sampled { every } => {
+                let every = Literal::u32_unsuffixed(*every);
+                quote!(#p::Mode::Sampled { every: #every })
+            }
+        };
+        fields.extend(quote!(mode: #some(#mode),));
+    }
+    quote!(#p::MainOptions { #fields ..::core::default::Default::default() })
+}

@@ -1,0 +1,4 @@
+#[perflens::measure_all]
+mod elsewhere;
+
+fn main() {}
