@@ -140,7 +140,24 @@ fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
     (mean, results[0].1)
 }
 
-fn rdtsc_ns(n: u64) -> f64 {
+/// ns per `rdtsc` on each of `threads` threads at once (mean).
+fn rdtsc_ns(n: u64, threads: usize) -> f64 {
+    let barrier = Barrier::new(threads);
+    let per: Vec<f64> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    rdtsc_loop(n)
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    per.iter().sum::<f64>() / threads as f64
+}
+
+fn rdtsc_loop(n: u64) -> f64 {
     let start = Instant::now();
     let mut acc = 0u64;
     for _ in 0..n {
@@ -178,10 +195,10 @@ fn main() {
     // ns[threads-1][variant] over rounds
     let mut ns: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); VARIANTS.len()]; 2];
     let mut rss: Vec<i64> = vec![0; VARIANTS.len()];
-    let mut rdtsc = Vec::new();
+    let mut rdtsc: Vec<Vec<f64>> = vec![Vec::new(); 2];
     for round in 0..rounds {
-        rdtsc.push(rdtsc_ns(n));
         for threads in [1usize, 2] {
+            rdtsc[threads - 1].push(rdtsc_ns(n, threads));
             for (i, &v) in VARIANTS.iter().enumerate() {
                 let (t, growth) = run(v, n, threads);
                 ns[threads - 1][i].push(t);
@@ -194,10 +211,12 @@ fn main() {
     }
     drop(hotpath_guard);
 
-    let rdtsc = median(&mut rdtsc);
-    println!("one rdtsc: {rdtsc:.2} ns (two: {:.2} ns)", 2.0 * rdtsc);
-    println!();
     for threads in [1usize, 2] {
+        let rdtsc = median(&mut rdtsc[threads - 1]);
+        println!(
+            "one rdtsc on {threads} thread(s): {rdtsc:.2} ns (two: {:.2} ns)",
+            2.0 * rdtsc
+        );
         let med: Vec<f64> = (0..VARIANTS.len())
             .map(|i| median(&mut ns[threads - 1][i]))
             .collect();

@@ -155,7 +155,11 @@ pub(crate) fn record(hot: &Hot, node_idx: u32, timing: Option<(u64, u64)>) {
     let n = node(hot, node_idx);
     bump(&n.calls, 1);
     if let Some((incl, excl)) = timing {
-        bump(&n.timed_calls, 1);
+        // In timed mode every call is timed: the snapshot takes
+        // `timed_calls` from `calls`, so the hot path skips the store.
+        if hot.mode != MODE_TIMED {
+            bump(&n.timed_calls, 1);
+        }
         bump(&n.total, incl);
         bump(&n.self_, excl);
         hist_add(hot, node_idx, 0, incl);

@@ -159,7 +159,9 @@ impl<F: Future> Future for Instrumented<F> {
             bump(&n.polls, this.polls);
             if this.timed {
                 let wall = clock::now().saturating_sub(this.created);
-                bump(&n.timed_calls, 1);
+                if hot.mode != crate::block::MODE_TIMED {
+                    bump(&n.timed_calls, 1);
+                }
                 bump(&n.total, wall);
                 bump(&n.self_, this.self_busy);
                 bump(&n.busy, this.busy);

@@ -209,7 +209,7 @@ impl Recording {
         let to_ns = |t: u64| (t as f64 * ns_per_tick).round() as u64;
         let mut threads = Vec::new();
         thread::for_each_block(|entry| {
-            if let Some(t) = read_block(entry.block, self.epoch, &to_ns) {
+            if let Some(t) = read_block(entry.block, self.epoch, self.mode == Mode::Timed, &to_ns) {
                 threads.push(ThreadSnapshot {
                     name: entry.name.clone(),
                     ..t
@@ -237,7 +237,12 @@ impl Drop for Recording {
     }
 }
 
-fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<ThreadSnapshot> {
+fn read_block(
+    block: Block,
+    epoch: u32,
+    all_timed: bool,
+    to_ns: &dyn Fn(u64) -> u64,
+) -> Option<ThreadSnapshot> {
     let h = block.header();
     if h.epoch.load(Ordering::Acquire) != epoch {
         return None;
@@ -252,7 +257,12 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
         let node = NodeSnapshot {
             path: n.path.load(Ordering::Relaxed),
             calls: r(&n.calls),
-            timed_calls: r(&n.timed_calls),
+            // Timed mode does not maintain `timed_calls`: every call is.
+            timed_calls: if all_timed {
+                r(&n.calls)
+            } else {
+                r(&n.timed_calls)
+            },
             total_ns: to_ns(r(&n.total)),
             self_ns: to_ns(r(&n.self_)),
             busy_ns: to_ns(r(&n.busy)),
