@@ -347,9 +347,12 @@ pub fn key(parent_path: u32, callsite: u32) -> u64 {
     ((parent_path as u64) << 32) | KEY_TAG | callsite as u64
 }
 
+/// Multiplicative hash. The multiplier fits a sign-extended 32-bit
+/// immediate, so this is a single `imul`; the high half mixes the parent
+/// path (high word of the key) with the callsite (low word).
 #[inline(always)]
 fn hash(key: u64) -> u32 {
-    (key.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 32) as u32
+    (key.wrapping_mul(0xffff_ffff_9e37_79b1) >> 32) as u32
 }
 
 /// Probes the table at `table` for `key`. Returns `(node, path)`.

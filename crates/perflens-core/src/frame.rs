@@ -66,10 +66,13 @@ pub(crate) unsafe fn frame<'a>(hot: &Hot, i: u32) -> &'a mut Frame {
     unsafe { &mut *hot.frames.add(i as usize) }
 }
 
-/// The frame on top of the stack (the root sentinel if none).
+/// The frame on top of the stack (the root sentinel if none). The
+/// reference does not borrow `hot`: pushing writes the next frame, never
+/// this one, so it stays valid while a child is pushed.
 #[inline(always)]
-pub(crate) fn top(hot: &Hot) -> &Frame {
-    // SAFETY: depth >= 1 once attached, and depth <= stack_cap.
+pub(crate) fn top<'a>(hot: &Hot) -> &'a Frame {
+    // SAFETY: depth >= 1 once attached, and depth <= stack_cap; frames
+    // live as long as the block, which is never unmapped.
     unsafe { &*hot.frames.add(hot.depth as usize - 1) }
 }
 
@@ -77,7 +80,7 @@ pub(crate) fn top(hot: &Hot) -> &Frame {
 /// Sampled mode times a call when its node's countdown runs out, or when
 /// its parent is timed (so the parent's exclusive time stays exact).
 #[inline(always)]
-pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent_timed: bool) -> bool {
+pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
     match hot.mode {
         MODE_COUNT => false,
         MODE_TIMED => true,
@@ -89,7 +92,7 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent_timed: bool) -> bool
                 true
             } else {
                 n.countdown.store(c - 1, Ordering::Relaxed);
-                parent_timed
+                parent.timed != 0
             }
         }
     }

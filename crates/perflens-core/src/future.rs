@@ -55,12 +55,12 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
     };
     let id = callsite.id(CallsiteKind::Async);
     let parent = frame::top(hot);
-    let (parent_path, parent_timed) = (parent.path(), parent.timed != 0);
+    let parent_path = parent.path();
     let (node, _) = match frame::find(hot, key(parent_path, id)) {
         Some(found) => found,
         None => frame::find_or_create(hot, parent_path, id),
     };
-    w.timed = frame::decide_timed(hot, node, parent_timed);
+    w.timed = frame::decide_timed(hot, node, parent);
     w.callsite = id;
     w.parent = parent_path;
     w.epoch = hot.epoch;

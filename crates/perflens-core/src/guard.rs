@@ -1,5 +1,6 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
+use crate::block::Frame;
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
@@ -30,9 +31,8 @@ impl Guard {
             // An unregistered callsite has id 0, which is never in the
             // table, so it takes the slow path and registers there.
             let k = parent.key_hi | callsite.cached_id() as u64;
-            let parent_timed = parent.timed != 0;
             if let Some((node, path)) = frame::find(hot, k) {
-                return Guard::push(hot, node, path, parent_timed);
+                return Guard::push(hot, node, path, parent);
             }
         }
         Guard::enter_slow(callsite)
@@ -46,14 +46,13 @@ impl Guard {
         };
         let id = callsite.id(CallsiteKind::Sync);
         let parent = frame::top(hot);
-        let (parent_path, parent_timed) = (parent.path(), parent.timed != 0);
-        let (node, path) = frame::find_or_create(hot, parent_path, id);
-        Guard::push(hot, node, path, parent_timed)
+        let (node, path) = frame::find_or_create(hot, parent.path(), id);
+        Guard::push(hot, node, path, parent)
     }
 
     #[inline(always)]
-    fn push(hot: &mut Hot, node: u32, path: u32, parent_timed: bool) -> Guard {
-        let timed = frame::decide_timed(hot, node, parent_timed);
+    fn push(hot: &mut Hot, node: u32, path: u32, parent: &Frame) -> Guard {
+        let timed = frame::decide_timed(hot, node, parent);
         match frame::push(hot, node, path, timed) {
             Some((_, depth)) => Guard { depth },
             None => Guard::INERT,
