@@ -118,14 +118,14 @@ pub fn parse_mode(s: &str, every: Option<u32>) -> Option<Mode> {
 #[non_exhaustive]
 pub enum StartError {
     /// Another session is recording; finish it first.
-    AlreadyActive,
+    AlreadyRecording,
 }
 
 impl fmt::Display for StartError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StartError::AlreadyActive => f.write_str(
-                "a perflens session is already recording in this process; finish it before starting another",
+            StartError::AlreadyRecording => f.write_str(
+                "a perflens session is already recording in this process; finish (or drop) it before starting another",
             ),
         }
     }
@@ -151,7 +151,7 @@ pub struct Recording {
 pub fn start(config: &Config) -> Result<Recording, StartError> {
     let mut active = ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     if *active {
-        return Err(StartError::AlreadyActive);
+        return Err(StartError::AlreadyRecording);
     }
     *active = true;
     let epoch = {

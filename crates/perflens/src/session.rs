@@ -1,28 +1,10 @@
 //! The programmatic session: start, snapshot at any time, finish.
 
-use perflens_core::{Config, Mode, Recording, StartError};
+use perflens_core::{Config, Mode, Recording};
 use perflens_report::{Report, ReportOptions};
-use std::fmt;
 
 /// Why a session could not start.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum Error {
-    /// Another session is recording in this process.
-    AlreadyRecording,
-}
-
-impl fmt::Display for Error {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Error::AlreadyRecording => f.write_str(
-                "a perflens session is already recording in this process; finish it (or drop it) before starting another",
-            ),
-        }
-    }
-}
-
-impl std::error::Error for Error {}
+pub use perflens_core::StartError as Error;
 
 /// Settings for a [`Session`]. Environment variables (`PERFLENS_*`, see
 /// the README) override what is set here unless [`SessionBuilder::ignore_env`]
@@ -91,10 +73,7 @@ impl SessionBuilder {
         for w in warnings {
             eprintln!("[perflens] {w}");
         }
-        let recording = perflens_core::start(&config).map_err(|e| match e {
-            StartError::AlreadyActive => Error::AlreadyRecording,
-            _ => Error::AlreadyRecording,
-        })?;
+        let recording = perflens_core::start(&config)?;
         Ok(Session { recording, options })
     }
 }

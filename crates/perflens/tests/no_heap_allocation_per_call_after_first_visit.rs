@@ -66,5 +66,11 @@ fn no_heap_allocation_per_call_after_first_visit() {
     std::hint::black_box(acc);
     assert_eq!(after - before, 0, "measured calls allocated");
     let report = session.finish();
-    assert_eq!(report.function(&format!("{}::inner", module_path!())).unwrap().calls, 300_003);
+    assert_eq!(
+        report
+            .function(&format!("{}::inner", module_path!()))
+            .unwrap()
+            .calls,
+        300_003
+    );
 }
