@@ -45,7 +45,6 @@ pub use callsite::{Callsite, fnv1a, normalize_name};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
-pub use paths::mix as mix_path_id;
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, StartError,
     is_recording, parse_mode, start,
