@@ -8,7 +8,7 @@
 //! | Header (256 B)     |  magic, layout version, capacities, offsets,
 //! |                    |  session generation, depth, counters
 //! +--------------------+ off_frames
-//! | Frame[stack_cap]   |  shadow stack; frame 0 is the root sentinel
+//! | Frame[stack_cap]   |  shadow stack (64 B each); frame 0 is the root sentinel
 //! +--------------------+ off_table
 //! | Slot[table_cap]    |  open addressing: (parent path, callsite) -> node
 //! +--------------------+ off_nodes
@@ -38,7 +38,11 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
 /// Bumped whenever the layout below changes.
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
+/// Byte offset of frame 0 from the start of a block: the header, rounded
+/// up to a cache line. Fixed, so the hot state derives the block from its
+/// frame pointer.
+pub const FRAMES_OFFSET: usize = size_of::<Header>().next_multiple_of(64);
 /// Node index of the overflow node.
 pub const OVERFLOW_NODE: u32 = 0;
 
@@ -77,16 +81,37 @@ pub const MODE_TIMED: u32 = 0;
 pub const MODE_COUNT: u32 = 1;
 pub const MODE_SAMPLED: u32 = 2;
 
-/// One shadow-stack entry.
-#[repr(C)]
-pub struct Frame {
+/// A node index and the path it stands for, copied as one 8-byte word
+/// from a table slot into a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
+pub struct NodePath {
     pub node: u32,
-    /// 1 when this call is timed.
+    pub path: u32,
+}
+
+/// `Frame::timed`: this call is not timed.
+pub const UNTIMED: u32 = 0;
+/// `Frame::timed`: timed, `start` is a TSC reading.
+pub const TIMED_TSC: u32 = 1;
+/// `Frame::timed`: timed, `start` is an `Instant` reading (slow path).
+pub const TIMED_INSTANT: u32 = 2;
+
+/// One shadow-stack entry: one cache line, so a push and the pop that
+/// follows touch a single line.
+#[repr(C, align(64))]
+pub struct Frame {
+    /// This call's node and path.
+    pub np: NodePath,
+    /// [`UNTIMED`], [`TIMED_TSC`] or [`TIMED_INSTANT`].
     pub timed: u32,
-    /// `key(path of this frame's node, 0)`: OR a callsite id into it to
-    /// get a child's table key.
-    pub key_hi: u64,
-    /// Clock at entry (0 when this call is not timed).
+    /// Tagged callsite id (see [`tag`]) of the last child looked up under
+    /// this frame, 0 if none since the push. A loop calling one measured
+    /// function finds its node here without probing the table.
+    pub cache_cs: u32,
+    /// Node and path of that child.
+    pub cache_np: NodePath,
+    /// Clock at entry (meaningless when this call is not timed).
     pub start: u64,
     /// Measured time of children run inside this frame.
     pub child: u64,
@@ -96,17 +121,15 @@ impl Frame {
     /// Path of this frame's node.
     #[inline(always)]
     pub fn path(&self) -> u32 {
-        (self.key_hi >> 32) as u32
+        self.np.path
     }
 }
 
-/// One table slot. Key 0 is empty: real keys always have [`KEY_TAG`] set.
+/// One table slot. Key 0 is empty: real keys always have [`TAG`] set.
 #[repr(C)]
 pub struct Slot {
     pub key: u64,
-    pub node: u32,
-    /// Path of `node`, so a push needs no node access.
-    pub path: u32,
+    pub np: NodePath,
 }
 
 /// Counters of one calling context on this thread. Times are ticks.
@@ -116,7 +139,6 @@ pub struct Node {
     /// Owner-only countdown for sampled timing.
     pub countdown: AtomicU32,
     pub calls: AtomicU64,
-    pub timed_calls: AtomicU64,
     pub total: AtomicU64,
     pub self_: AtomicU64,
     pub busy: AtomicU64,
@@ -153,7 +175,7 @@ impl Layout {
         let stack_cap = stack_cap.max(2);
         // At most half full: probes stay short and a miss always ends.
         let table_cap = (node_cap as usize * 2).next_power_of_two() as u32;
-        let off_frames = align_up(size_of::<Header>(), 64);
+        let off_frames = FRAMES_OFFSET;
         let off_table = align_up(off_frames + stack_cap as usize * size_of::<Frame>(), 64);
         let off_nodes = align_up(off_table + table_cap as usize * size_of::<Slot>(), 64);
         let off_hist = align_up(off_nodes + node_cap as usize * size_of::<Node>(), 4096);
@@ -274,15 +296,14 @@ impl Block {
     /// Inserts `key -> (node, path)`; owner thread only. The table holds
     /// at most `node_cap` keys and has at least twice as many slots, so
     /// an empty slot always exists.
-    pub fn insert(&self, key: u64, node: u32, path: u32) {
+    pub fn insert(&self, key: u64, np: NodePath) {
         let mask = self.header().table_mask;
         let mut i = hash(key) & mask;
         loop {
             // SAFETY: `i <= mask`; owner thread.
             let slot = unsafe { self.slot(i) };
             if slot.key == 0 || slot.key == key {
-                slot.node = node;
-                slot.path = path;
+                slot.np = np;
                 slot.key = key;
                 return;
             }
@@ -329,22 +350,32 @@ impl Block {
         debug_assert_eq!(overflow, Some(OVERFLOW_NODE));
         // SAFETY: frame 0 exists (stack_cap >= 2); owner thread.
         let root = unsafe { self.frame(0) };
-        root.node = OVERFLOW_NODE;
-        root.key_hi = key(crate::paths::ROOT_PATH, 0);
-        root.timed = 0;
+        root.np = NodePath {
+            node: OVERFLOW_NODE,
+            path: crate::paths::ROOT_PATH,
+        };
+        root.timed = UNTIMED;
+        root.cache_cs = 0;
         h.epoch.store(epoch, Ordering::Release);
     }
 }
 
-/// Set in every real key, so that no key is 0 (the empty slot) even for
-/// an unregistered callsite (id 0) under the root (path 0). Callsite ids
-/// stay below 2^31.
-pub const KEY_TAG: u64 = 1 << 31;
+/// Set in every tagged callsite id and so in every real key: no key is 0
+/// (the empty slot), and no tagged id is 0 (the empty frame cache).
+/// Callsite ids stay below `2^31 - 1`; `u32::MAX` is the tagged value of
+/// a callsite not registered yet, which matches no key.
+pub const TAG: u32 = 1 << 31;
 
-/// Table key of `(parent path, callsite)`.
+/// The tagged form of callsite id `id`.
 #[inline(always)]
-pub fn key(parent_path: u32, callsite: u32) -> u64 {
-    ((parent_path as u64) << 32) | KEY_TAG | callsite as u64
+pub const fn tag(id: u32) -> u32 {
+    id | TAG
+}
+
+/// Table key of `(parent path, tagged callsite id)`.
+#[inline(always)]
+pub fn key(parent_path: u32, tagged: u32) -> u64 {
+    ((parent_path as u64) << 32) | tagged as u64
 }
 
 /// Multiplicative hash. The multiplier fits a sign-extended 32-bit
@@ -355,18 +386,18 @@ fn hash(key: u64) -> u32 {
     (key.wrapping_mul(0xffff_ffff_9e37_79b1) >> 32) as u32
 }
 
-/// Probes the table at `table` for `key`. Returns `(node, path)`.
+/// Probes the table at `table` for `key`.
 ///
 /// # Safety
 /// `table` points to `mask + 1` slots owned by the current thread.
 #[inline(always)]
-pub unsafe fn lookup(table: *const Slot, mask: u32, key: u64) -> Option<(u32, u32)> {
+pub unsafe fn lookup(table: *const Slot, mask: u32, key: u64) -> Option<NodePath> {
     let mut i = hash(key) & mask;
     loop {
         // SAFETY: `i <= mask`.
         let slot = unsafe { &*table.add(i as usize) };
         if slot.key == key {
-            return Some((slot.node, slot.path));
+            return Some(slot.np);
         }
         if slot.key == 0 {
             return None;

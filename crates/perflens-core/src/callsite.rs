@@ -23,10 +23,15 @@ pub const ROOT_CALLSITE: u32 = 0;
 /// Callsite id of the overflow pseudo-function.
 pub const OVERFLOW_CALLSITE: u32 = 1;
 
+/// Tagged value of a callsite that has no id yet.
+const UNREGISTERED: u32 = u32::MAX;
+
 /// One instrumented place in the source. Created by the macros in a
 /// `static`; not meant to be built by hand.
 pub struct Callsite {
-    id: AtomicU32,
+    /// The tagged id ([`crate::block::tag`]) once registered, else
+    /// [`UNREGISTERED`].
+    tagged: AtomicU32,
     label: &'static str,
     here: fn() -> &'static str,
 }
@@ -36,32 +41,37 @@ impl Callsite {
     /// function whose nested item `here` names.
     pub const fn new(label: &'static str, here: fn() -> &'static str) -> Callsite {
         Callsite {
-            id: AtomicU32::new(0),
+            tagged: AtomicU32::new(UNREGISTERED),
             label,
             here,
         }
     }
 
-    /// The id if already registered, else 0.
+    /// The tagged id, or [`UNREGISTERED`] (which matches no table key
+    /// and no frame cache, so the caller takes the slow path).
     #[inline(always)]
-    pub(crate) fn cached_id(&self) -> u32 {
-        self.id.load(Ordering::Relaxed)
+    pub(crate) fn tagged(&self) -> u32 {
+        self.tagged.load(Ordering::Relaxed)
     }
 
     /// The registered id, registering on first use.
     #[inline(always)]
     pub(crate) fn id(&'static self, kind: CallsiteKind) -> u32 {
-        let id = self.id.load(Ordering::Relaxed);
-        if id != 0 { id } else { self.register(kind) }
+        let t = self.tagged.load(Ordering::Relaxed);
+        if t != UNREGISTERED {
+            t & !crate::block::TAG
+        } else {
+            self.register(kind)
+        }
     }
 
     #[cold]
     #[inline(never)]
     fn register(&'static self, kind: CallsiteKind) -> u32 {
         let mut reg = registry();
-        let id = self.id.load(Ordering::Relaxed);
-        if id != 0 {
-            return id;
+        let t = self.tagged.load(Ordering::Relaxed);
+        if t != UNREGISTERED {
+            return t & !crate::block::TAG;
         }
         let name = if self.label.is_empty() {
             normalize_name((self.here)())
@@ -71,7 +81,7 @@ impl Callsite {
         let salt = fnv1a(name.as_bytes());
         let id = reg.len() as u32;
         reg.push(Entry { name, kind, salt });
-        self.id.store(id, Ordering::Relaxed);
+        self.tagged.store(crate::block::tag(id), Ordering::Relaxed);
         id
     }
 }

@@ -1,48 +1,74 @@
-//! Pushing and popping shadow-stack frames: the instructions every
-//! measured call runs. Shared by the sync guard and the async wrapper.
+//! Pushing and popping shadow-stack frames, shared by the sync guard and
+//! the async wrapper. The guard inlines its own specialised copy of the
+//! common case (see `guard.rs`); these general versions serve futures and
+//! the guard's slow paths, and handle both clocks.
 
-use crate::block::{self, Frame, MODE_COUNT, MODE_TIMED, Node, OVERFLOW_NODE, bump, key};
+use crate::block::{
+    self, Frame, MODE_TIMED, Node, NodePath, OVERFLOW_NODE, TIMED_INSTANT, TIMED_TSC, UNTIMED,
+    bump, key, tag,
+};
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
 use crate::paths::{self, OVERFLOW_PATH};
-use crate::thread::Hot;
+use crate::thread::{FAST_COUNT, FAST_TIMED, Hot};
 use std::sync::atomic::Ordering;
 
-/// The `(node, path)` for table key `k` on this thread, if known.
+/// The node of the child `tagged` (a tagged callsite id) under `parent`,
+/// if this thread knows it: first the parent's one-entry cache, then the
+/// table (refilling the cache on a hit).
 #[inline(always)]
-pub(crate) fn find(hot: &Hot, k: u64) -> Option<(u32, u32)> {
+pub(crate) fn find_child(hot: &Hot, parent: &mut Frame, tagged: u32) -> Option<NodePath> {
+    if parent.cache_cs == tagged {
+        return Some(parent.cache_np);
+    }
     // SAFETY: `hot.table` points to `table_mask + 1` slots of this
     // thread's block.
-    unsafe { block::lookup(hot.table, hot.table_mask, k) }
+    let np = unsafe { block::lookup(hot.table, hot.table_mask, key(parent.path(), tagged)) }?;
+    parent.cache_cs = tagged;
+    parent.cache_np = np;
+    Some(np)
 }
 
-/// The `(node, path)` for `callsite` under `parent_path`, creating the
-/// node (and the global path) on first use. Falls back to the overflow
-/// node when the thread's tree or the path table is full.
+/// The node of the child `tagged` under `parent_path`, if this thread
+/// knows it (the table only: for callers that hold no parent frame).
+#[inline(always)]
+pub(crate) fn find(hot: &Hot, parent_path: u32, tagged: u32) -> Option<NodePath> {
+    // SAFETY: as in `find_child`.
+    unsafe { block::lookup(hot.table, hot.table_mask, key(parent_path, tagged)) }
+}
+
+/// The node for `callsite` (an untagged id) under `parent_path`, creating
+/// it (and the global path) on first use. Falls back to the overflow node
+/// when the thread's tree or the path table is full.
 #[cold]
 #[inline(never)]
-pub(crate) fn find_or_create(hot: &Hot, parent_path: u32, callsite: u32) -> (u32, u32) {
-    let k = key(parent_path, callsite);
-    if let Some(found) = find(hot, k) {
+pub(crate) fn find_or_create(hot: &Hot, parent_path: u32, callsite: u32) -> NodePath {
+    const OVERFLOW: NodePath = NodePath {
+        node: OVERFLOW_NODE,
+        path: OVERFLOW_PATH,
+    };
+    if let Some(found) = find(hot, parent_path, tag(callsite)) {
         return found;
     }
+    let k = key(parent_path, tag(callsite));
     let block = hot.block();
     let h = block.header();
     // A full tree maps new contexts to the overflow node without a table
     // entry, so the table never holds more than `node_cap` keys.
     if h.node_count.load(Ordering::Relaxed) >= h.node_cap {
-        return (OVERFLOW_NODE, OVERFLOW_PATH);
+        return OVERFLOW;
     }
     let path = paths::child(parent_path, callsite);
     if path == OVERFLOW_PATH {
-        return (OVERFLOW_NODE, OVERFLOW_PATH);
+        return OVERFLOW;
     }
     match block.push_node(path) {
         Some(node) => {
-            block.insert(k, node, path);
-            (node, path)
+            let np = NodePath { node, path };
+            block.insert(k, np);
+            np
         }
-        None => (OVERFLOW_NODE, OVERFLOW_PATH),
+        None => OVERFLOW,
     }
 }
 
@@ -69,21 +95,25 @@ pub(crate) unsafe fn frame<'a>(hot: &Hot, i: u32) -> &'a mut Frame {
 /// The frame on top of the stack (the root sentinel if none). The
 /// reference does not borrow `hot`: pushing writes the next frame, never
 /// this one, so it stays valid while a child is pushed.
+///
+/// # Safety
+/// No other reference to the top frame is alive while the result is used.
 #[inline(always)]
-pub(crate) fn top<'a>(hot: &Hot) -> &'a Frame {
-    // SAFETY: depth >= 1 once attached, and depth <= stack_cap; frames
-    // live as long as the block, which is never unmapped.
-    unsafe { &*hot.frames.add(hot.depth as usize - 1) }
+pub(crate) unsafe fn top<'a>(hot: &Hot) -> &'a mut Frame {
+    // SAFETY: depth >= 1 once attached, and depth <= stack_cap; the rest
+    // is the caller's contract.
+    unsafe { frame(hot, hot.depth - 1) }
 }
 
-/// Whether a new call of `node` under a parent (timed or not) is timed.
-/// Sampled mode times a call when its node's countdown runs out, or when
-/// its parent is timed (so the parent's exclusive time stays exact).
+/// Whether a new call of `node` under `parent` is timed. Sampled mode
+/// times a call when its node's countdown runs out, or when its parent is
+/// timed (so the parent's exclusive time stays exact).
 #[inline(always)]
 pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
-    match hot.mode {
-        MODE_COUNT => false,
-        MODE_TIMED => true,
+    match hot.fast {
+        FAST_COUNT => false,
+        FAST_TIMED => true,
+        _ if hot.mode == MODE_TIMED => true,
         _ => {
             let n = node(hot, node_idx);
             let c = n.countdown.load(Ordering::Relaxed);
@@ -92,7 +122,7 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
                 true
             } else {
                 n.countdown.store(c - 1, Ordering::Relaxed);
-                parent.timed != 0
+                parent.timed != UNTIMED
             }
         }
     }
@@ -100,9 +130,7 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
 
 /// Pushes a frame. Returns a pointer to it and its index, or `None` if
 /// the shadow stack is full (the call is then counted as dropped).
-#[inline(always)]
-pub(crate) fn push(hot: &mut Hot, node: u32, path: u32, timed: bool) -> Option<(*mut Frame, u32)> {
-    let tsc = hot.tsc;
+pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Frame, u32)> {
     let depth = hot.depth;
     if depth >= hot.stack_cap {
         bump(&hot.block().header().dropped_frames, 1);
@@ -110,13 +138,16 @@ pub(crate) fn push(hot: &mut Hot, node: u32, path: u32, timed: bool) -> Option<(
     }
     // SAFETY: depth < stack_cap; owner thread.
     let f = unsafe { frame(hot, depth) };
-    f.node = node;
-    f.timed = timed as u32;
-    f.key_hi = key(path, 0);
-    // `start` and `child` are only read when the frame is timed.
+    f.np = np;
+    f.cache_cs = 0;
+    f.timed = match (timed, hot.tsc) {
+        (false, _) => UNTIMED,
+        (true, true) => TIMED_TSC,
+        (true, false) => TIMED_INSTANT,
+    };
     if timed {
         f.child = 0;
-        f.start = clock::now_with(tsc);
+        f.start = clock::now_with(hot.tsc);
     }
     hot.depth = depth + 1;
     Some((f as *mut Frame, depth))
@@ -125,18 +156,25 @@ pub(crate) fn push(hot: &mut Hot, node: u32, path: u32, timed: bool) -> Option<(
 /// Pops frame `depth` (and any frames above it whose guards were leaked).
 /// Returns `(inclusive, exclusive)` ticks when the call was timed, after
 /// charging the inclusive time to the parent frame.
-#[inline(always)]
 pub(crate) fn pop(hot: &mut Hot, f: &Frame, depth: u32) -> Option<(u64, u64)> {
     hot.depth = depth;
-    if f.timed == 0 {
+    if f.timed == UNTIMED {
         return None;
     }
-    let dur = clock::now_with(hot.tsc).saturating_sub(f.start);
+    let now = clock::now_with(f.timed == TIMED_TSC);
+    Some(charge(hot, f, depth, now))
+}
+
+/// Inclusive and exclusive time of timed frame `f` (at index `depth`)
+/// ending at `now`; adds the inclusive time to the parent's child time.
+#[inline(always)]
+pub(crate) fn charge(hot: &Hot, f: &Frame, depth: u32, now: u64) -> (u64, u64) {
+    let dur = now.saturating_sub(f.start);
     let excl = dur.saturating_sub(f.child);
     // SAFETY: depth >= 1 (frame 0 is the root sentinel, never popped).
     let parent = unsafe { frame(hot, depth - 1) };
     parent.child = parent.child.wrapping_add(dur);
-    Some((dur, excl))
+    (dur, excl)
 }
 
 /// Adds one to histogram `which` (0 inclusive, 1 exclusive) of a node.
@@ -152,20 +190,22 @@ pub(crate) fn hist_add(hot: &Hot, node: u32, which: usize, value: u64) {
     bump(c, 1);
 }
 
+/// Records one completed timed call on a node.
+#[inline(always)]
+pub(crate) fn record_timed(hot: &Hot, node_idx: u32, incl: u64, excl: u64) {
+    let n = node(hot, node_idx);
+    bump(&n.calls, 1);
+    bump(&n.total, incl);
+    bump(&n.self_, excl);
+    hist_add(hot, node_idx, 0, incl);
+    hist_add(hot, node_idx, 1, excl);
+}
+
 /// Records one completed call on a node.
 #[inline(always)]
 pub(crate) fn record(hot: &Hot, node_idx: u32, timing: Option<(u64, u64)>) {
-    let n = node(hot, node_idx);
-    bump(&n.calls, 1);
-    if let Some((incl, excl)) = timing {
-        // In timed mode every call is timed: the snapshot takes
-        // `timed_calls` from `calls`, so the hot path skips the store.
-        if hot.mode != MODE_TIMED {
-            bump(&n.timed_calls, 1);
-        }
-        bump(&n.total, incl);
-        bump(&n.self_, excl);
-        hist_add(hot, node_idx, 0, incl);
-        hist_add(hot, node_idx, 1, excl);
+    match timing {
+        Some((incl, excl)) => record_timed(hot, node_idx, incl, excl),
+        None => bump(&node(hot, node_idx).calls, 1),
     }
 }

@@ -19,7 +19,7 @@
 //! - if dropped before `Ready`, counts a cancellation (its busy time and
 //!   polls still count).
 
-use crate::block::{bump, key};
+use crate::block::{bump, tag};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
@@ -54,13 +54,14 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         return w;
     };
     let id = callsite.id(CallsiteKind::Async);
-    let parent = frame::top(hot);
+    // SAFETY: owner thread; the only frame reference alive here.
+    let parent = unsafe { frame::top(hot) };
     let parent_path = parent.path();
-    let (node, _) = match frame::find(hot, key(parent_path, id)) {
+    let np = match frame::find_child(hot, parent, tag(id)) {
         Some(found) => found,
         None => frame::find_or_create(hot, parent_path, id),
     };
-    w.timed = frame::decide_timed(hot, node, parent);
+    w.timed = frame::decide_timed(hot, np.node, parent);
     w.callsite = id;
     w.parent = parent_path;
     w.epoch = hot.epoch;
@@ -124,11 +125,12 @@ impl<F: Future> Future for Instrumented<F> {
             this.state = INERT;
             return inner.poll(cx);
         }
-        let (node, path) = match frame::find(hot, key(this.parent, this.callsite)) {
+        let np = match frame::find(hot, this.parent, tag(this.callsite)) {
             Some(found) => found,
             None => frame::find_or_create(hot, this.parent, this.callsite),
         };
-        let Some((fp, depth)) = frame::push(hot, node, path, this.timed) else {
+        let node = np.node;
+        let Some((fp, depth)) = frame::push(hot, np, this.timed) else {
             return inner.poll(cx);
         };
         let mut guard = PollFrame {
@@ -159,9 +161,6 @@ impl<F: Future> Future for Instrumented<F> {
             bump(&n.polls, this.polls);
             if this.timed {
                 let wall = clock::now().saturating_sub(this.created);
-                if hot.mode != crate::block::MODE_TIMED {
-                    bump(&n.timed_calls, 1);
-                }
                 bump(&n.total, wall);
                 bump(&n.self_, this.self_busy);
                 bump(&n.busy, this.busy);
@@ -184,8 +183,10 @@ impl<F> Drop for Instrumented<F> {
         if hot.epoch != self.epoch {
             return;
         }
-        let (node, _) = frame::find_or_create(hot, self.parent, self.callsite);
-        let n = frame::node(hot, node);
+        let n = frame::node(
+            hot,
+            frame::find_or_create(hot, self.parent, self.callsite).node,
+        );
         bump(&n.cancelled, 1);
         bump(&n.polls, self.polls);
         bump(&n.busy, self.busy);

@@ -1,10 +1,11 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
-use crate::block::Frame;
+use crate::arch;
+use crate::block::{TIMED_TSC, UNTIMED, bump};
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, Hot};
+use crate::thread::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED};
 
 /// Measures the enclosing scope: pushes a frame on creation, records the
 /// call when dropped (also when unwinding from a panic).
@@ -24,15 +25,46 @@ const INERT: u32 = u32::MAX - 1;
 
 impl Guard {
     /// Enters `callsite` on the current thread.
+    ///
+    /// The common case is inlined into the measured function and calls
+    /// nothing: recording is on, the stack has room, the child's node is
+    /// known, and the clock (if any) is the TSC. Everything else goes to
+    /// one out-of-line call.
     #[inline(always)]
     pub fn enter(callsite: &'static Callsite) -> Guard {
-        if let Some(hot) = thread::active() {
-            let parent = frame::top(hot);
-            // An unregistered callsite has id 0, which is never in the
-            // table, so it takes the slow path and registers there.
-            let k = parent.key_hi | callsite.cached_id() as u64;
-            if let Some((node, path)) = frame::find(hot, k) {
-                return Guard::push(hot, node, path, parent);
+        // SAFETY: owner thread; the reference is not held across a call
+        // that could take another one.
+        let hot = unsafe { &mut *thread::hot() };
+        if thread::is_current(hot) {
+            let d = hot.depth;
+            if d < hot.stack_cap {
+                // SAFETY: 1 <= d (attached) and d < stack_cap; frames d-1
+                // and d are distinct and no other reference to them is
+                // alive.
+                let (parent, f) = unsafe { (frame::frame(hot, d - 1), frame::frame(hot, d)) };
+                if let Some(np) = frame::find_child(hot, parent, callsite.tagged()) {
+                    let timed = match hot.fast {
+                        FAST_COUNT => UNTIMED,
+                        FAST_TIMED => TIMED_TSC,
+                        FAST_SAMPLED => {
+                            if frame::decide_timed(hot, np.node, parent) {
+                                TIMED_TSC
+                            } else {
+                                UNTIMED
+                            }
+                        }
+                        _ => return Guard::enter_slow(callsite),
+                    };
+                    f.np = np;
+                    f.timed = timed;
+                    f.cache_cs = 0;
+                    if timed != UNTIMED {
+                        f.child = 0;
+                        f.start = arch::read_tsc();
+                    }
+                    hot.depth = d + 1;
+                    return Guard { depth: d };
+                }
             }
         }
         Guard::enter_slow(callsite)
@@ -45,15 +77,11 @@ impl Guard {
             return Guard::INERT;
         };
         let id = callsite.id(CallsiteKind::Sync);
-        let parent = frame::top(hot);
-        let (node, path) = frame::find_or_create(hot, parent.path(), id);
-        Guard::push(hot, node, path, parent)
-    }
-
-    #[inline(always)]
-    fn push(hot: &mut Hot, node: u32, path: u32, parent: &Frame) -> Guard {
-        let timed = frame::decide_timed(hot, node, parent);
-        match frame::push(hot, node, path, timed) {
+        // SAFETY: owner thread; the only frame reference alive here.
+        let parent = unsafe { frame::top(hot) };
+        let np = frame::find_or_create(hot, parent.path(), id);
+        let timed = frame::decide_timed(hot, np.node, parent);
+        match frame::push(hot, np, timed) {
             Some((_, depth)) => Guard { depth },
             None => Guard::INERT,
         }
@@ -62,25 +90,24 @@ impl Guard {
     const INERT: Guard = Guard { depth: INERT };
 }
 
-#[inline(always)]
-fn pop_and_record(hot: &mut Hot, depth: u32) {
-    // SAFETY: depth < hot.depth <= stack_cap; owner thread.
-    let f = unsafe { frame::frame(hot, depth) };
-    let node = f.node;
-    let timing = frame::pop(hot, f, depth);
-    frame::record(hot, node, timing);
-}
-
-/// Drop of a guard whose frame is not on top.
+/// Drop of a guard that the inlined path does not handle: its frame is
+/// not on top (guards inside it were leaked, or a new session started),
+/// or it was timed with the `Instant` clock.
 #[cold]
 #[inline(never)]
-fn leaked_or_stale(hot: &mut Hot, depth: u32) {
+fn drop_slow(depth: u32) {
+    // SAFETY: owner thread; no other reference to the hot state is alive.
+    let hot = unsafe { &mut *thread::hot() };
     // Inner guards were leaked (`mem::forget`): discard their frames and
-    // record ours. A stale guard (depth >= hot.depth) records nothing.
-    if depth != INERT && depth >= 1 && depth < hot.depth {
-        hot.depth = depth + 1;
-        pop_and_record(hot, depth);
+    // record ours. A stale or inert guard (depth >= hot.depth) records
+    // nothing.
+    if depth == INERT || depth == 0 || depth >= hot.depth {
+        return;
     }
+    // SAFETY: 1 <= depth < hot.depth <= stack_cap; owner thread.
+    let f = unsafe { frame::frame(hot, depth) };
+    let timing = frame::pop(hot, f, depth);
+    frame::record(hot, f.np.node, timing);
 }
 
 impl Drop for Guard {
@@ -89,14 +116,44 @@ impl Drop for Guard {
         // SAFETY: owner thread (Guard is !Send); no other reference to the
         // hot state is alive during drop.
         let hot = unsafe { &mut *thread::hot() };
+        let d = self.depth;
         // Our frame is on top exactly when the depth is ours + 1. Frames
         // nest, so nothing pushed after ours can still be live here; if
         // the depth differs, either a new session reset the stack (depth
         // is 1 and ours was >= 1), or guards inside ours were leaked.
-        if hot.depth != self.depth.wrapping_add(1) {
-            leaked_or_stale(hot, self.depth);
-            return;
+        if hot.depth == d.wrapping_add(1) {
+            // SAFETY: d < hot.depth <= stack_cap; owner thread.
+            let f = unsafe { frame::frame(hot, d) };
+            if f.timed == UNTIMED {
+                hot.depth = d;
+                bump(&frame::node(hot, f.np.node).calls, 1);
+                return;
+            }
+            if f.timed == TIMED_TSC {
+                let now = arch::read_tsc();
+                // Copies, so that the stores below (which the compiler
+                // cannot prove distinct from the hot state) force no
+                // reloads.
+                let (frames, nodes) = (hot.frames, hot.nodes);
+                hot.depth = d;
+                let (node, start, child) = (f.np.node, f.start, f.child);
+                let incl = now.saturating_sub(start);
+                let excl = incl.saturating_sub(child);
+                // SAFETY: 1 <= d (frame 0 is the root sentinel, never
+                // popped), so frame d-1 exists; node < node_cap.
+                unsafe {
+                    let parent = &mut *frames.add(d as usize - 1);
+                    parent.child = parent.child.wrapping_add(incl);
+                    let n = &*nodes.add(node as usize);
+                    bump(&n.calls, 1);
+                    bump(&n.total, incl);
+                    bump(&n.self_, excl);
+                }
+                frame::hist_add(hot, node, 0, incl);
+                frame::hist_add(hot, node, 1, excl);
+                return;
+            }
         }
-        pop_and_record(hot, self.depth);
+        drop_slow(d);
     }
 }

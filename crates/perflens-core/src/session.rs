@@ -254,21 +254,21 @@ fn read_block(
         // SAFETY: i < node_count <= node_cap.
         let n = unsafe { block.node(i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
+        let hist_total = read_hist(block, i, 0);
+        let calls = r(&n.calls);
         let node = NodeSnapshot {
             path: n.path.load(Ordering::Relaxed),
-            calls: r(&n.calls),
-            // Timed mode does not maintain `timed_calls`: every call is.
-            timed_calls: if all_timed {
-                r(&n.calls)
-            } else {
-                r(&n.timed_calls)
-            },
+            calls,
+            // Each timed call adds one entry to the inclusive histogram,
+            // so the hot path keeps no separate counter; in timed mode
+            // every call is timed.
+            timed_calls: if all_timed { calls } else { hist_total.count() },
             total_ns: to_ns(r(&n.total)),
             self_ns: to_ns(r(&n.self_)),
             busy_ns: to_ns(r(&n.busy)),
             polls: r(&n.polls),
             cancelled: r(&n.cancelled),
-            hist_total: read_hist(block, i, 0),
+            hist_total,
             hist_self: read_hist(block, i, 1),
         };
         if i == OVERFLOW_NODE {

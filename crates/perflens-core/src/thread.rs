@@ -29,31 +29,49 @@ static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
 static NODE_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_NODES);
 static STACK_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_STACK_DEPTH);
 
-/// Per-thread hot state. Owner thread only (and its signal handlers).
+/// `Hot::fast`: what the inlined fast path of a guard may do itself.
+/// Timed, TSC clock.
+pub(crate) const FAST_TIMED: u32 = 0;
+/// Count only: no clock.
+pub(crate) const FAST_COUNT: u32 = 1;
+/// Sampled timing, TSC clock.
+pub(crate) const FAST_SAMPLED: u32 = 2;
+/// Timing with the `Instant` clock: every call takes the slow path, so
+/// the inlined code never calls a clock function.
+pub(crate) const FAST_NONE: u32 = 3;
+
+/// Per-thread hot state: exactly one cache line. Owner thread only (and
+/// its signal handlers).
 #[repr(C, align(64))]
 pub(crate) struct Hot {
     /// Frames in use, including the root sentinel (>= 1 once set up).
     pub depth: u32,
     /// Epoch of the block's contents; 0 = no block yet.
     pub epoch: u32,
+    /// The session's mode (`block::MODE_*`).
     pub mode: u32,
+    /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`] or [`FAST_NONE`].
+    pub fast: u32,
     pub stack_cap: u32,
     pub table_mask: u32,
     pub sample_every: u32,
     /// Read the TSC (else `Instant`).
     pub tsc: bool,
+    /// Frame 0; the block header sits at a fixed offset before it.
     pub frames: *mut Frame,
     pub table: *mut Slot,
     pub nodes: *mut Node,
     pub hist: *mut AtomicU64,
-    pub block: *mut Header,
 }
+
+const _: () = assert!(size_of::<Hot>() == 64);
 
 impl Hot {
     const EMPTY: Hot = Hot {
         depth: 0,
         epoch: 0,
         mode: 0,
+        fast: FAST_NONE,
         stack_cap: 0,
         table_mask: 0,
         sample_every: 1,
@@ -62,7 +80,6 @@ impl Hot {
         table: std::ptr::null_mut(),
         nodes: std::ptr::null_mut(),
         hist: std::ptr::null_mut(),
-        block: std::ptr::null_mut(),
     };
 
     fn attach(&mut self, block: Block) {
@@ -73,18 +90,30 @@ impl Hot {
         self.sample_every = h.sample_every.load(Ordering::Relaxed);
         self.stack_cap = h.stack_cap;
         self.tsc = crate::clock::uses_tsc();
+        self.fast = match self.mode {
+            crate::block::MODE_COUNT => FAST_COUNT,
+            _ if !self.tsc => FAST_NONE,
+            crate::block::MODE_SAMPLED => FAST_SAMPLED,
+            _ => FAST_TIMED,
+        };
         self.table_mask = h.table_mask;
         self.frames = block.at(h.off_frames);
         self.table = block.at(h.off_table);
         self.nodes = block.at(h.off_nodes);
         self.hist = block.at(h.off_hist);
-        self.block = block.0;
+        debug_assert_eq!(self.block(), block);
     }
 
-    /// The block these pointers belong to.
+    /// Whether a block is attached.
+    #[inline(always)]
+    pub fn has_block(&self) -> bool {
+        !self.frames.is_null()
+    }
+
+    /// The block these pointers belong to (a block must be attached).
     #[inline(always)]
     pub fn block(&self) -> Block {
-        Block(self.block)
+        Block(self.frames.wrapping_byte_sub(crate::block::FRAMES_OFFSET) as *mut Header)
     }
 }
 
@@ -109,11 +138,14 @@ pub(crate) fn active() -> Option<&'static mut Hot> {
     // reference to it is alive across this call (the hot path takes it,
     // uses it and drops it without calling out).
     let hot = unsafe { &mut *hot() };
-    if hot.epoch == EPOCH.load(Ordering::Relaxed) {
-        Some(hot)
-    } else {
-        None
-    }
+    if is_current(hot) { Some(hot) } else { None }
+}
+
+/// Whether `hot`'s block belongs to the running session. An odd global
+/// epoch (no session) never equals a block's epoch, which is even or 0.
+#[inline(always)]
+pub(crate) fn is_current(hot: &Hot) -> bool {
+    hot.epoch == EPOCH.load(Ordering::Relaxed)
 }
 
 struct ExitHook;
@@ -123,8 +155,8 @@ impl Drop for ExitHook {
         let _ = HOT.try_with(|h| {
             // SAFETY: owner thread, no other reference alive.
             let hot = unsafe { &mut *h.get() };
-            if !hot.block.is_null() {
-                Block(hot.block).header().exited.store(1, Ordering::Release);
+            if hot.has_block() {
+                hot.block().header().exited.store(1, Ordering::Release);
             }
             *hot = Hot::EMPTY;
         });
@@ -174,7 +206,7 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
     if hot.epoch == epoch {
         return Some(hot);
     }
-    let block = if hot.block.is_null() {
+    let block = if !hot.has_block() {
         Block(create_for_current_thread()?)
     } else {
         hot.block()

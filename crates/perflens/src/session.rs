@@ -1,6 +1,6 @@
 //! The programmatic session: start, snapshot at any time, finish.
 
-use perflens_core::{Config, Mode, Recording};
+use perflens_core::{ClockSource, Config, Mode, Recording};
 use perflens_report::{Report, ReportOptions};
 
 /// Why a session could not start.
@@ -38,6 +38,14 @@ impl SessionBuilder {
     /// Maximum distinct call paths in the process (default 65536).
     pub fn path_capacity(mut self, paths: u32) -> Self {
         self.config.path_capacity = paths;
+        self
+    }
+
+    /// Clock for timed calls: the TSC when the CPU has an invariant one
+    /// (default), or `Instant`, which is slower per call but never
+    /// depends on the CPU (the same as `PERFLENS_CLOCK=instant`).
+    pub fn clock(mut self, clock: ClockSource) -> Self {
+        self.config.clock = Some(clock);
         self
     }
 
