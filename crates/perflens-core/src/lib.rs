@@ -50,6 +50,7 @@ pub use session::{
     is_recording, parse_mode, start,
 };
 pub use snapshot::{
+    AllocSummary,
     CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo, RawSnapshot,
     ThreadSnapshot,
 };

@@ -122,6 +122,23 @@ pub struct NodeSnapshot {
     pub hist_total: Histogram,
     /// Per-call exclusive durations, in clock ticks.
     pub hist_self: Histogram,
+    /// Bytes allocated while this node was the innermost measured frame
+    /// of this thread (exclusive). `realloc` counts as an allocation of
+    /// the new size and a free of the old one. The root node (path 0)
+    /// holds what the thread allocated outside any measured function.
+    /// All allocation fields are 0 unless the counting allocator is
+    /// installed ([`RawSnapshot::alloc`] is `Some`).
+    pub alloc_bytes: u64,
+    /// Allocations made while this node was innermost (exclusive).
+    pub alloc_count: u64,
+    /// Bytes freed while this node was innermost (exclusive), whoever
+    /// allocated them.
+    pub free_bytes: u64,
+    /// Frees made while this node was innermost (exclusive).
+    pub free_count: u64,
+    /// Per completed call: bytes allocated by the call and everything it
+    /// called (inclusive), one entry per call. Values are bytes.
+    pub hist_alloc: Histogram,
 }
 
 /// One thread's tree.
@@ -144,6 +161,27 @@ pub struct ThreadSnapshot {
     pub overflow_calls: u64,
     /// Calls deeper than the shadow stack; these were not recorded.
     pub dropped_frames: u64,
+    /// Bytes this thread allocated minus bytes it freed during the
+    /// session (negative when it freed memory other threads allocated).
+    pub live_bytes: i64,
+    /// Highest `live_bytes` seen during the session.
+    pub peak_live_bytes: u64,
+}
+
+/// Process-wide allocation figures, present when the counting allocator
+/// is installed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocSummary {
+    /// Bytes allocated minus bytes freed during the session, all threads.
+    pub live_bytes: i64,
+    /// Highest process-wide live byte count seen during the session. To
+    /// keep threads off a shared counter, each thread publishes its live
+    /// bytes in steps of [`AllocSummary::peak_resolution_bytes`], so this
+    /// may be low by up to that much per allocating thread; it is never
+    /// below the largest per-thread peak.
+    pub peak_live_bytes: u64,
+    /// Publication step of the per-thread counters (see above).
+    pub peak_resolution_bytes: u64,
 }
 
 /// A copy of all recorded data at one moment.
@@ -170,6 +208,9 @@ pub struct RawSnapshot {
     /// Calls whose path could not be registered because the path table
     /// was full (they are counted under the overflow node).
     pub overflow_paths: u64,
+    /// Allocation summary, `None` when the counting allocator is not
+    /// installed (then every allocation field is 0).
+    pub alloc: Option<AllocSummary>,
 }
 
 impl RawSnapshot {
