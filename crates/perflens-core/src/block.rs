@@ -5,16 +5,18 @@
 //!
 //! ```text
 //! +--------------------+ 0
-//! | Header (256 B)     |  magic, layout version, capacities, offsets,
-//! |                    |  session generation, depth, counters
+//! | Header             |  magic, layout version, capacities, offsets,
+//! |                    |  session generation, counters, allocation totals
 //! +--------------------+ off_frames
 //! | Frame[stack_cap]   |  shadow stack (64 B each); frame 0 is the root sentinel
 //! +--------------------+ off_table
 //! | Slot[table_cap]    |  open addressing: (parent path, callsite) -> node
 //! +--------------------+ off_nodes
-//! | Node[node_cap]     |  64-byte counters; node 0 is the overflow node
+//! | Node[node_cap]     |  128-byte counters; node 0 collects overflow,
+//! |                    |  node 1 is the root (allocations outside frames)
 //! +--------------------+ off_hist
-//! | u64[node_cap][2][BUCKETS]  inclusive and exclusive histograms
+//! | u64[node_cap][3][BUCKETS]  inclusive time, exclusive time and
+//! |                    |  bytes-per-call histograms
 //! +--------------------+ size
 //! ```
 //!
@@ -33,7 +35,7 @@
 //! ordering, and readers load `node_count` with acquire ordering.
 
 use crate::histogram::BUCKETS;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
@@ -45,6 +47,15 @@ pub const LAYOUT_VERSION: u32 = 2;
 pub const FRAMES_OFFSET: usize = size_of::<Header>().next_multiple_of(64);
 /// Node index of the overflow node.
 pub const OVERFLOW_NODE: u32 = 0;
+/// Node index of the root: the root sentinel frame's node, which collects
+/// allocations made outside any measured function.
+pub const ROOT_NODE: u32 = 1;
+/// Nodes every tree has besides those of measured functions: the
+/// overflow node and the root node.
+pub const INTERNAL_NODES: u32 = 2;
+/// Histograms per node: inclusive time, exclusive time, bytes allocated
+/// per call (inclusive).
+pub const HISTS: usize = 3;
 
 /// Fixed part at the start of a block.
 #[repr(C, align(64))]
@@ -75,6 +86,27 @@ pub struct Header {
     pub exited: AtomicU32,
     /// Calls deeper than the shadow stack (not recorded).
     pub dropped_frames: AtomicU64,
+    /// Allocation counters of this thread (own cache line).
+    pub alloc: ThreadAlloc,
+}
+
+/// Per-thread allocation state, updated by the owner on every allocation
+/// and free while the counting allocator is installed.
+#[repr(C, align(64))]
+pub struct ThreadAlloc {
+    /// Bytes allocated by this thread so far this session: a frame saves
+    /// it on entry, so a call's inclusive allocation is the difference.
+    pub cum_bytes: AtomicU64,
+    /// Bytes allocated minus bytes freed by this thread.
+    pub live: AtomicI64,
+    /// Highest `live` so far.
+    pub peak: AtomicU64,
+    /// `live` as last added to the process-wide counter.
+    pub published: AtomicI64,
+    /// Publish again when `live` rises above this...
+    pub publish_above: AtomicI64,
+    /// ...or falls below this.
+    pub publish_below: AtomicI64,
 }
 
 pub const MODE_TIMED: u32 = 0;
@@ -115,6 +147,10 @@ pub struct Frame {
     pub start: u64,
     /// Measured time of children run inside this frame.
     pub child: u64,
+    /// The thread's `ThreadAlloc::cum_bytes` at entry (with the `alloc`
+    /// feature): the call's inclusive allocation is the difference at
+    /// exit.
+    pub alloc_start: u64,
 }
 
 impl Frame {
@@ -144,6 +180,12 @@ pub struct Node {
     pub busy: AtomicU64,
     pub polls: AtomicU64,
     pub cancelled: AtomicU64,
+    _pad: u64,
+    // -- second cache line: allocation counters (exclusive).
+    pub alloc_bytes: AtomicU64,
+    pub alloc_count: AtomicU64,
+    pub free_bytes: AtomicU64,
+    pub free_count: AtomicU64,
 }
 
 /// Adds to a single-writer counter without a locked instruction.
@@ -170,8 +212,10 @@ const fn align_up(v: usize, a: usize) -> usize {
 }
 
 impl Layout {
-    pub fn new(node_cap: u32, stack_cap: u32) -> Layout {
-        let node_cap = node_cap.max(2);
+    /// Room for `contexts` calling contexts of measured functions (at
+    /// least 1) plus the overflow and root nodes, and `stack_cap` frames.
+    pub fn new(contexts: u32, stack_cap: u32) -> Layout {
+        let node_cap = contexts.clamp(1, u32::MAX / 4) + INTERNAL_NODES;
         let stack_cap = stack_cap.max(2);
         // At most half full: probes stay short and a miss always ends.
         let table_cap = (node_cap as usize * 2).next_power_of_two() as u32;
@@ -179,7 +223,7 @@ impl Layout {
         let off_table = align_up(off_frames + stack_cap as usize * size_of::<Frame>(), 64);
         let off_nodes = align_up(off_table + table_cap as usize * size_of::<Slot>(), 64);
         let off_hist = align_up(off_nodes + node_cap as usize * size_of::<Node>(), 4096);
-        let size = align_up(off_hist + node_cap as usize * 2 * BUCKETS * 8, 4096);
+        let size = align_up(off_hist + node_cap as usize * HISTS * BUCKETS * 8, 4096);
         Layout {
             node_cap,
             stack_cap,
@@ -232,7 +276,7 @@ impl Block {
     }
 
     #[inline(always)]
-    pub fn header(&self) -> &Header {
+    pub fn header(&self) -> &'static Header {
         // SAFETY: blocks are never unmapped; the header is initialised in
         // `create` before the block is shared.
         unsafe { &*self.0 }
@@ -281,13 +325,13 @@ impl Block {
     }
 
     /// Bucket counter `bucket` of node `i`'s histogram `which` (0 =
-    /// inclusive, 1 = exclusive).
+    /// inclusive time, 1 = exclusive time, 2 = bytes allocated per call).
     ///
     /// # Safety
-    /// `i < node_cap`, `which < 2`, `bucket < BUCKETS`.
+    /// `i < node_cap`, `which < HISTS`, `bucket < BUCKETS`.
     #[inline(always)]
     pub unsafe fn bucket(&self, i: u32, which: usize, bucket: usize) -> &AtomicU64 {
-        let idx = (i as usize * 2 + which) * BUCKETS + bucket;
+        let idx = (i as usize * HISTS + which) * BUCKETS + bucket;
         let off = self.header().off_hist as usize + idx * 8;
         // SAFETY: in bounds per the caller's contract; 8-byte aligned.
         unsafe { &*(self.base().add(off) as *const AtomicU64) }
@@ -345,13 +389,24 @@ impl Block {
         h.dropped_frames.store(0, Ordering::Relaxed);
         h.mode.store(mode, Ordering::Relaxed);
         h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
-        // Node 0 collects overflow.
+        let a = &h.alloc;
+        a.cum_bytes.store(0, Ordering::Relaxed);
+        a.live.store(0, Ordering::Relaxed);
+        a.peak.store(0, Ordering::Relaxed);
+        a.published.store(0, Ordering::Relaxed);
+        a.publish_above
+            .store(crate::alloc::PUBLISH_STEP, Ordering::Relaxed);
+        a.publish_below
+            .store(-crate::alloc::PUBLISH_STEP, Ordering::Relaxed);
+        // Node 0 collects overflow, node 1 the root.
         let overflow = self.push_node(crate::paths::OVERFLOW_PATH);
         debug_assert_eq!(overflow, Some(OVERFLOW_NODE));
+        let root_node = self.push_node(crate::paths::ROOT_PATH);
+        debug_assert_eq!(root_node, Some(ROOT_NODE));
         // SAFETY: frame 0 exists (stack_cap >= 2); owner thread.
         let root = unsafe { self.frame(0) };
         root.np = NodePath {
-            node: OVERFLOW_NODE,
+            node: ROOT_NODE,
             path: crate::paths::ROOT_PATH,
         };
         root.timed = UNTIMED;

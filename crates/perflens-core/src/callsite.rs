@@ -68,6 +68,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     fn register(&'static self, kind: CallsiteKind) -> u32 {
+        let _internal = crate::alloc::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {

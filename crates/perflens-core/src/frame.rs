@@ -4,8 +4,8 @@
 //! the guard's slow paths, and handle both clocks.
 
 use crate::block::{
-    self, Frame, MODE_TIMED, Node, NodePath, OVERFLOW_NODE, TIMED_INSTANT, TIMED_TSC, UNTIMED,
-    bump, key, tag,
+    self, Frame, HISTS, MODE_TIMED, Node, NodePath, OVERFLOW_NODE, TIMED_INSTANT, TIMED_TSC,
+    UNTIMED, bump, key, tag,
 };
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
@@ -50,6 +50,8 @@ pub(crate) fn find_or_create(hot: &Hot, parent_path: u32, callsite: u32) -> Node
     if let Some(found) = find(hot, parent_path, tag(callsite)) {
         return found;
     }
+    // Registering a path allocates: not counted.
+    let _internal = crate::alloc::Internal::enter();
     let k = key(parent_path, tag(callsite));
     let block = hot.block();
     let h = block.header();
@@ -113,7 +115,7 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
     match hot.fast {
         FAST_COUNT => false,
         FAST_TIMED => true,
-        _ if hot.mode == MODE_TIMED => true,
+        _ if hot.mode() == MODE_TIMED => true,
         _ => {
             let n = node(hot, node_idx);
             let c = n.countdown.load(Ordering::Relaxed);
@@ -140,14 +142,15 @@ pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Fra
     let f = unsafe { frame(hot, depth) };
     f.np = np;
     f.cache_cs = 0;
-    f.timed = match (timed, hot.tsc) {
+    f.alloc_start = alloc_mark(hot);
+    f.timed = match (timed, hot.tsc()) {
         (false, _) => UNTIMED,
         (true, true) => TIMED_TSC,
         (true, false) => TIMED_INSTANT,
     };
     if timed {
         f.child = 0;
-        f.start = clock::now_with(hot.tsc);
+        f.start = clock::now_with(hot.tsc());
     }
     hot.depth = depth + 1;
     Some((f as *mut Frame, depth))
@@ -177,15 +180,45 @@ pub(crate) fn charge(hot: &Hot, f: &Frame, depth: u32, now: u64) -> (u64, u64) {
     (dur, excl)
 }
 
-/// Adds one to histogram `which` (0 inclusive, 1 exclusive) of a node.
+/// The thread's running total of allocated bytes, saved in a frame on
+/// entry.
+#[inline(always)]
+pub(crate) fn alloc_mark(hot: &Hot) -> u64 {
+    hot.block().header().alloc.cum_bytes.load(Ordering::Relaxed)
+}
+
+/// Bytes the call in frame `f` has allocated so far, itself and
+/// everything it called.
+#[inline(always)]
+pub(crate) fn alloc_since(hot: &Hot, f: &Frame) -> u64 {
+    alloc_mark(hot).wrapping_sub(f.alloc_start)
+}
+
+/// Adds the bytes a completing call allocated to its node's per-call
+/// histogram. Calls that allocated nothing are not added: the snapshot
+/// counts them as `calls` minus the histogram's count.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+pub(crate) fn record_alloc(hot: &Hot, f: &Frame) {
+    let bytes = alloc_since(hot, f);
+    if bytes != 0 {
+        hist_add(hot, f.np.node, HIST_ALLOC, bytes);
+    }
+}
+
+/// Histogram index of per-call allocated bytes.
+pub(crate) const HIST_ALLOC: usize = 2;
+
+/// Adds one to histogram `which` (0 inclusive time, 1 exclusive time,
+/// [`HIST_ALLOC`] bytes per call) of a node.
 #[inline(always)]
 pub(crate) fn hist_add(hot: &Hot, node: u32, which: usize, value: u64) {
-    // SAFETY: node < node_cap, which < 2, bucket < BUCKETS: inside the
+    // SAFETY: node < node_cap, which < HISTS, bucket < BUCKETS: inside the
     // histogram area of this thread's block.
     let c = unsafe {
         &*hot
             .hist
-            .add((node as usize * 2 + which) * BUCKETS + bucket_index(value))
+            .add((node as usize * HISTS + which) * BUCKETS + bucket_index(value))
     };
     bump(c, 1);
 }

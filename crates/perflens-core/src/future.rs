@@ -49,6 +49,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         busy: 0,
         self_busy: 0,
         polls: 0,
+        allocated: 0,
     };
     let Some(hot) = thread::active().or_else(thread::prepare) else {
         return w;
@@ -83,6 +84,8 @@ pub struct Instrumented<F> {
     busy: u64,
     self_busy: u64,
     polls: u64,
+    /// Bytes allocated during its polls so far (inclusive).
+    allocated: u64,
 }
 
 /// Pops the poll frame even if the inner `poll` panics.
@@ -148,7 +151,9 @@ impl<F: Future> Future for Instrumented<F> {
             return result;
         }
         // SAFETY: checked above that frame `depth` is still ours.
-        let timing = frame::pop(hot, unsafe { &*fp }, depth);
+        let f = unsafe { &*fp };
+        this.allocated = this.allocated.wrapping_add(frame::alloc_since(hot, f));
+        let timing = frame::pop(hot, f, depth);
         this.polls += 1;
         if let Some((dur, excl)) = timing {
             this.busy += dur;
@@ -159,6 +164,9 @@ impl<F: Future> Future for Instrumented<F> {
             let n = frame::node(hot, node);
             bump(&n.calls, 1);
             bump(&n.polls, this.polls);
+            if this.allocated != 0 {
+                frame::hist_add(hot, node, frame::HIST_ALLOC, this.allocated);
+            }
             if this.timed {
                 let wall = clock::now().saturating_sub(this.created);
                 bump(&n.total, wall);

@@ -58,6 +58,10 @@ impl Guard {
                     f.np = np;
                     f.timed = timed;
                     f.cache_cs = 0;
+                    #[cfg(feature = "alloc")]
+                    {
+                        f.alloc_start = frame::alloc_mark(hot);
+                    }
                     if timed != UNTIMED {
                         f.child = 0;
                         f.start = arch::read_tsc();
@@ -106,6 +110,8 @@ fn drop_slow(depth: u32) {
     }
     // SAFETY: 1 <= depth < hot.depth <= stack_cap; owner thread.
     let f = unsafe { frame::frame(hot, depth) };
+    #[cfg(feature = "alloc")]
+    frame::record_alloc(hot, f);
     let timing = frame::pop(hot, f, depth);
     frame::record(hot, f.np.node, timing);
 }
@@ -125,12 +131,16 @@ impl Drop for Guard {
             // SAFETY: d < hot.depth <= stack_cap; owner thread.
             let f = unsafe { frame::frame(hot, d) };
             if f.timed == UNTIMED {
+                #[cfg(feature = "alloc")]
+                frame::record_alloc(hot, f);
                 hot.depth = d;
                 bump(&frame::node(hot, f.np.node).calls, 1);
                 return;
             }
             if f.timed == TIMED_TSC {
                 let now = arch::read_tsc();
+                #[cfg(feature = "alloc")]
+                frame::record_alloc(hot, f);
                 // Copies, so that the stores below (which the compiler
                 // cannot prove distinct from the hot state) force no
                 // reloads.

@@ -27,6 +27,7 @@
 //! assert_eq!(calls, 3);
 //! ```
 
+mod alloc;
 mod arch;
 mod block;
 mod callsite;
@@ -41,6 +42,7 @@ mod session;
 pub mod snapshot;
 mod thread;
 
+pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP};
 pub use callsite::{Callsite, fnv1a, normalize_name};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
@@ -50,9 +52,8 @@ pub use session::{
     is_recording, parse_mode, start,
 };
 pub use snapshot::{
-    AllocSummary,
-    CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo, RawSnapshot,
-    ThreadSnapshot,
+    AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
+    RawSnapshot, ThreadSnapshot,
 };
 
 /// Layout facts of the per-thread blocks, for tools that read them.

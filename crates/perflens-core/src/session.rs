@@ -1,8 +1,9 @@
 //! Starting and stopping recording, and taking snapshots.
 
 use crate::block::{Block, OVERFLOW_NODE};
+use crate::frame::HIST_ALLOC;
 use crate::histogram::{BUCKETS, Histogram};
-use crate::snapshot::{ClockSource, Mode, NodeSnapshot, RawSnapshot, ThreadSnapshot};
+use crate::snapshot::{AllocSummary, ClockSource, Mode, NodeSnapshot, RawSnapshot, ThreadSnapshot};
 use crate::{callsite, clock, paths, thread};
 use std::fmt;
 use std::sync::Mutex;
@@ -204,19 +205,28 @@ impl Recording {
     }
 
     fn collect(&self, finished: bool) -> RawSnapshot {
+        let _internal = crate::alloc::Internal::enter();
         let elapsed_ns = self.started.elapsed().as_nanos() as u64;
         let ns_per_tick = clock::ns_per_tick();
         let to_ns = |t: u64| (t as f64 * ns_per_tick).round() as u64;
         let mut threads = Vec::new();
+        let mut unpublished = 0i64;
         thread::for_each_block(|entry| {
             if let Some(t) = read_block(entry.block, self.epoch, self.mode == Mode::Timed, &to_ns) {
+                let a = &entry.block.header().alloc;
+                unpublished = unpublished.wrapping_add(
+                    t.live_bytes
+                        .wrapping_sub(a.published.load(Ordering::Relaxed)),
+                );
                 threads.push(ThreadSnapshot {
                     name: entry.name.clone(),
                     ..t
                 });
             }
         });
+        let alloc = crate::alloc::installed().then(|| alloc_summary(&threads, unpublished));
         RawSnapshot {
+            alloc,
             mode: self.mode,
             clock: self.clock,
             ns_per_tick,
@@ -256,6 +266,12 @@ fn read_block(
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         let hist_total = read_hist(block, i, 0);
         let calls = r(&n.calls);
+        let mut hist_alloc = read_hist(block, i, HIST_ALLOC);
+        // Calls that allocated nothing are not in the histogram.
+        let zero_calls = calls.saturating_sub(hist_alloc.count());
+        if zero_calls != 0 {
+            hist_alloc.record_n(0, zero_calls);
+        }
         let node = NodeSnapshot {
             path: n.path.load(Ordering::Relaxed),
             calls,
@@ -270,11 +286,21 @@ fn read_block(
             cancelled: r(&n.cancelled),
             hist_total,
             hist_self: read_hist(block, i, 1),
+            alloc_bytes: r(&n.alloc_bytes),
+            alloc_count: r(&n.alloc_count),
+            free_bytes: r(&n.free_bytes),
+            free_count: r(&n.free_count),
+            hist_alloc,
         };
         if i == OVERFLOW_NODE {
             overflow_calls = node.calls + node.cancelled;
         }
-        if node.calls != 0 || node.cancelled != 0 || node.polls != 0 {
+        if node.calls != 0
+            || node.cancelled != 0
+            || node.polls != 0
+            || node.alloc_count != 0
+            || node.free_count != 0
+        {
             nodes.push(node);
         }
     }
@@ -284,14 +310,29 @@ fn read_block(
         name: None,
         exited: h.exited.load(Ordering::Acquire) == 1,
         nodes,
-        node_capacity: h.node_cap,
+        node_capacity: h.node_cap - crate::block::INTERNAL_NODES,
         overflow_calls,
         dropped_frames: h.dropped_frames.load(Ordering::Relaxed),
+        live_bytes: h.alloc.live.load(Ordering::Relaxed),
+        peak_live_bytes: h.alloc.peak.load(Ordering::Relaxed),
     })
 }
 
+/// Process-wide live and peak bytes: what threads published, plus what
+/// each moved since its last publication (so `live_bytes` is exact).
+fn alloc_summary(threads: &[ThreadSnapshot], unpublished: i64) -> AllocSummary {
+    let (published_live, published_peak) = crate::alloc::published();
+    let live = published_live.wrapping_add(unpublished);
+    let thread_peak = threads.iter().map(|t| t.peak_live_bytes).max().unwrap_or(0);
+    AllocSummary {
+        live_bytes: live,
+        peak_live_bytes: published_peak.max(thread_peak).max(live.max(0) as u64),
+        peak_resolution_bytes: crate::alloc::PUBLISH_STEP as u64,
+    }
+}
+
 fn read_hist(block: Block, node: u32, which: usize) -> Histogram {
-    // SAFETY: node < node_count <= node_cap, which < 2, b < BUCKETS.
+    // SAFETY: node < node_count <= node_cap, which < HISTS, b < BUCKETS.
     Histogram::from_dense(
         (0..BUCKETS).map(|b| unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed)),
     )

@@ -154,7 +154,8 @@ pub struct ThreadSnapshot {
     pub exited: bool,
     /// Nodes in creation order (a parent before its children).
     pub nodes: Vec<NodeSnapshot>,
-    /// Maximum nodes this thread's tree can hold.
+    /// Maximum calling contexts of measured functions this thread's tree
+    /// can hold (besides its root and overflow nodes).
     pub node_capacity: u32,
     /// Calls that found the tree full and were counted under the overflow
     /// node instead of a node of their own.

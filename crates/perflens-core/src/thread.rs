@@ -31,14 +31,14 @@ static STACK_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_STACK_DEPTH
 
 /// `Hot::fast`: what the inlined fast path of a guard may do itself.
 /// Timed, TSC clock.
-pub(crate) const FAST_TIMED: u32 = 0;
+pub(crate) const FAST_TIMED: u16 = 0;
 /// Count only: no clock.
-pub(crate) const FAST_COUNT: u32 = 1;
+pub(crate) const FAST_COUNT: u16 = 1;
 /// Sampled timing, TSC clock.
-pub(crate) const FAST_SAMPLED: u32 = 2;
+pub(crate) const FAST_SAMPLED: u16 = 2;
 /// Timing with the `Instant` clock: every call takes the slow path, so
 /// the inlined code never calls a clock function.
-pub(crate) const FAST_NONE: u32 = 3;
+pub(crate) const FAST_NONE: u16 = 3;
 
 /// Per-thread hot state: exactly one cache line. Owner thread only (and
 /// its signal handlers).
@@ -48,15 +48,21 @@ pub(crate) struct Hot {
     pub depth: u32,
     /// Epoch of the block's contents; 0 = no block yet.
     pub epoch: u32,
+    /// `epoch` while allocations may be counted on this thread, else 0:
+    /// 0 while the profiler itself runs here (see [`Internal`]), so the
+    /// allocator hook needs a single comparison.
+    pub alloc_epoch: u32,
     /// The session's mode (`block::MODE_*`).
-    pub mode: u32,
+    pub mode: u16,
     /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`] or [`FAST_NONE`].
-    pub fast: u32,
+    pub fast: u16,
     pub stack_cap: u32,
     pub table_mask: u32,
     pub sample_every: u32,
-    /// Read the TSC (else `Instant`).
-    pub tsc: bool,
+    /// Nesting of [`Internal`] sections.
+    pub internal: u16,
+    /// 1 once the thread's exit hook ran: nothing is recorded any more.
+    pub exited: u16,
     /// Frame 0; the block header sits at a fixed offset before it.
     pub frames: *mut Frame,
     pub table: *mut Slot,
@@ -70,12 +76,14 @@ impl Hot {
     const EMPTY: Hot = Hot {
         depth: 0,
         epoch: 0,
+        alloc_epoch: 0,
         mode: 0,
         fast: FAST_NONE,
         stack_cap: 0,
         table_mask: 0,
         sample_every: 1,
-        tsc: false,
+        internal: 0,
+        exited: 0,
         frames: std::ptr::null_mut(),
         table: std::ptr::null_mut(),
         nodes: std::ptr::null_mut(),
@@ -86,13 +94,14 @@ impl Hot {
         let h = block.header();
         self.depth = 1;
         self.epoch = h.epoch.load(Ordering::Relaxed);
-        self.mode = h.mode.load(Ordering::Relaxed);
+        self.alloc_epoch = if self.internal == 0 { self.epoch } else { 0 };
+        self.mode = h.mode.load(Ordering::Relaxed) as u16;
         self.sample_every = h.sample_every.load(Ordering::Relaxed);
         self.stack_cap = h.stack_cap;
-        self.tsc = crate::clock::uses_tsc();
-        self.fast = match self.mode {
+        let tsc = crate::clock::uses_tsc();
+        self.fast = match h.mode.load(Ordering::Relaxed) {
             crate::block::MODE_COUNT => FAST_COUNT,
-            _ if !self.tsc => FAST_NONE,
+            _ if !tsc => FAST_NONE,
             crate::block::MODE_SAMPLED => FAST_SAMPLED,
             _ => FAST_TIMED,
         };
@@ -102,6 +111,19 @@ impl Hot {
         self.nodes = block.at(h.off_nodes);
         self.hist = block.at(h.off_hist);
         debug_assert_eq!(self.block(), block);
+    }
+
+    /// Whether timed calls read the TSC (else `Instant`). Meaningless in
+    /// count mode, which reads no clock.
+    #[inline(always)]
+    pub fn tsc(&self) -> bool {
+        self.fast != FAST_NONE
+    }
+
+    /// The session's mode code.
+    #[inline(always)]
+    pub fn mode(&self) -> u32 {
+        u32::from(self.mode)
     }
 
     /// Whether a block is attached.
@@ -159,6 +181,9 @@ impl Drop for ExitHook {
                 hot.block().header().exited.store(1, Ordering::Release);
             }
             *hot = Hot::EMPTY;
+            // Allocations made by later thread-local destructors are not
+            // counted, and must not try to set up a new block.
+            hot.exited = 1;
         });
     }
 }
@@ -206,6 +231,11 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
     if hot.epoch == epoch {
         return Some(hot);
     }
+    if hot.exited != 0 {
+        return None;
+    }
+    // Registering and resetting allocate: not counted.
+    let _internal = crate::alloc::Internal::enter();
     let block = if !hot.has_block() {
         Block(create_for_current_thread()?)
     } else {
@@ -230,7 +260,7 @@ fn create_for_current_thread() -> Option<*mut Header> {
         NODE_CAP.load(Ordering::Relaxed),
         STACK_CAP.load(Ordering::Relaxed),
     );
-    let name = std::thread::current().name().map(str::to_owned);
+    let name = os_thread_name();
     let tid = os_tid();
     let block = {
         let mut reg = registry();
@@ -291,6 +321,7 @@ pub(crate) fn activate(epoch: u32, mode: Mode, node_cap: u32, stack_cap: u32) {
         }
         reg.live.sort_by_key(|e| e.block.header().thread_index);
     }
+    crate::alloc::reset();
     EPOCH.store(epoch, Ordering::Release);
 }
 
@@ -302,6 +333,31 @@ pub(crate) fn deactivate(epoch: u32) {
 /// The current session generation (odd if none).
 pub(crate) fn generation() -> u32 {
     EPOCH.load(Ordering::Acquire)
+}
+
+/// The thread's name without `std::thread::current()`, which may panic
+/// while thread-locals are being destroyed (this can run from inside the
+/// allocator then). Rust names spawned threads at the OS level too (cut to
+/// 15 bytes); the main thread is called `main` as in `std`.
+#[cfg(target_os = "linux")]
+fn os_thread_name() -> Option<String> {
+    // SAFETY: getpid and gettid have no preconditions.
+    if unsafe { libc::getpid() } == unsafe { libc::gettid() } {
+        return Some("main".to_string());
+    }
+    let mut buf = [0u8; 16];
+    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated, into
+    // the buffer we pass.
+    if unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    Some(String::from_utf8_lossy(&buf[..len]).into_owned()).filter(|n| !n.is_empty())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn os_thread_name() -> Option<String> {
+    None
 }
 
 #[cfg(target_os = "linux")]

@@ -50,6 +50,9 @@
 
 pub use perflens_macros::{main, measure, measure_all, measure_block, skip};
 
+mod alloc;
+pub use alloc::CountingAlloc;
+
 #[cfg(feature = "enabled")]
 mod main_guard;
 #[cfg(feature = "enabled")]
@@ -68,5 +71,7 @@ pub use session::{Error, Session, SessionBuilder};
 #[cfg(feature = "enabled")]
 pub mod __private {
     pub use crate::main_guard::{Format, MainGuard, MainOptions};
-    pub use perflens_core::{Callsite, Guard, Instrumented, Mode, instrument};
+    pub use perflens_core::{
+        Callsite, CountingAlloc, Guard, Instrumented, Internal, Mode, instrument,
+    };
 }

@@ -110,7 +110,10 @@ impl Session {
 
     /// A report of everything recorded so far; recording goes on.
     pub fn snapshot(&self) -> Report {
-        Report::from_snapshot(&self.recording.snapshot(), &self.options)
+        let snap = self.recording.snapshot();
+        // Building the report allocates; that is not the program's.
+        let _internal = perflens_core::Internal::enter();
+        Report::from_snapshot(&snap, &self.options)
     }
 
     /// The raw per-thread data recorded so far.

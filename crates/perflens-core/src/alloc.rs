@@ -1,0 +1,284 @@
+//! The counting allocator.
+//!
+//! [`CountingAlloc`] wraps another global allocator (by default
+//! [`System`]) and, while a session records, charges every allocation and
+//! free to the current thread's innermost measured frame: the node on top
+//! of the shadow stack. Futures push a frame for each poll, so what a
+//! future allocates while being polled lands on the future, on whatever
+//! thread polls it, and two futures interleaved on one thread never mix.
+//!
+//! Cost and sharing: the hook touches only the current thread's hot state,
+//! its top frame's node and its block header, with plain loads and stores
+//! (no read-modify-write, no cache line shared with another thread).
+//! Process-wide live bytes are published to a shared counter only when a
+//! thread's own live count has moved by [`PUBLISH_STEP`] bytes since it
+//! last published, so steady allocate/free churn never touches it.
+//!
+//! Re-entrancy: the profiler allocates for itself (registering a thread,
+//! a callsite or a path, taking a snapshot). Those sections run inside
+//! [`Internal`], which switches counting off for the thread, so they are
+//! never counted and never re-enter the profiler from the allocator.
+//! Before `main`, after a thread's exit hook ran, and while no session
+//! records, the hook counts nothing and never panics.
+
+use crate::block::bump;
+use crate::thread::{self, EPOCH, Hot};
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+
+/// A thread publishes its live bytes to the process-wide counter when
+/// they moved by this much since the last time.
+pub const PUBLISH_STEP: i64 = 64 * 1024;
+
+/// Process-wide live bytes, as published by threads.
+static LIVE: AtomicI64 = AtomicI64::new(0);
+/// Highest value `LIVE` reached this session.
+static PEAK: AtomicU64 = AtomicU64::new(0);
+/// Set when a counting allocator has counted something.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// A global allocator that counts what it allocates into the running
+/// session. Install it with `#[perflens::main]` (feature `alloc`), or by
+/// hand:
+///
+/// ```
+/// #[global_allocator]
+/// static ALLOC: perflens_core::CountingAlloc = perflens_core::CountingAlloc::new(std::alloc::System);
+/// # fn main() {}
+/// ```
+pub struct CountingAlloc<A = System> {
+    inner: A,
+}
+
+impl<A> CountingAlloc<A> {
+    /// Counts the allocations `inner` serves.
+    pub const fn new(inner: A) -> Self {
+        CountingAlloc { inner }
+    }
+}
+
+// SAFETY: every method forwards to `inner` with the caller's arguments
+// unchanged and returns its result unchanged; the bookkeeping around it
+// never allocates through this allocator while counting is on (see
+// `Internal`), never unwinds (no panicking operations), and touches only
+// thread-local state and atomics.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged (the caller's contract).
+        let p = unsafe { self.inner.alloc(layout) };
+        if !p.is_null() {
+            on_alloc(layout.size() as u64);
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        let p = unsafe { self.inner.alloc_zeroed(layout) };
+        if !p.is_null() {
+            on_alloc(layout.size() as u64);
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe { self.inner.dealloc(ptr, layout) };
+        on_free(layout.size() as u64);
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            // What a realloc really does: a block of the new size, and the
+            // old one released (also when it grew in place, so that bytes
+            // allocated always sum the sizes ever handed out).
+            on_alloc(new_size as u64);
+            on_free(layout.size() as u64);
+        }
+        p
+    }
+}
+
+/// Counts an allocation of `size` bytes on the current thread.
+#[inline(always)]
+pub fn on_alloc(size: u64) {
+    // SAFETY: owner thread; the reference is dropped before returning and
+    // nothing here calls out while holding it, except the cold path,
+    // which takes over the reference.
+    let hot = unsafe { &mut *thread::hot() };
+    if hot.alloc_epoch != EPOCH.load(Ordering::Relaxed) {
+        return alloc_slow(size);
+    }
+    count_alloc(hot, size);
+}
+
+/// Counts a free of `size` bytes on the current thread.
+#[inline(always)]
+pub fn on_free(size: u64) {
+    // SAFETY: as in `on_alloc`.
+    let hot = unsafe { &mut *thread::hot() };
+    if hot.alloc_epoch != EPOCH.load(Ordering::Relaxed) {
+        return free_slow(size);
+    }
+    count_free(hot, size);
+}
+
+#[inline(always)]
+fn count_alloc(hot: &Hot, size: u64) {
+    let (node, a) = top(hot);
+    bump(&node.alloc_bytes, size);
+    bump(&node.alloc_count, 1);
+    bump(&a.cum_bytes, size);
+    let live = a.live.load(Ordering::Relaxed).wrapping_add(size as i64);
+    a.live.store(live, Ordering::Relaxed);
+    // Branch-free maximum: growth phases would mispredict a branch.
+    let peak = a.peak.load(Ordering::Relaxed);
+    a.peak
+        .store(peak.max(live.max(0) as u64), Ordering::Relaxed);
+    if live > a.publish_above.load(Ordering::Relaxed) {
+        publish(a, live);
+    }
+}
+
+#[inline(always)]
+fn count_free(hot: &Hot, size: u64) {
+    let (node, a) = top(hot);
+    bump(&node.free_bytes, size);
+    bump(&node.free_count, 1);
+    let live = a.live.load(Ordering::Relaxed).wrapping_sub(size as i64);
+    a.live.store(live, Ordering::Relaxed);
+    if live < a.publish_below.load(Ordering::Relaxed) {
+        publish(a, live);
+    }
+}
+
+/// The innermost frame's node and the thread's allocation counters.
+#[inline(always)]
+fn top(hot: &Hot) -> (&crate::block::Node, &crate::block::ThreadAlloc) {
+    // SAFETY: attached (alloc_epoch is a live epoch), so 1 <= depth <=
+    // stack_cap and the top frame's node is < node_cap.
+    let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
+    let node = crate::frame::node(hot, node);
+    (node, &hot.block().header().alloc)
+}
+
+/// Adds what this thread's live bytes moved since it last published to
+/// the process-wide counter.
+#[cold]
+#[inline(never)]
+fn publish(a: &crate::block::ThreadAlloc, live: i64) {
+    let delta = live.wrapping_sub(a.published.load(Ordering::Relaxed));
+    let now = LIVE.fetch_add(delta, Ordering::Relaxed).wrapping_add(delta);
+    PEAK.fetch_max(now.max(0) as u64, Ordering::Relaxed);
+    a.published.store(live, Ordering::Relaxed);
+    a.publish_above
+        .store(live.saturating_add(PUBLISH_STEP), Ordering::Relaxed);
+    a.publish_below
+        .store(live.saturating_sub(PUBLISH_STEP), Ordering::Relaxed);
+}
+
+/// Counting is off for this thread: no session, the thread has no block
+/// for this session yet, the profiler itself is running here, or the
+/// thread is exiting.
+#[cold]
+#[inline(never)]
+fn alloc_slow(size: u64) {
+    if let Some(hot) = attach_for_alloc() {
+        count_alloc(hot, size);
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn free_slow(size: u64) {
+    if let Some(hot) = attach_for_alloc() {
+        count_free(hot, size);
+    }
+}
+
+/// Attaches the current thread to the running session so that a thread
+/// which allocates before (or without) calling a measured function is
+/// counted too. `None` when counting must stay off.
+#[inline(always)]
+fn attach_for_alloc() -> Option<&'static mut Hot> {
+    // Every program allocates before `main`, so this is set early; read
+    // first so that the shared line is written once, not per allocation.
+    if !INSTALLED.load(Ordering::Relaxed) {
+        INSTALLED.store(true, Ordering::Relaxed);
+    }
+    if EPOCH.load(Ordering::Relaxed) & 1 == 1 {
+        return None;
+    }
+    {
+        // SAFETY: owner thread; dropped before `prepare` takes its own.
+        let hot = unsafe { &*thread::hot() };
+        if hot.internal != 0 || hot.exited != 0 {
+            return None;
+        }
+    }
+    {
+        let _internal = Internal::enter();
+        thread::prepare()?;
+    }
+    // SAFETY: owner thread; the references above are gone.
+    let hot = unsafe { &mut *thread::hot() };
+    (hot.alloc_epoch == EPOCH.load(Ordering::Relaxed)).then_some(hot)
+}
+
+/// A section in which the profiler allocates for itself: nothing is
+/// counted on this thread until it ends. Nests.
+pub struct Internal {
+    hot: *mut Hot,
+}
+
+impl Internal {
+    /// Switches counting off for the current thread.
+    #[inline]
+    pub fn enter() -> Internal {
+        let hot = thread::hot();
+        // SAFETY: owner thread; no reference to the hot state is held
+        // across this (callers hold none while entering).
+        unsafe {
+            (*hot).internal += 1;
+            (*hot).alloc_epoch = 0;
+        }
+        Internal { hot }
+    }
+}
+
+impl Drop for Internal {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: owner thread (Internal is !Send: it holds a raw
+        // pointer); as in `enter`.
+        unsafe {
+            let hot = &mut *self.hot;
+            hot.internal -= 1;
+            if hot.internal == 0 {
+                hot.alloc_epoch = hot.epoch;
+            }
+        }
+    }
+}
+
+/// Clears the process-wide counters for a new session.
+pub(crate) fn reset() {
+    LIVE.store(0, Ordering::Relaxed);
+    PEAK.store(0, Ordering::Relaxed);
+}
+
+/// Whether a counting allocator counted anything in this process.
+pub(crate) fn installed() -> bool {
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// Process-wide live bytes as published so far, and the published peak.
+pub(crate) fn published() -> (i64, u64) {
+    (LIVE.load(Ordering::Relaxed), PEAK.load(Ordering::Relaxed))
+}

@@ -1,0 +1,66 @@
+//! The counting global allocator.
+//!
+//! `#[perflens::main]` installs it by itself with the `alloc` feature.
+//! Programs that use a [`Session`](crate::Session) instead install it by
+//! hand; the same line compiles with perflens off, where the type simply
+//! forwards to the allocator it wraps:
+//!
+//! ```
+//! #[global_allocator]
+//! static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+//! # fn main() {}
+//! ```
+//!
+//! While a session records, each allocation and free is charged to the
+//! innermost measured function of the thread that makes it (for futures:
+//! the future being polled), and to per-thread live and peak counters.
+
+#[cfg(feature = "enabled")]
+pub use perflens_core::CountingAlloc;
+
+#[cfg(not(feature = "enabled"))]
+mod off {
+    use std::alloc::{GlobalAlloc, Layout, System};
+
+    /// With perflens off: forwards every call to the wrapped allocator.
+    pub struct CountingAlloc<A = System> {
+        inner: A,
+    }
+
+    impl<A> CountingAlloc<A> {
+        /// Wraps `inner`.
+        pub const fn new(inner: A) -> Self {
+            CountingAlloc { inner }
+        }
+    }
+
+    // SAFETY: every method forwards to `inner` unchanged.
+    unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
+        #[inline]
+        unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: forwarded unchanged (the caller's contract).
+            unsafe { self.inner.alloc(layout) }
+        }
+
+        #[inline]
+        unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+            // SAFETY: forwarded unchanged.
+            unsafe { self.inner.alloc_zeroed(layout) }
+        }
+
+        #[inline]
+        unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+            // SAFETY: forwarded unchanged.
+            unsafe { self.inner.dealloc(ptr, layout) }
+        }
+
+        #[inline]
+        unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+            // SAFETY: forwarded unchanged.
+            unsafe { self.inner.realloc(ptr, layout, new_size) }
+        }
+    }
+}
+
+#[cfg(not(feature = "enabled"))]
+pub use off::CountingAlloc;

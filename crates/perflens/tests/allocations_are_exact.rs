@@ -1,0 +1,427 @@
+//! Allocation counting: deterministic workloads whose byte and count
+//! totals are known, checked exactly, per function (exclusive) and per
+//! path, including futures interleaved on one thread and futures on a
+//! multi-thread runtime.
+#![cfg(feature = "enabled")]
+
+use perflens::{RawSnapshot, Session};
+use perflens_core::histogram::bucket_bounds;
+use std::alloc::{Layout, alloc, dealloc, realloc};
+use std::future::Future;
+use std::hint::black_box;
+use std::pin::Pin;
+use std::sync::{Mutex, MutexGuard};
+use std::task::{Context, Poll, Waker};
+
+#[global_allocator]
+static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+
+static ONE_SESSION: Mutex<()> = Mutex::new(());
+
+fn one_session() -> MutexGuard<'static, ()> {
+    ONE_SESSION.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn name(f: &str) -> String {
+    format!("{}::{f}", module_path!())
+}
+
+/// Exclusive (alloc bytes, alloc count, free bytes, free count) of a
+/// function over all threads and paths.
+fn excl(snap: &RawSnapshot, f: &str) -> (u64, u64, u64, u64) {
+    let want = name(f);
+    let mut out = (0, 0, 0, 0);
+    for t in &snap.threads {
+        for n in &t.nodes {
+            let p = snap.paths[n.path as usize];
+            if n.path > 1 && snap.callsites[p.callsite as usize].name == want {
+                out.0 += n.alloc_bytes;
+                out.1 += n.alloc_count;
+                out.2 += n.free_bytes;
+                out.3 += n.free_count;
+            }
+        }
+    }
+    out
+}
+
+/// Exclusive alloc bytes on one exact path (row names, outermost first).
+fn on_path(snap: &RawSnapshot, frames: &[&str]) -> u64 {
+    let want: Vec<String> = frames.iter().map(|f| name(f)).collect();
+    snap.threads
+        .iter()
+        .flat_map(|t| &t.nodes)
+        .filter(|n| {
+            let got: Vec<&str> = snap
+                .frames(n.path)
+                .into_iter()
+                .map(|c| snap.callsites[c as usize].name.as_str())
+                .collect();
+            n.path > 1 && got == want
+        })
+        .map(|n| n.alloc_bytes)
+        .sum()
+}
+
+/// Per-call inclusive bytes of a function: (sum over the histogram,
+/// entries). Sizes in these tests are chosen to fall on bucket bounds
+/// (a multiple of the bucket width), so the sum is exact.
+fn per_call(snap: &RawSnapshot, f: &str) -> (u64, u64) {
+    let want = name(f);
+    let mut out = (0, 0);
+    for t in &snap.threads {
+        for n in &t.nodes {
+            let p = snap.paths[n.path as usize];
+            if n.path > 1 && snap.callsites[p.callsite as usize].name == want {
+                for &(b, c) in n.hist_alloc.buckets() {
+                    // The lower bound: exact for the sizes used here.
+                    out.0 += bucket_bounds(b as usize).0 * c;
+                    out.1 += c;
+                }
+            }
+        }
+    }
+    out
+}
+
+#[perflens::measure]
+fn k_buffers(k: usize, n: usize) {
+    for _ in 0..k {
+        black_box(Vec::<u8>::with_capacity(n));
+    }
+}
+
+#[perflens::measure]
+fn allocates_nothing(x: u64) -> u64 {
+    black_box(x * 2)
+}
+
+#[perflens::measure]
+fn outer() {
+    black_box(Vec::<u8>::with_capacity(1024));
+    inner();
+    inner();
+}
+
+#[perflens::measure]
+fn inner() {
+    black_box(Vec::<u8>::with_capacity(256));
+}
+
+#[perflens::measure]
+fn recurse(depth: u32) {
+    black_box(Vec::<u8>::with_capacity(100));
+    if depth > 0 {
+        recurse(depth - 1);
+    }
+}
+
+#[perflens::measure]
+fn by_hand() {
+    // SAFETY: sizes are non-zero; each pointer is used with the layout it
+    // was (re)allocated with.
+    unsafe {
+        let l = Layout::from_size_align(100, 8).unwrap();
+        let p = alloc(l);
+        assert!(!p.is_null());
+        let p = realloc(p, l, 1000);
+        assert!(!p.is_null());
+        let p = realloc(p, Layout::from_size_align(1000, 8).unwrap(), 50);
+        assert!(!p.is_null());
+        dealloc(p, Layout::from_size_align(50, 8).unwrap());
+    }
+}
+
+/// Grows a Vec one element at a time; returns the capacities it went
+/// through, which is what was (re)allocated.
+#[perflens::measure]
+fn grow(n: usize) -> Vec<usize> {
+    let mut caps = Vec::with_capacity(64);
+    let mut v: Vec<u64> = Vec::new();
+    for i in 0..n {
+        v.push(i as u64);
+        if caps.last() != Some(&v.capacity()) {
+            caps.push(v.capacity());
+        }
+    }
+    black_box(&v);
+    caps
+}
+
+#[test]
+fn sync_functions_nested_recursive_and_realloc() {
+    let _turn = one_session();
+    let session = Session::builder().ignore_env().start().unwrap();
+    k_buffers(7, 4096);
+    k_buffers(3, 4096);
+    for i in 0..100 {
+        black_box(allocates_nothing(i));
+    }
+    outer();
+    recurse(4);
+    by_hand();
+    let caps = grow(1000);
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+
+    assert_eq!(excl(&snap, "k_buffers"), (10 * 4096, 10, 10 * 4096, 10));
+    // Registering the function and its path happened inside the profiler:
+    // not counted.
+    assert_eq!(excl(&snap, "allocates_nothing"), (0, 0, 0, 0));
+    assert_eq!(excl(&snap, "outer"), (1024, 1, 1024, 1));
+    assert_eq!(excl(&snap, "inner"), (512, 2, 512, 2));
+    assert_eq!(on_path(&snap, &["outer", "inner"]), 512);
+    assert_eq!(excl(&snap, "recurse"), (500, 5, 500, 5));
+    for depth in 1..=5 {
+        let frames = vec!["recurse"; depth];
+        assert_eq!(on_path(&snap, &frames), 100, "depth {depth}");
+    }
+    // alloc 100, realloc to 1000, realloc to 50, free 50: three blocks
+    // handed out, three released.
+    assert_eq!(excl(&snap, "by_hand"), (1150, 3, 1150, 3));
+    // Vec growth: each capacity was one (re)allocation; all but the last
+    // were released by the next realloc. The `caps` vector itself was
+    // allocated once with room for 64 entries and is returned, not freed.
+    let grown: u64 = caps.iter().map(|&c| c as u64 * 8).sum();
+    let released: u64 = caps[..caps.len() - 1].iter().map(|&c| c as u64 * 8).sum();
+    let last = *caps.last().unwrap() as u64 * 8;
+    assert!(caps.len() > 5, "{caps:?}");
+    assert_eq!(
+        excl(&snap, "grow"),
+        (
+            grown + 64 * 8,
+            caps.len() as u64 + 1,
+            released + last,
+            caps.len() as u64
+        )
+    );
+
+    // Per call, inclusive: every k_buffers call allocated k * 4096.
+    assert_eq!(per_call(&snap, "k_buffers"), (10 * 4096, 2));
+    // 100 calls, all allocating 0.
+    assert_eq!(per_call(&snap, "allocates_nothing"), (0, 100));
+    // outer allocated 1024 + 2 * 256 in its one call (inclusive).
+    assert_eq!(per_call(&snap, "outer"), (1536, 1));
+    assert_eq!(per_call(&snap, "inner"), (512, 2));
+    // recurse(4): the outermost call allocated 5 * 100 = 500 inclusive,
+    // the innermost 100; five calls in all.
+    assert_eq!(per_call(&snap, "recurse").1, 5);
+}
+
+/// A future that returns `Pending` once (without waking anyone: the
+/// driver below polls in a fixed order).
+struct YieldOnce(bool);
+
+impl Future for YieldOnce {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        if self.0 {
+            Poll::Ready(())
+        } else {
+            self.0 = true;
+            Poll::Pending
+        }
+    }
+}
+
+#[perflens::measure]
+async fn task_a() {
+    for _ in 0..3 {
+        black_box(Vec::<u8>::with_capacity(1_024));
+        YieldOnce(false).await;
+    }
+}
+
+#[perflens::measure]
+async fn task_b() {
+    for _ in 0..3 {
+        black_box(Vec::<u8>::with_capacity(50_000));
+        YieldOnce(false).await;
+    }
+}
+
+#[test]
+fn futures_interleaved_on_one_thread_never_mix() {
+    let _turn = one_session();
+    let session = Session::builder().ignore_env().start().unwrap();
+    // Created and pinned before polling starts, so the only allocations
+    // during their polls are their own.
+    let mut a = Box::pin(task_a());
+    let mut b = Box::pin(task_b());
+    let mut cx = Context::from_waker(Waker::noop());
+    let (mut a_done, mut b_done) = (false, false);
+    while !(a_done && b_done) {
+        if !a_done {
+            a_done = a.as_mut().poll(&mut cx).is_ready();
+        }
+        if !b_done {
+            b_done = b.as_mut().poll(&mut cx).is_ready();
+        }
+        // The driver allocates between polls: outside both futures.
+        black_box(Vec::<u8>::with_capacity(7));
+    }
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+    assert_eq!(excl(&snap, "task_a"), (3_072, 3, 3_072, 3));
+    assert_eq!(excl(&snap, "task_b"), (150_000, 3, 150_000, 3));
+    // One completed future each, its polls summed: 3 * 1024.
+    assert_eq!(per_call(&snap, "task_a"), (3_072, 1));
+}
+
+#[perflens::measure]
+async fn worker(i: u64) -> u64 {
+    let mut sum = 0;
+    for round in 0..3 {
+        let v = black_box(Vec::<u8>::with_capacity(1_000 * (i as usize + 1)));
+        sum += v.capacity() as u64 + round;
+        tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+    }
+    sum
+}
+
+#[test]
+fn futures_on_a_multi_thread_runtime_are_exact() {
+    let _turn = one_session();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_time()
+        .build()
+        .unwrap();
+    let session = Session::builder().ignore_env().start().unwrap();
+    rt.block_on(async {
+        let mut handles = Vec::new();
+        for i in 0..8u64 {
+            handles.push(tokio::spawn(worker(i)));
+            // Unmeasured tasks allocating on the same workers.
+            handles.push(tokio::spawn(async move {
+                for _ in 0..3 {
+                    black_box(Vec::<u8>::with_capacity(777));
+                    tokio::task::yield_now().await;
+                }
+                0
+            }));
+        }
+        for h in handles {
+            h.await.unwrap();
+        }
+    });
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+    // worker(i) allocates 3 * 1000 * (i + 1): sum over i = 3000 * 36.
+    let expected = 3_000 * 36;
+    assert_eq!(excl(&snap, "worker"), (expected, 24, expected, 24));
+    drop(rt);
+}
+
+#[perflens::measure]
+fn on_a_thread() {
+    black_box(Vec::<u8>::with_capacity(12_345));
+    let kept = Vec::<u8>::with_capacity(20_000);
+    std::mem::forget(kept);
+}
+
+#[test]
+fn threads_that_exit_keep_their_counts_and_live_bytes() {
+    let _turn = one_session();
+    let session = Session::builder().ignore_env().start().unwrap();
+    std::thread::Builder::new()
+        .name("alloc-worker".into())
+        .spawn(|| {
+            on_a_thread();
+            on_a_thread();
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+    assert_eq!(excl(&snap, "on_a_thread"), (64_690, 4, 24_690, 2));
+    let t = snap
+        .threads
+        .iter()
+        .find(|t| t.name.as_deref() == Some("alloc-worker"))
+        .expect("the exited thread is in the snapshot");
+    assert!(t.exited);
+    // Live bytes are what the thread allocated minus what it freed, all
+    // of it charged to some node of its own (the root node included).
+    let allocated: u64 = t.nodes.iter().map(|n| n.alloc_bytes).sum();
+    let freed: u64 = t.nodes.iter().map(|n| n.free_bytes).sum();
+    assert_eq!(t.live_bytes, allocated as i64 - freed as i64);
+    // It also freed, at exit, things its parent allocated for it, so its
+    // live count may have started below 0; after the second call both
+    // leaked 20,000-byte buffers were live at once.
+    let root_freed: u64 = t
+        .nodes
+        .iter()
+        .filter(|n| n.path == 0)
+        .map(|n| n.free_bytes)
+        .sum();
+    assert!(t.peak_live_bytes + root_freed >= 40_000);
+    assert!(t.peak_live_bytes as i64 >= t.live_bytes);
+    let summary = snap.alloc.expect("the counting allocator is installed");
+    assert!(summary.peak_live_bytes >= t.peak_live_bytes);
+}
+
+#[perflens::measure]
+fn churn_big() {
+    for _ in 0..100 {
+        // 64 MiB, never touched: the allocator maps it and unmaps it.
+        black_box(Vec::<u8>::with_capacity(64 << 20));
+    }
+}
+
+#[test]
+fn counters_are_u64_end_to_end() {
+    let _turn = one_session();
+    let session = Session::builder().ignore_env().start().unwrap();
+    churn_big();
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+    let total = 100u64 * (64 << 20);
+    assert!(total > u32::MAX as u64);
+    assert_eq!(excl(&snap, "churn_big"), (total, 100, total, 100));
+}
+
+/// Runs before `main`, before any session, and allocates through the
+/// counting allocator.
+extern "C" fn before_main() {
+    black_box(Vec::<u8>::with_capacity(100));
+}
+
+#[used]
+#[unsafe(link_section = ".init_array")]
+static BEFORE_MAIN: extern "C" fn() = before_main;
+
+struct AllocatesOnDrop;
+
+impl Drop for AllocatesOnDrop {
+    fn drop(&mut self) {
+        // Runs while the thread's locals are torn down, possibly after
+        // perflens's own exit hook.
+        black_box(vec![1u8; 4096]);
+        on_a_thread();
+    }
+}
+
+thread_local! {
+    static LATE: AllocatesOnDrop = const { AllocatesOnDrop };
+}
+
+#[test]
+fn allocating_before_main_and_in_thread_local_destructors_is_safe() {
+    let _turn = one_session();
+    let session = Session::builder().ignore_env().start().unwrap();
+    for _ in 0..4 {
+        std::thread::spawn(|| {
+            LATE.with(|_| ());
+            k_buffers(2, 64);
+        })
+        .join()
+        .unwrap();
+    }
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+    // What the threads did before their teardown is exact; what their
+    // destructors did may or may not be counted, but never crashes.
+    assert_eq!(excl(&snap, "k_buffers"), (4 * 2 * 64, 8, 4 * 2 * 64, 8));
+}
