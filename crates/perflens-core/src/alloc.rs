@@ -137,12 +137,10 @@ fn count_alloc(hot: &Hot, size: u64) {
     bump(&a.cum_bytes, size);
     let live = a.live.load(Ordering::Relaxed).wrapping_add(size as i64);
     a.live.store(live, Ordering::Relaxed);
-    // Branch-free maximum: growth phases would mispredict a branch.
-    let peak = a.peak.load(Ordering::Relaxed);
-    a.peak
-        .store(peak.max(live.max(0) as u64), Ordering::Relaxed);
-    if live > a.publish_above.load(Ordering::Relaxed) {
-        publish(a, live);
+    // One comparison covers both a new per-thread peak and a move worth
+    // publishing: `above` is the lower of the two thresholds.
+    if live > a.above.load(Ordering::Relaxed) {
+        moved(a, live);
     }
 }
 
@@ -153,8 +151,8 @@ fn count_free(hot: &Hot, size: u64) {
     bump(&node.free_count, 1);
     let live = a.live.load(Ordering::Relaxed).wrapping_sub(size as i64);
     a.live.store(live, Ordering::Relaxed);
-    if live < a.publish_below.load(Ordering::Relaxed) {
-        publish(a, live);
+    if live < a.below.load(Ordering::Relaxed) {
+        moved(a, live);
     }
 }
 
@@ -168,19 +166,35 @@ fn top(hot: &Hot) -> (&crate::block::Node, &crate::block::ThreadAlloc) {
     (node, &hot.block().header().alloc)
 }
 
-/// Adds what this thread's live bytes moved since it last published to
-/// the process-wide counter.
+/// This thread's live bytes crossed a threshold: record a new peak, and
+/// publish to the process-wide counter if they moved by [`PUBLISH_STEP`]
+/// since the last time. Growing phases come here on every allocation that
+/// sets a new peak; steady churn never does.
 #[cold]
 #[inline(never)]
-fn publish(a: &crate::block::ThreadAlloc, live: i64) {
-    let delta = live.wrapping_sub(a.published.load(Ordering::Relaxed));
-    let now = LIVE.fetch_add(delta, Ordering::Relaxed).wrapping_add(delta);
-    PEAK.fetch_max(now.max(0) as u64, Ordering::Relaxed);
-    a.published.store(live, Ordering::Relaxed);
-    a.publish_above
-        .store(live.saturating_add(PUBLISH_STEP), Ordering::Relaxed);
-    a.publish_below
-        .store(live.saturating_sub(PUBLISH_STEP), Ordering::Relaxed);
+fn moved(a: &crate::block::ThreadAlloc, live: i64) {
+    let peak = a.peak.load(Ordering::Relaxed).max(live.max(0) as u64);
+    a.peak.store(peak, Ordering::Relaxed);
+    let mut published = a.published.load(Ordering::Relaxed);
+    if live.abs_diff(published) >= PUBLISH_STEP as u64 {
+        let delta = live.wrapping_sub(published);
+        let now = LIVE.fetch_add(delta, Ordering::Relaxed).wrapping_add(delta);
+        PEAK.fetch_max(now.max(0) as u64, Ordering::Relaxed);
+        a.published.store(live, Ordering::Relaxed);
+        published = live;
+    }
+    set_thresholds(a, peak, published);
+}
+
+/// Thresholds for the next call of [`moved`].
+pub(crate) fn set_thresholds(a: &crate::block::ThreadAlloc, peak: u64, published: i64) {
+    let peak = i64::try_from(peak).unwrap_or(i64::MAX);
+    a.above.store(
+        peak.min(published.saturating_add(PUBLISH_STEP)),
+        Ordering::Relaxed,
+    );
+    a.below
+        .store(published.saturating_sub(PUBLISH_STEP), Ordering::Relaxed);
 }
 
 /// Counting is off for this thread: no session, the thread has no block

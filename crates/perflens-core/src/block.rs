@@ -103,10 +103,12 @@ pub struct ThreadAlloc {
     pub peak: AtomicU64,
     /// `live` as last added to the process-wide counter.
     pub published: AtomicI64,
-    /// Publish again when `live` rises above this...
-    pub publish_above: AtomicI64,
-    /// ...or falls below this.
-    pub publish_below: AtomicI64,
+    /// When `live` rises above this (a new peak, or far enough above
+    /// `published`)...
+    pub above: AtomicI64,
+    /// ...or falls below this (far enough below `published`), the slow
+    /// path records and publishes.
+    pub below: AtomicI64,
 }
 
 pub const MODE_TIMED: u32 = 0;
@@ -394,10 +396,7 @@ impl Block {
         a.live.store(0, Ordering::Relaxed);
         a.peak.store(0, Ordering::Relaxed);
         a.published.store(0, Ordering::Relaxed);
-        a.publish_above
-            .store(crate::alloc::PUBLISH_STEP, Ordering::Relaxed);
-        a.publish_below
-            .store(-crate::alloc::PUBLISH_STEP, Ordering::Relaxed);
+        crate::alloc::set_thresholds(a, 0, 0);
         // Node 0 collects overflow, node 1 the root.
         let overflow = self.push_node(crate::paths::OVERFLOW_PATH);
         debug_assert_eq!(overflow, Some(OVERFLOW_NODE));

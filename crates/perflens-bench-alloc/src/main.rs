@@ -1,0 +1,290 @@
+//! Cost of counting allocations: a function that allocates and frees a
+//! 128-byte `Vec` 1000 times per call, with no profiler, under perflens
+//! (`alloc` feature, session recording) and under hotpath 0.30
+//! (`hotpath-alloc`), on 1 thread and on every core at once.
+//!
+//! ```text
+//! cargo run --release -p perflens-bench-alloc            # 20,000 calls per thread
+//! cargo run --release -p perflens-bench-alloc -- 5000    # another count
+//! ```
+//!
+//! One process can have only one global allocator, so this one dispatches
+//! on a mode switched between runs: the system allocator directly,
+//! perflens's counting allocator, or hotpath's; every variant pays the
+//! same dispatch. Rounds interleave the variants (`BENCH_ROUNDS`, default
+//! 5) and the tables show medians. "added per pair" is the variant minus
+//! the uninstrumented run of the same round, divided by 1000 pairs.
+//! "scaling" is per-thread throughput with all threads busy over the
+//! 1-thread figure, and "vs bare" that ratio over the uninstrumented
+//! run's: 1.00 means the profiler adds no contention between threads.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::hint::black_box;
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::time::Instant;
+
+const PAIRS_PER_CALL: u64 = 1000;
+
+static MODE: AtomicU8 = AtomicU8::new(0);
+static PERFLENS: perflens::CountingAlloc = perflens::CountingAlloc::new(System);
+static HOTPATH: hotpath::CountingAllocator = hotpath::CountingAllocator::new();
+
+/// Routes to the allocator of the variant being measured.
+struct Dispatch;
+
+// SAFETY: each call goes to exactly one of three allocators that all get
+// their memory from `System`, so a block may be freed by a different one
+// than allocated it (only their counters differ); arguments are forwarded
+// unchanged.
+unsafe impl GlobalAlloc for Dispatch {
+    #[inline]
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        unsafe {
+            match MODE.load(Ordering::Relaxed) {
+                0 => System.alloc(l),
+                1 => PERFLENS.alloc(l),
+                _ => HOTPATH.alloc(l),
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded unchanged.
+        unsafe {
+            match MODE.load(Ordering::Relaxed) {
+                0 => System.dealloc(p, l),
+                1 => PERFLENS.dealloc(p, l),
+                _ => HOTPATH.dealloc(p, l),
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        unsafe {
+            match MODE.load(Ordering::Relaxed) {
+                0 => System.alloc_zeroed(l),
+                1 => PERFLENS.alloc_zeroed(l),
+                _ => HOTPATH.alloc_zeroed(l),
+            }
+        }
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        unsafe {
+            match MODE.load(Ordering::Relaxed) {
+                0 => System.realloc(p, l, n),
+                1 => PERFLENS.realloc(p, l, n),
+                _ => HOTPATH.realloc(p, l, n),
+            }
+        }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Dispatch = Dispatch;
+
+#[inline(always)]
+fn churn() -> u64 {
+    let mut acc = 0u64;
+    for i in 0..PAIRS_PER_CALL {
+        let mut v: Vec<u8> = Vec::with_capacity(128);
+        v.push(i as u8);
+        acc = acc.wrapping_add(black_box(&v).as_ptr() as u64);
+    }
+    acc
+}
+
+#[inline(never)]
+fn churn_bare() -> u64 {
+    churn()
+}
+
+#[perflens::measure]
+#[inline(never)]
+fn churn_perflens() -> u64 {
+    churn()
+}
+
+#[hotpath::measure]
+#[inline(never)]
+fn churn_hotpath() -> u64 {
+    churn()
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Variant {
+    Bare,
+    Perflens,
+    Hotpath,
+}
+
+const VARIANTS: [Variant; 3] = [Variant::Bare, Variant::Perflens, Variant::Hotpath];
+
+impl Variant {
+    fn label(self) -> &'static str {
+        match self {
+            Variant::Bare => "no profiler",
+            Variant::Perflens => "perflens alloc",
+            Variant::Hotpath => "hotpath 0.30 alloc",
+        }
+    }
+}
+
+/// ns per call on each thread, `threads` threads at once.
+fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
+    let f: fn() -> u64 = match v {
+        Variant::Bare => churn_bare,
+        Variant::Perflens => churn_perflens,
+        Variant::Hotpath => churn_hotpath,
+    };
+    let session = (v == Variant::Perflens).then(|| {
+        perflens::Session::builder()
+            .ignore_env()
+            .start()
+            .expect("no other session")
+    });
+    MODE.store(v as u8, Ordering::SeqCst);
+    let barrier = Barrier::new(threads);
+    let per_thread: Vec<f64> = std::thread::scope(|s| {
+        let hs: Vec<_> = (0..threads)
+            .map(|_| {
+                s.spawn(|| {
+                    barrier.wait();
+                    let start = Instant::now();
+                    let mut acc = 0u64;
+                    for _ in 0..calls {
+                        acc = acc.wrapping_add(f());
+                    }
+                    black_box(acc);
+                    start.elapsed().as_nanos() as f64 / calls as f64
+                })
+            })
+            .collect();
+        hs.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    MODE.store(0, Ordering::SeqCst);
+    if let Some(session) = session {
+        let snap = session.raw_snapshot();
+        drop(session.finish());
+        let pairs: u64 = snap
+            .threads
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .filter(|n| n.calls > 0)
+            .map(|n| n.alloc_count)
+            .sum();
+        assert_eq!(
+            pairs,
+            calls * threads as u64 * PAIRS_PER_CALL,
+            "perflens must count every allocation"
+        );
+    }
+    per_thread
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let m = v.len() / 2;
+    if v.len() % 2 == 1 {
+        v[m]
+    } else {
+        (v[m - 1] + v[m]) / 2.0
+    }
+}
+
+fn mean(v: &[f64]) -> f64 {
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn main() {
+    let calls: u64 = std::env::args()
+        .nth(1)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(20_000);
+    let rounds: usize = std::env::var("BENCH_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(5);
+    let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut counts = vec![1usize, 2];
+    if cores > 2 {
+        counts.push(cores);
+    }
+    // `BENCH_ONLY=perflens` (or `bare`, `hotpath`) runs one variant on one
+    // thread, once: for instruction counts under callgrind.
+    if let Ok(only) = std::env::var("BENCH_ONLY") {
+        let v = match only.as_str() {
+            "bare" => Variant::Bare,
+            "perflens" => Variant::Perflens,
+            "hotpath" => Variant::Hotpath,
+            other => {
+                eprintln!("BENCH_ONLY: expected bare, perflens or hotpath, got {other:?}");
+                std::process::exit(2);
+            }
+        };
+        let _hotpath = hotpath::HotpathGuardBuilder::new("perflens-bench-alloc")
+            .format(hotpath::Format::None)
+            .build();
+        println!("{} ns per call", mean(&run(v, calls, 1)));
+        return;
+    }
+    let _hotpath = hotpath::HotpathGuardBuilder::new("perflens-bench-alloc")
+        .format(hotpath::Format::None)
+        .build();
+    eprintln!(
+        "perflens-bench-alloc: {calls} calls per thread x {PAIRS_PER_CALL} malloc+free pairs, \
+         threads {counts:?}, {rounds} rounds, variants interleaved"
+    );
+    // ns per call: [thread count][variant] over rounds (mean over threads).
+    let mut ns = vec![vec![Vec::new(); VARIANTS.len()]; counts.len()];
+    for round in 0..rounds {
+        for (ti, &threads) in counts.iter().enumerate() {
+            for (vi, &v) in VARIANTS.iter().enumerate() {
+                ns[ti][vi].push(mean(&run(v, calls, threads)));
+            }
+        }
+        eprintln!("  round {}/{rounds} done", round + 1);
+    }
+    let med: Vec<Vec<f64>> = ns
+        .into_iter()
+        .map(|per_v| per_v.into_iter().map(median).collect())
+        .collect();
+    println!(
+        "| {:<20} | {:>7} | {:>12} | {:>16} | {:>8} | {:>8} |",
+        "variant", "threads", "ns per pair", "added per pair", "scaling", "vs bare"
+    );
+    println!(
+        "|{:-<22}|{:->9}|{:->14}|{:->18}|{:->10}|{:->10}|",
+        "", "", "", "", "", ""
+    );
+    for (ti, &threads) in counts.iter().enumerate() {
+        for (vi, &v) in VARIANTS.iter().enumerate() {
+            let per_pair = med[ti][vi] / PAIRS_PER_CALL as f64;
+            let added = (med[ti][vi] - med[ti][0]) / PAIRS_PER_CALL as f64;
+            // Per-thread throughput relative to this variant on 1 thread.
+            let scaling = med[0][vi] / med[ti][vi];
+            let bare_scaling = med[0][0] / med[ti][0];
+            let added_col = if v == Variant::Bare {
+                "-".to_string()
+            } else {
+                format!("{added:.2} ns")
+            };
+            println!(
+                "| {:<20} | {:>7} | {:>9.2} ns | {:>16} | {:>8.2} | {:>8.2} |",
+                v.label(),
+                threads,
+                per_pair,
+                added_col,
+                scaling,
+                scaling / bare_scaling
+            );
+        }
+    }
+}
