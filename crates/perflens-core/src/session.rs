@@ -266,11 +266,16 @@ fn read_block(
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         let hist_total = read_hist(block, i, 0);
         let calls = r(&n.calls);
+        #[allow(unused_mut)]
         let mut hist_alloc = read_hist(block, i, HIST_ALLOC);
-        // Calls that allocated nothing are not in the histogram.
-        let zero_calls = calls.saturating_sub(hist_alloc.count());
-        if zero_calls != 0 {
-            hist_alloc.record_n(0, zero_calls);
+        // Calls that allocated nothing are not in the histogram. Without
+        // the `alloc` feature calls record nothing there: leave it empty.
+        #[cfg(feature = "alloc")]
+        {
+            let zero_calls = calls.saturating_sub(hist_alloc.count());
+            if zero_calls != 0 {
+                hist_alloc.record_n(0, zero_calls);
+            }
         }
         let node = NodeSnapshot {
             path: n.path.load(Ordering::Relaxed),

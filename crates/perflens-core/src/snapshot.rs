@@ -137,7 +137,8 @@ pub struct NodeSnapshot {
     /// Frees made while this node was innermost (exclusive).
     pub free_count: u64,
     /// Per completed call: bytes allocated by the call and everything it
-    /// called (inclusive), one entry per call. Values are bytes.
+    /// called (inclusive), one entry per call. Values are bytes. Empty
+    /// unless perflens-core is built with its `alloc` feature.
     pub hist_alloc: Histogram,
 }
 

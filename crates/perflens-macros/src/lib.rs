@@ -5,7 +5,9 @@
 //!
 //! Without the `enabled` feature (which the `perflens` crate's own `enabled`
 //! feature turns on) every macro checks its arguments and then expands to
-//! its input unchanged, so instrumented code costs nothing. Misuse is a
+//! its input unchanged, so instrumented code costs nothing. (The one
+//! addition: `#[perflens::main(allocator = A)]` still declares `A` as the
+//! global allocator; see [Allocations](#allocations).) Misuse is a
 //! compile error in both configurations, so a build never starts failing
 //! only when profiling is switched on.
 //!
@@ -58,7 +60,40 @@
 //! - `mode = "timed" | "count" | "sampled"`: time every call (the default),
 //!   only count calls, or time one call in `sample_every` (default 64) per
 //!   callsite;
-//! - `sample_every = N`: only with `mode = "sampled"`.
+//! - `sample_every = N`: only with `mode = "sampled"`;
+//! - `allocator = path::Type`: the global allocator of the program (see
+//!   below).
+//!
+//! ## Allocations
+//!
+//! With the `alloc` feature (which the `perflens` crate's own `alloc`
+//! feature turns on, and which implies `enabled`), `#[perflens::main]`
+//! also declares the program's global allocator, next to the function:
+//!
+//! ```ignore
+//! #[global_allocator]
+//! static __PERFLENS_GLOBAL_ALLOC: ::perflens::__private::CountingAlloc<A> =
+//!     ::perflens::__private::CountingAlloc::new(A);
+//! ```
+//!
+//! The counting allocator forwards every call to `A` and charges each
+//! allocation to the innermost measured function. `A` is
+//! `std::alloc::System` unless `allocator = path::Type` names another. The
+//! path is used both as the type and as the value, so it must name a unit
+//! struct, as `std::alloc::System`, `mimalloc::MiMalloc` and
+//! `tikv_jemallocator::Jemalloc` are; anything else (`allocator = 5`,
+//! `allocator = MyAlloc::new()`) is a compile error. For an allocator built
+//! by an expression, define a unit struct that implements `GlobalAlloc` by
+//! forwarding to it, and give that struct's path.
+//!
+//! Without the `alloc` feature (or with perflens off entirely),
+//! `allocator = A` still declares `#[global_allocator] static
+//! __PERFLENS_GLOBAL_ALLOC: A = A;`: switching profiling off must not
+//! change which allocator the program runs on. Without `allocator` and
+//! without `alloc`, nothing is added. Since a program has one global
+//! allocator, do not declare another `#[global_allocator]` when perflens
+//! declares one (give it to `allocator` instead), and put
+//! `#[perflens::main]` on one function only.
 //!
 //! With an async runtime, either order works:
 //!
@@ -95,6 +130,10 @@ mod tests;
 /// Whether instrumentation is generated (the `enabled` feature).
 const ENABLED: bool = cfg!(feature = "enabled");
 
+/// Whether `#[perflens::main]` installs the counting allocator (the `alloc`
+/// feature, which implies `enabled`).
+const ALLOC: bool = cfg!(feature = "alloc");
+
 /// Measures every call of a function. See the crate documentation.
 #[proc_macro_attribute]
 pub fn measure(args: TokenStream, item: TokenStream) -> TokenStream {
@@ -118,7 +157,7 @@ pub fn skip(args: TokenStream, item: TokenStream) -> TokenStream {
 /// crate documentation.
 #[proc_macro_attribute]
 pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
-    main_fn::expand_main(args.into(), item.into(), ENABLED).into()
+    main_fn::expand_main(args.into(), item.into(), ENABLED, ALLOC).into()
 }
 
 /// Measures a block: `measure_block!("label", { ... })`. See the crate

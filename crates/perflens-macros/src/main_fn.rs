@@ -1,14 +1,23 @@
 //! `#[perflens::main]`: a profiling session around a function.
 
+use std::fmt;
+
 use proc_macro2::{Literal, Span, TokenStream as TokenStream2};
 use quote::{ToTokens, quote};
-use syn::{Expr, ExprLit, ExprUnary, Ident, Lit, UnOp, parse_quote};
+use syn::{Expr, ExprLit, ExprPath, ExprUnary, Ident, Lit, UnOp, parse_quote};
 
 use crate::args::{self, Arg, Errors};
 use crate::measure;
 
 const USAGE: &str = "#[perflens::main(limit = 20, format = \"json\")]";
-const OPTIONS: &[&str] = &["percentiles", "limit", "format", "mode", "sample_every"];
+const OPTIONS: &[&str] = &[
+    "percentiles",
+    "limit",
+    "format",
+    "mode",
+    "sample_every",
+    "allocator",
+];
 
 /// The options of `#[perflens::main]`, validated.
 #[derive(Debug, Default, PartialEq)]
@@ -17,6 +26,23 @@ pub(crate) struct MainOptions {
     pub limit: Option<u64>,
     pub format: Option<&'static str>,
     pub mode: Option<Mode>,
+    pub allocator: Option<Allocator>,
+}
+
+/// `allocator = path::Type`: a unit-struct allocator, used both as the
+/// type and as the value of the global allocator static.
+pub(crate) struct Allocator(pub syn::Path);
+
+impl fmt::Debug for Allocator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Allocator({})", self.0.to_token_stream())
+    }
+}
+
+impl PartialEq for Allocator {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.to_token_stream().to_string() == other.0.to_token_stream().to_string()
+    }
 }
 
 #[derive(Debug, PartialEq)]
@@ -29,8 +55,14 @@ pub(crate) enum Mode {
 /// Used when `mode = "sampled"` is given without `sample_every`.
 const DEFAULT_SAMPLE_EVERY: u32 = 64;
 
-/// Expands `#[perflens::main(args)] item`.
-pub(crate) fn expand_main(args: TokenStream2, item: TokenStream2, enabled: bool) -> TokenStream2 {
+/// Expands `#[perflens::main(args)] item`. `alloc` (the `alloc` feature)
+/// installs the counting allocator; it has no effect unless `enabled`.
+pub(crate) fn expand_main(
+    args: TokenStream2,
+    item: TokenStream2,
+    enabled: bool,
+    alloc: bool,
+) -> TokenStream2 {
     let mut errors = Errors::default();
     let options = parse_main_args(args).map_err(|e| errors.push(e)).ok();
     let func = measure::parse_fn(item.clone(), "#[perflens::main]")
@@ -42,8 +74,11 @@ pub(crate) fn expand_main(args: TokenStream2, item: TokenStream2, enabled: bool)
     let (Some(options), Some(mut func)) = (options, func) else {
         return item;
     };
+    let global_alloc = global_allocator(options.allocator.as_ref(), enabled && alloc);
     if !enabled {
-        return item;
+        let mut out = item;
+        out.extend(global_alloc);
+        return out;
     }
     let session = Ident::new("__perflens_main", Span::mixed_site());
     let options = options_tokens(&options);
@@ -66,7 +101,35 @@ pub(crate) fn expand_main(args: TokenStream2, item: TokenStream2, enabled: bool)
         let guard = measure::guard_stmt(&label);
         parse_quote!({ #start #guard #block })
     };
-    func.into_token_stream()
+    let mut out = func.into_token_stream();
+    out.extend(global_alloc);
+    out
+}
+
+/// The `#[global_allocator]` static emitted next to the function: the
+/// counting allocator wrapping the requested allocator (default
+/// `System`) when `counting`, otherwise the requested allocator itself,
+/// so that turning profiling off never changes the program's allocator.
+/// Nothing without `counting` and without `allocator = ...`.
+fn global_allocator(allocator: Option<&Allocator>, counting: bool) -> TokenStream2 {
+    let name = Ident::new("__PERFLENS_GLOBAL_ALLOC", Span::call_site());
+    let inner = match allocator {
+        Some(Allocator(path)) => path.to_token_stream(),
+        None if counting => quote!(::std::alloc::System),
+        None => return TokenStream2::new(),
+    };
+    if counting {
+        let counting = quote!(::perflens::__private::CountingAlloc);
+        quote! {
+            #[global_allocator]
+            static #name: #counting<#inner> = #counting::new(#inner);
+        }
+    } else {
+        quote! {
+            #[global_allocator]
+            static #name: #inner = #inner;
+        }
+    }
 }
 
 /// Parses and validates the options of `#[perflens::main]`.
@@ -93,6 +156,7 @@ pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
                     },
                 });
             }),
+            "allocator" => allocator(arg).map(|a| options.allocator = Some(a)),
             _ => args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| {
                 sample_every = Some((u32::try_from(n).unwrap_or(u32::MAX), arg));
             }),
@@ -113,6 +177,33 @@ pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
     }
     errors.finish()?;
     Ok(options)
+}
+
+/// `allocator = path::Type`: the path of a unit-struct allocator.
+fn allocator(arg: &Arg) -> syn::Result<Allocator> {
+    match args::strip_groups(&arg.value) {
+        Expr::Path(ExprPath {
+            attrs,
+            qself: None,
+            path,
+        }) if attrs.is_empty() => Ok(Allocator(path.clone())),
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) => Err(syn::Error::new(
+            s.span(),
+            format!(
+                "`allocator` takes a path, not a string: write `allocator = {}` without quotes.",
+                s.value()
+            ),
+        )),
+        other => Err(syn::Error::new_spanned(
+            other,
+            "`allocator` must be the path of a unit-struct allocator, used both as its type and \
+             its value, e.g. `allocator = std::alloc::System` or `allocator = mimalloc::MiMalloc`. \
+             For an allocator built by an expression, define a unit struct that implements \
+             `GlobalAlloc` by forwarding to it, and give that struct's path.",
+        )),
+    }
 }
 
 /// `percentiles = [50, 95, 99.9]`: numbers in (0, 100].

@@ -1,7 +1,8 @@
 //! Compiles the fixture crates under `tests/fixtures` against the real
 //! `perflens` facade: an edition 2021 crate with instrumentation on (the
-//! trybuild tests of `perflens` cover edition 2024), and the same program
-//! with instrumentation off. Both deny warnings.
+//! trybuild tests of `perflens` cover edition 2024), the same program with
+//! instrumentation off, and with allocation profiling on. All deny
+//! warnings.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -42,4 +43,9 @@ fn expansions_compile_in_edition_2021() {
 #[test]
 fn disabled_expansions_compile_without_warnings() {
     check_fixture("disabled");
+}
+
+#[test]
+fn alloc_expansions_compile_without_warnings() {
+    check_fixture("alloc");
 }

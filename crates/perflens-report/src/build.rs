@@ -14,6 +14,15 @@
 //! - the root and overflow pseudo-callsites (kind `Internal`) are neither
 //!   rows nor frames; what overflowed is reported in [`Dropped`].
 //!
+//! Allocations (when the snapshot has them) are never scaled: the counting
+//! allocator sees every allocation in every mode. A path's inclusive
+//! figures are the sum over its subtree of the merged tree, computed by
+//! one walk up the tree per path that allocated ([`inclusive_alloc`]). A
+//! function's inclusive figures, like its inclusive time, sum only its
+//! outermost paths, so a recursion's subtree is counted once. The root
+//! node holds what a thread allocated outside any measured function: it
+//! counts in the thread's and the session's totals, never in a row.
+//!
 //! Malformed snapshots (an index out of range, a parent cycle) never
 //! panic: the offending node or path is left out.
 
@@ -23,8 +32,8 @@ use perflens_core::histogram::Histogram;
 use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 
 use crate::model::{
-    Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode, ReportOptions, SCHEMA,
-    Segment, ThreadRow,
+    AllocTotals, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode, ReportOptions,
+    SCHEMA, Segment, ThreadRow,
 };
 use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
@@ -43,6 +52,12 @@ struct Merged {
     cancelled: u64,
     hist_total: Histogram,
     hist_self: Histogram,
+    /// Exclusive allocation counters (never scaled).
+    alloc_bytes: u64,
+    alloc_count: u64,
+    free_bytes: u64,
+    /// Per-call inclusive bytes.
+    hist_alloc: Histogram,
 }
 
 /// `v * calls / timed`, rounded; 0 when nothing was timed.
@@ -75,6 +90,10 @@ fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.calls += node.calls;
         m.polls += node.polls;
         m.cancelled += node.cancelled;
+        m.alloc_bytes = m.alloc_bytes.saturating_add(node.alloc_bytes);
+        m.alloc_count = m.alloc_count.saturating_add(node.alloc_count);
+        m.free_bytes = m.free_bytes.saturating_add(node.free_bytes);
+        m.hist_alloc.merge(&node.hist_alloc);
         let timed = match snap.mode {
             Mode::Count => continue,
             Mode::Timed => node.calls,
@@ -95,6 +114,55 @@ fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.hist_self.merge(&node.hist_self);
     }
     merged
+}
+
+/// Inclusive allocation figures of every path (index = path): its own
+/// exclusive figures plus those of every path below it.
+struct Inclusive {
+    bytes: Vec<u64>,
+    count: Vec<u64>,
+}
+
+/// Adds each path's exclusive bytes and count to itself and to every
+/// ancestor, root included. The walk up is bounded by the number of paths
+/// and stops at a parent index out of range, so a malformed tree cannot
+/// hang or panic.
+fn inclusive_alloc(snap: &RawSnapshot, merged: &[Merged]) -> Inclusive {
+    let n = snap.paths.len();
+    let mut incl = Inclusive {
+        bytes: vec![0; n],
+        count: vec![0; n],
+    };
+    for (path, m) in merged.iter().enumerate() {
+        if m.alloc_bytes == 0 && m.alloc_count == 0 {
+            continue;
+        }
+        let mut p = path;
+        for _ in 0..n {
+            incl.bytes[p] = incl.bytes[p].saturating_add(m.alloc_bytes);
+            incl.count[p] = incl.count[p].saturating_add(m.alloc_count);
+            let parent = snap.paths[p].parent as usize;
+            if p == 0 || parent == p || parent >= n {
+                break;
+            }
+            p = parent;
+        }
+    }
+    incl
+}
+
+/// A function row's allocation figures, while they are summed.
+#[derive(Clone, Debug, Default)]
+struct AllocAcc {
+    bytes: u64,
+    count: u64,
+    free_bytes: u64,
+    /// Outermost paths only.
+    incl_bytes: u64,
+    incl_count: u64,
+    /// Every path's inclusive bytes (the sum behind the per-call mean).
+    frames_incl_bytes: u64,
+    hist: Histogram,
 }
 
 /// Read-only view of the snapshot with each path's function row resolved.
@@ -151,9 +219,26 @@ impl Report {
             h.quantile(p / 100.0).map_or(0, |t| snap.ticks_to_ns(t))
         };
         let merged = merge_paths(snap);
+        let incl = snap.alloc.map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
-        let functions = function_rows(&tree, rows, &merged, &percentiles, &quantile);
-        let paths = hot_paths(&tree, &merged, timing, &quantile);
+        let functions = function_rows(&tree, rows, &merged, incl.as_ref(), &percentiles, &quantile);
+        let paths = hot_paths(&tree, &merged, incl.as_ref(), timing, &quantile);
+        let threads: Vec<ThreadRow> = (snap.threads.iter())
+            .map(|t| thread_row(t, snap.alloc.is_some()))
+            .collect();
+        let alloc = snap.alloc.map(|summary| {
+            let sum = |f: fn(&ThreadRow) -> Option<u64>| {
+                (threads.iter().filter_map(f)).fold(0u64, u64::saturating_add)
+            };
+            AllocTotals {
+                total_bytes: sum(|t| t.alloc_bytes),
+                total_count: sum(|t| t.alloc_count),
+                free_bytes: sum(|t| t.free_bytes),
+                live_bytes: summary.live_bytes,
+                peak_live_bytes: summary.peak_live_bytes,
+                peak_resolution_bytes: summary.peak_resolution_bytes,
+            }
+        });
         let dropped = Dropped {
             overflow_calls: snap.threads.iter().map(|t| t.overflow_calls).sum(),
             overflow_paths: snap.overflow_paths,
@@ -174,9 +259,10 @@ impl Report {
             percentiles,
             functions,
             paths,
-            threads: snap.threads.iter().map(thread_row).collect(),
+            threads,
             dropped,
             path_capacity: snap.path_capacity,
+            alloc,
             limit: options.limit,
         }
     }
@@ -217,14 +303,29 @@ fn function_rows(
     tree: &Tree<'_>,
     rows: Vec<FunctionRow>,
     merged: &[Merged],
+    incl: Option<&Inclusive>,
     percentiles: &[f64],
     quantile: &dyn Fn(&Histogram, f64) -> u64,
 ) -> Vec<FunctionRow> {
     let mut acc = vec![Merged::default(); rows.len()];
+    let mut alloc_acc = vec![AllocAcc::default(); rows.len()];
     for (path, m) in merged.iter().enumerate() {
         let Some(row) = tree.row_of_path[path] else {
             continue;
         };
+        let outermost = tree.is_outermost(path, row);
+        if let Some(incl) = incl {
+            let b = &mut alloc_acc[row];
+            b.bytes = b.bytes.saturating_add(m.alloc_bytes);
+            b.count = b.count.saturating_add(m.alloc_count);
+            b.free_bytes = b.free_bytes.saturating_add(m.free_bytes);
+            b.frames_incl_bytes = b.frames_incl_bytes.saturating_add(incl.bytes[path]);
+            if outermost {
+                b.incl_bytes = b.incl_bytes.saturating_add(incl.bytes[path]);
+                b.incl_count = b.incl_count.saturating_add(incl.count[path]);
+            }
+            b.hist.merge(&m.hist_alloc);
+        }
         let a = &mut acc[row];
         a.calls += m.calls;
         a.timed_calls += m.timed_calls;
@@ -232,16 +333,16 @@ fn function_rows(
         a.self_ns = a.self_ns.saturating_add(m.self_ns);
         a.polls += m.polls;
         a.cancelled += m.cancelled;
-        if tree.is_outermost(path, row) {
+        if outermost {
             a.total_ns = a.total_ns.saturating_add(m.total_ns);
             a.busy_ns = a.busy_ns.saturating_add(m.busy_ns);
         }
         a.hist_total.merge(&m.hist_total);
     }
     let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
-    let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc))
-        .filter(|(_, a)| a.calls > 0 || a.cancelled > 0)
-        .map(|(mut row, a)| {
+    let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc).zip(alloc_acc))
+        .filter(|((_, a), _)| a.calls > 0 || a.cancelled > 0)
+        .map(|((mut row, a), b)| {
             row.calls = a.calls;
             row.timed_calls = a.timed_calls;
             row.total_ns = a.total_ns;
@@ -262,6 +363,15 @@ fn function_rows(
                 row.cancelled = Some(a.cancelled);
             }
             row.sampled = sampled_mode && a.timed_calls != a.calls;
+            if incl.is_some() {
+                row.alloc_bytes = Some(b.bytes);
+                row.alloc_count = Some(b.count);
+                row.free_bytes = Some(b.free_bytes);
+                row.alloc_incl_bytes = Some(b.incl_bytes);
+                row.alloc_incl_count = Some(b.incl_count);
+                row.alloc_avg_bytes = Some(mean(b.frames_incl_bytes, a.calls));
+                row.alloc_p95_bytes = Some(b.hist.quantile(0.95).unwrap_or(0));
+            }
             row
         })
         .collect();
@@ -291,12 +401,20 @@ fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
         polls: None,
         cancelled: None,
         sampled: false,
+        alloc_bytes: None,
+        alloc_count: None,
+        free_bytes: None,
+        alloc_incl_bytes: None,
+        alloc_incl_count: None,
+        alloc_avg_bytes: None,
+        alloc_p95_bytes: None,
     }
 }
 
 fn hot_paths(
     tree: &Tree<'_>,
     merged: &[Merged],
+    incl: Option<&Inclusive>,
     timing: bool,
     quantile: &dyn Fn(&Histogram, f64) -> u64,
 ) -> Vec<HotPath> {
@@ -324,15 +442,25 @@ fn hot_paths(
                     self_ns: merged[p].self_ns,
                     self_p50_ns: quantile(&merged[p].hist_self, 50.0),
                     self_p99_ns: quantile(&merged[p].hist_self, 99.0),
+                    alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
+                    alloc_incl_bytes: incl.map(|i| i.bytes[p]),
                 })
                 .collect();
+            let m = &merged[leaf];
             Some(HotPath {
                 id: snap.paths[leaf].id,
                 frames: chain.iter().map(|&p| names(p)).collect(),
-                calls: merged[leaf].calls,
-                total_ns: merged[leaf].total_ns,
-                self_ns: merged[leaf].self_ns,
+                calls: m.calls,
+                total_ns: m.total_ns,
+                self_ns: m.self_ns,
                 segments,
+                alloc_bytes: incl.map(|_| m.alloc_bytes),
+                alloc_count: incl.map(|_| m.alloc_count),
+                free_bytes: incl.map(|_| m.free_bytes),
+                alloc_incl_bytes: incl.map(|i| i.bytes[leaf]),
+                alloc_incl_count: incl.map(|i| i.count[leaf]),
+                alloc_avg_bytes: incl.map(|i| mean(i.bytes[leaf], m.calls)),
+                alloc_p95_bytes: incl.map(|_| m.hist_alloc.quantile(0.95).unwrap_or(0)),
             })
         })
         .collect();
@@ -350,7 +478,16 @@ fn hot_paths(
     out
 }
 
-fn thread_row(t: &perflens_core::snapshot::ThreadSnapshot) -> ThreadRow {
+/// A thread's row; its allocation fields are `Some` when `alloc`.
+fn thread_row(t: &perflens_core::snapshot::ThreadSnapshot, alloc: bool) -> ThreadRow {
+    let sum = |f: fn(&perflens_core::snapshot::NodeSnapshot) -> u64| {
+        alloc.then(|| (t.nodes.iter().map(f)).fold(0u64, u64::saturating_add))
+    };
+    let unattributed = alloc.then(|| {
+        (t.nodes.iter().filter(|n| n.path == 0))
+            .map(|n| n.alloc_bytes)
+            .fold(0u64, u64::saturating_add)
+    });
     ThreadRow {
         index: t.index,
         tid: t.tid,
@@ -366,5 +503,12 @@ fn thread_row(t: &perflens_core::snapshot::ThreadSnapshot) -> ThreadRow {
             .sum(),
         overflow_calls: t.overflow_calls,
         dropped_frames: t.dropped_frames,
+        alloc_bytes: sum(|n| n.alloc_bytes),
+        alloc_count: sum(|n| n.alloc_count),
+        free_bytes: sum(|n| n.free_bytes),
+        free_count: sum(|n| n.free_count),
+        live_bytes: alloc.then_some(t.live_bytes),
+        peak_live_bytes: alloc.then_some(t.peak_live_bytes),
+        unattributed_alloc_bytes: unattributed,
     }
 }

@@ -1,5 +1,5 @@
-//! Human units for the terminal: durations, counts, percentages, and
-//! names cut to a column width.
+//! Human units for the terminal: durations, byte sizes, counts,
+//! percentages, and names cut to a column width.
 
 /// A duration in the largest unit that keeps it at or above 1:
 /// `850 ns`, `12.35 µs`, `3.20 ms`, `15.61 s` (two decimals above ns).
@@ -17,6 +17,36 @@ pub fn duration(ns: u64) -> String {
         }
     }
     unreachable!("the last unit always returns")
+}
+
+/// A byte size in binary units: `512 B`, then the largest of KiB, MiB,
+/// GiB and TiB that keeps it at or above 1, with two decimals:
+/// `1.50 KiB`, `3.25 MiB`, `4.00 GiB`.
+pub fn bytes(n: u64) -> String {
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
+    let v = n as f64;
+    let mut scale = 1024.0;
+    for (i, unit) in UNITS.iter().enumerate() {
+        let x = v / scale;
+        // Move up a unit when rounding would print "1024.00".
+        if x < 1023.995 || i == UNITS.len() - 1 {
+            return format!("{x:.2} {unit}");
+        }
+        scale *= 1024.0;
+    }
+    unreachable!("the last unit always returns")
+}
+
+/// [`bytes`] of a signed size, with a `-` when negative.
+pub fn signed_bytes(n: i64) -> String {
+    if n < 0 {
+        format!("-{}", bytes(n.unsigned_abs()))
+    } else {
+        bytes(n.unsigned_abs())
+    }
 }
 
 /// A count with thousands separators: `1,234,567`.
@@ -77,6 +107,23 @@ mod tests {
         assert_eq!(duration(3_200_000), "3.20 ms");
         assert_eq!(duration(15_610_000_000), "15.61 s");
         assert_eq!(duration(4_000_000_000_000), "4000.00 s");
+    }
+
+    #[test]
+    fn bytes_pick_the_binary_unit() {
+        assert_eq!(bytes(0), "0 B");
+        assert_eq!(bytes(1023), "1023 B");
+        assert_eq!(bytes(1024), "1.00 KiB");
+        assert_eq!(bytes(1536), "1.50 KiB");
+        assert_eq!(bytes(1_048_570), "1023.99 KiB");
+        assert_eq!(bytes(1_048_575), "1.00 MiB");
+        assert_eq!(bytes(3 * 1024 * 1024 + 256 * 1024), "3.25 MiB");
+        assert_eq!(bytes(4 << 30), "4.00 GiB");
+        assert_eq!(bytes(5 << 40), "5.00 TiB");
+        assert_eq!(bytes(u64::MAX), "16777216.00 TiB");
+        assert_eq!(signed_bytes(-1536), "-1.50 KiB");
+        assert_eq!(signed_bytes(i64::MIN), "-8388608.00 TiB");
+        assert_eq!(signed_bytes(7), "7 B");
     }
 
     #[test]

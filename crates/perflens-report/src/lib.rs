@@ -13,7 +13,12 @@
 //! - [`HotPath`]s: the tree's root-to-leaf chains, hottest first, with
 //!   per-segment self-time percentiles;
 //! - [`ThreadRow`]s and [`Dropped`]: what each thread recorded and what did
-//!   not fit.
+//!   not fit;
+//! - when the counting allocator is installed
+//!   ([`RawSnapshot::alloc`](perflens_core::snapshot::RawSnapshot::alloc)
+//!   is `Some`): bytes and allocations per function, per hot path and per
+//!   thread, exclusive and inclusive (a recursion's subtree counted once),
+//!   per-call mean and p95, and the session's [`AllocTotals`].
 //!
 //! [`write_table`] draws the end-of-session tables; [`write_json`] writes
 //! the versioned JSON report (`perflens.report/1`, see
@@ -63,6 +68,7 @@
 //!     }],
 //!     path_capacity: 1024,
 //!     overflow_paths: 0,
+//!     alloc: None,
 //! };
 //!
 //! let report = Report::from_snapshot(&snap, &ReportOptions::default());
@@ -92,11 +98,11 @@ mod percentiles;
 mod table;
 
 pub use error::ReportError;
-pub use format::{count as format_count, duration as format_duration};
+pub use format::{bytes as format_bytes, count as format_count, duration as format_duration};
 pub use json::write_json;
 pub use model::{
-    DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode, ReportOptions,
-    SCHEMA, Segment, ThreadRow,
+    AllocTotals, DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode,
+    ReportOptions, SCHEMA, Segment, ThreadRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;

@@ -9,9 +9,14 @@
 //! because it reads nothing that the JSON does not hold, except the row
 //! limit, which is a display setting.
 //!
-//! Units: every duration is an integer number of nanoseconds and every
-//! count an integer. In count mode no clock was read, so every duration is
-//! 0 and [`Report::mode`] says why.
+//! Units: every duration is an integer number of nanoseconds, every size
+//! an integer number of bytes and every count an integer. In count mode no
+//! clock was read, so every duration is 0 and [`Report::mode`] says why.
+//!
+//! Allocation fields (`alloc_*`, `free_*`, `live_bytes`, ...) are `Some`
+//! exactly when the counting allocator was installed ([`Report::alloc`] is
+//! `Some`); otherwise they are `None` and left out of the JSON, so reports
+//! of programs that do not count allocations are unchanged.
 
 use serde::{Deserialize, Serialize};
 
@@ -95,6 +100,11 @@ pub struct Report {
     pub dropped: Dropped,
     /// Maximum number of distinct paths (process-wide).
     pub path_capacity: u32,
+    /// Allocation totals of the session, `None` when the counting
+    /// allocator was not installed (then every other allocation field of
+    /// the report is `None` too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc: Option<AllocTotals>,
     /// Rows per terminal table (`None`: all). A display setting: it is not
     /// written to JSON, and a report read from JSON gets the default.
     #[serde(skip, default = "default_limit")]
@@ -147,6 +157,35 @@ pub struct FunctionRow {
     pub cancelled: Option<u64>,
     /// True when the durations were scaled up from a sample of the calls.
     pub sampled: bool,
+    /// Bytes allocated while a frame of this function was the innermost
+    /// measured frame (exclusive), summed over every frame. `None` when
+    /// allocations were not counted, as for every `alloc_*` field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes: Option<u64>,
+    /// Allocations made while this function was innermost (exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_count: Option<u64>,
+    /// Bytes freed while this function was innermost (exclusive), whoever
+    /// allocated them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+    /// Bytes allocated by this function and everything it called
+    /// (inclusive), counting a recursion's subtree once (outermost frames
+    /// only, like `total_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_incl_bytes: Option<u64>,
+    /// Allocations made by this function and everything it called
+    /// (inclusive, outermost frames only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_incl_count: Option<u64>,
+    /// Mean inclusive bytes allocated by one call: the mean of the
+    /// distribution `alloc_p95_bytes` describes (equals
+    /// `alloc_incl_bytes / calls` unless the function recurses).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_avg_bytes: Option<u64>,
+    /// 95th percentile of the inclusive bytes allocated by one call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_p95_bytes: Option<u64>,
 }
 
 impl FunctionRow {
@@ -160,6 +199,18 @@ impl FunctionRow {
     pub fn percent_of(&self, elapsed_ns: u64) -> Option<f64> {
         (elapsed_ns > 0).then(|| self.total_ns as f64 * 100.0 / elapsed_ns as f64)
     }
+
+    /// `alloc_incl_bytes` as a percentage of the session's allocated
+    /// bytes (`None` when allocations were not counted or `total_bytes`
+    /// is 0). Inclusive, so the rows of a call chain add up to more than
+    /// 100.
+    pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
+        percent_of(self.alloc_incl_bytes?, total_bytes)
+    }
+}
+
+fn percent_of(part: u64, total: u64) -> Option<f64> {
+    (total > 0).then(|| part as f64 * 100.0 / total as f64)
 }
 
 /// One hot path: a chain of frames from a top-level function to a leaf.
@@ -179,6 +230,39 @@ pub struct HotPath {
     pub self_ns: u64,
     /// One entry per frame, outermost first.
     pub segments: Vec<Segment>,
+    /// Bytes allocated while the leaf was the innermost measured frame
+    /// (exclusive). `None` when allocations were not counted, as for every
+    /// `alloc_*` field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes: Option<u64>,
+    /// Allocations made while the leaf was innermost (exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_count: Option<u64>,
+    /// Bytes freed while the leaf was innermost (exclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+    /// Bytes allocated by the leaf's subtree of the calling-context tree
+    /// (inclusive: the leaf and any callee that has not completed a call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_incl_bytes: Option<u64>,
+    /// Allocations made by the leaf's subtree (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_incl_count: Option<u64>,
+    /// Mean inclusive bytes allocated by one call of the leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_avg_bytes: Option<u64>,
+    /// 95th percentile of the inclusive bytes allocated by one call of the
+    /// leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_p95_bytes: Option<u64>,
+}
+
+impl HotPath {
+    /// `alloc_incl_bytes` as a percentage of the session's allocated bytes
+    /// (`None` when allocations were not counted or `total_bytes` is 0).
+    pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
+        percent_of(self.alloc_incl_bytes?, total_bytes)
+    }
 }
 
 /// One frame of a hot path: the node of that prefix of the chain, merged
@@ -197,6 +281,13 @@ pub struct Segment {
     pub self_p50_ns: u64,
     /// 99th percentile of the exclusive duration of one call.
     pub self_p99_ns: u64,
+    /// Bytes allocated while this node was innermost (exclusive). `None`
+    /// when allocations were not counted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes: Option<u64>,
+    /// Bytes allocated by this node's subtree (inclusive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_incl_bytes: Option<u64>,
 }
 
 /// One thread's tree, summarized.
@@ -220,6 +311,53 @@ pub struct ThreadRow {
     pub overflow_calls: u64,
     /// Calls deeper than the shadow stack, not recorded.
     pub dropped_frames: u64,
+    /// Bytes the thread allocated, summed over its nodes (the root node's
+    /// bytes included). `None` when allocations were not counted, as for
+    /// every allocation field of the row.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_bytes: Option<u64>,
+    /// Allocations the thread made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_count: Option<u64>,
+    /// Bytes the thread freed (whoever allocated them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_bytes: Option<u64>,
+    /// Frees the thread made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub free_count: Option<u64>,
+    /// Bytes allocated minus bytes freed by this thread during the session;
+    /// negative when it freed memory that other threads allocated.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub live_bytes: Option<i64>,
+    /// Highest `live_bytes` of the thread during the session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub peak_live_bytes: Option<u64>,
+    /// Bytes the thread allocated outside any measured function (its root
+    /// node); included in `alloc_bytes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unattributed_alloc_bytes: Option<u64>,
+}
+
+/// Allocation totals of a session, over all threads: everything the
+/// counting allocator saw, inside measured functions or not.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocTotals {
+    /// Bytes allocated (sum of every thread's `alloc_bytes`).
+    pub total_bytes: u64,
+    /// Number of allocations (sum of every thread's `alloc_count`).
+    pub total_count: u64,
+    /// Bytes freed (sum of every thread's `free_bytes`).
+    pub free_bytes: u64,
+    /// Bytes allocated minus bytes freed during the session, process-wide.
+    pub live_bytes: i64,
+    /// Highest process-wide live byte count seen during the session. Each
+    /// thread publishes its live bytes in steps of
+    /// `peak_resolution_bytes`, so this may be low by up to that much per
+    /// allocating thread; it is never below the largest per-thread peak.
+    pub peak_live_bytes: u64,
+    /// Publication step of the per-thread counters behind
+    /// `peak_live_bytes`.
+    pub peak_resolution_bytes: u64,
 }
 
 /// What could not be recorded in full, summed over threads.

@@ -1,23 +1,30 @@
 //! The terminal report: a header line, an overflow warning when anything
 //! was lost, the timing table, the async table (only when there are
-//! futures) and the hot paths.
+//! futures) and the hot paths; then, when allocations were counted, the
+//! allocation section: functions by inclusive bytes, hot paths by
+//! inclusive bytes, and a table of threads ending with the session's
+//! totals.
 //!
 //! Durations are shown in human units, `-` where nothing was measured
 //! (count mode), and `~` marks estimates scaled up from sampled calls.
-//! [`Report::limit`] caps the rows of each table; the JSON report always
-//! holds everything.
+//! Byte sizes are shown in binary units (B, KiB, MiB, GiB). [`Report::limit`]
+//! caps the rows of each table; the JSON report always holds everything,
+//! with exact integers.
 
 use std::io::{self, Write};
 
-use crate::format::{count, duration, percent, truncate_left, width};
+use crate::format::{bytes, count, duration, percent, signed_bytes, truncate_left, width};
 use crate::grid::Grid;
-use crate::model::{FunctionRow, Report, ReportMode};
+use crate::model::{AllocTotals, FunctionRow, HotPath, Report, ReportMode, ThreadRow};
 use crate::percentiles::percentile_label;
 
 /// Widest function name before it is cut on the left with `…`.
 const NAME_WIDTH: usize = 48;
 /// Widest hot path (`a -> b -> c`) before its frames are shortened.
 const PATH_WIDTH: usize = 72;
+/// Widest hot path in the allocation table, whose seven columns fit in
+/// 120 columns with it.
+const ALLOC_PATH_WIDTH: usize = 44;
 
 /// Writes the terminal report.
 pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
@@ -25,6 +32,10 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     warning(report, w)?;
     if report.functions.is_empty() {
         writeln!(w, "[perflens] no instrumented calls were recorded.")?;
+        if let Some(totals) = &report.alloc {
+            writeln!(w)?;
+            threads_alloc_table(report, totals, w)?;
+        }
         return Ok(());
     }
     writeln!(w)?;
@@ -44,6 +55,16 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
             "~ estimated: scaled up from 1 in {} timed calls.",
             report.sample_every
         )?;
+    }
+    if let Some(totals) = &report.alloc {
+        writeln!(w)?;
+        alloc_table(report, totals, w)?;
+        if report.paths.iter().any(|p| p.alloc_incl_bytes > Some(0)) {
+            writeln!(w)?;
+            alloc_paths_table(report, totals, w)?;
+        }
+        writeln!(w)?;
+        threads_alloc_table(report, totals, w)?;
     }
     Ok(())
 }
@@ -111,27 +132,27 @@ fn warning<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     Ok(())
 }
 
-/// `a -> b -> c`, fitted into [`PATH_WIDTH`]: first each frame is cut to
+/// `a -> b -> c`, fitted into `max` columns: first each frame is cut to
 /// its last two `::` segments, then to its last one, and only then is the
 /// chain cut on the left. The segment lines below show the full names.
-fn chain(frames: &[String]) -> String {
+fn chain(frames: &[String], max: usize) -> String {
     let tail = |name: &str, keep: usize| -> String {
         let parts: Vec<&str> = name.split("::").collect();
         parts[parts.len().saturating_sub(keep)..].join("::")
     };
     let full = frames.join(" -> ");
-    if width(&full) <= PATH_WIDTH {
+    if width(&full) <= max {
         return full;
     }
     for keep in [2, 1] {
         let short: Vec<String> = frames.iter().map(|f| tail(f, keep)).collect();
         let short = short.join(" -> ");
-        if width(&short) <= PATH_WIDTH {
+        if width(&short) <= max {
             return short;
         }
     }
     let short: Vec<String> = frames.iter().map(|f| tail(f, 1)).collect();
-    truncate_left(&short.join(" -> "), PATH_WIDTH)
+    truncate_left(&short.join(" -> "), max)
 }
 
 /// A duration cell: `-` without timing, `~` prefix for estimates.
@@ -227,7 +248,7 @@ fn paths_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     let n = shown(report, report.paths.len());
     for path in &report.paths[..n] {
         grid.row(vec![
-            chain(&path.frames),
+            chain(&path.frames, PATH_WIDTH),
             count(path.calls),
             time_cell(report, path.total_ns, estimate),
         ]);
@@ -244,4 +265,173 @@ fn paths_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     }
     grid.write(w)?;
     more(w, report.paths.len() - n, "paths")
+}
+
+/// A byte cell of an optional field (`-` when allocations were not
+/// counted, which a report with [`Report::alloc`] never has).
+fn bytes_cell(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), bytes)
+}
+
+fn count_cell(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), count)
+}
+
+fn alloc_percent_cell(p: Option<f64>) -> String {
+    p.map_or_else(|| "-".to_string(), percent)
+}
+
+/// Functions by inclusive bytes: every function row, including those that
+/// allocated nothing.
+fn alloc_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Allocations",
+        "Calls",
+        "Avg/call",
+        "p95/call",
+        "Bytes (self)",
+        "Bytes (incl)",
+        "Count (self)",
+        "Freed",
+        "% Total",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let mut rows: Vec<&FunctionRow> = report.functions.iter().collect();
+    rows.sort_by(|a, b| {
+        (b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
+            .then(b.calls.cmp(&a.calls))
+            .then(a.name.cmp(&b.name))
+    });
+    let n = shown(report, rows.len());
+    for row in &rows[..n] {
+        grid.row(vec![
+            truncate_left(&row.name, NAME_WIDTH),
+            count(row.calls),
+            bytes_cell(row.alloc_avg_bytes),
+            bytes_cell(row.alloc_p95_bytes),
+            bytes_cell(row.alloc_bytes),
+            bytes_cell(row.alloc_incl_bytes),
+            count_cell(row.alloc_count),
+            bytes_cell(row.free_bytes),
+            alloc_percent_cell(row.alloc_percent_of(totals.total_bytes)),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, rows.len() - n, "functions")
+}
+
+/// Hot paths that allocated, by the leaf's inclusive bytes, each followed
+/// by its frames' exclusive and inclusive bytes.
+fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Hot path (allocations)",
+        "Calls",
+        "Avg/call",
+        "p95/call",
+        "Bytes (self)",
+        "Bytes (incl)",
+        "% Total",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let mut paths: Vec<&HotPath> = (report.paths.iter())
+        .filter(|p| p.alloc_incl_bytes > Some(0))
+        .collect();
+    paths.sort_by(|a, b| {
+        (b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
+            .then(b.calls.cmp(&a.calls))
+            .then(a.frames.cmp(&b.frames))
+            .then(a.id.cmp(&b.id))
+    });
+    let n = shown(report, paths.len());
+    for path in &paths[..n] {
+        grid.row(vec![
+            chain(&path.frames, ALLOC_PATH_WIDTH),
+            count(path.calls),
+            bytes_cell(path.alloc_avg_bytes),
+            bytes_cell(path.alloc_p95_bytes),
+            bytes_cell(path.alloc_bytes),
+            bytes_cell(path.alloc_incl_bytes),
+            alloc_percent_cell(path.alloc_percent_of(totals.total_bytes)),
+        ]);
+        for seg in &path.segments {
+            grid.row(vec![
+                format!("  {}", truncate_left(&seg.name, ALLOC_PATH_WIDTH - 2)),
+                count(seg.calls),
+                String::new(),
+                String::new(),
+                bytes_cell(seg.alloc_bytes),
+                bytes_cell(seg.alloc_incl_bytes),
+            ]);
+        }
+    }
+    grid.write(w)?;
+    more(w, paths.len() - n, "paths that allocated")
+}
+
+/// `main`, `#2` for an unnamed thread, with ` (exited)` when it had.
+fn thread_label(t: &ThreadRow) -> String {
+    let name = t.name.clone().unwrap_or_else(|| format!("#{}", t.index));
+    let name = truncate_left(&name, NAME_WIDTH);
+    if t.exited {
+        format!("{name} (exited)")
+    } else {
+        name
+    }
+}
+
+/// Per thread allocated, freed, live and peak bytes, then the session's
+/// totals, and what the session peak's resolution means.
+fn threads_alloc_table<W: Write>(
+    report: &Report,
+    totals: &AllocTotals,
+    w: &mut W,
+) -> io::Result<()> {
+    let headers = [
+        "Thread",
+        "Allocated",
+        "Allocs",
+        "Freed",
+        "Frees",
+        "Live",
+        "Peak live",
+        "Outside measured functions",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let n = shown(report, report.threads.len());
+    for t in &report.threads[..n] {
+        grid.row(vec![
+            thread_label(t),
+            bytes_cell(t.alloc_bytes),
+            count_cell(t.alloc_count),
+            bytes_cell(t.free_bytes),
+            count_cell(t.free_count),
+            t.live_bytes.map_or_else(|| "-".to_string(), signed_bytes),
+            bytes_cell(t.peak_live_bytes),
+            bytes_cell(t.unattributed_alloc_bytes),
+        ]);
+    }
+    let sum = |f: fn(&ThreadRow) -> Option<u64>| {
+        (report.threads.iter().filter_map(f)).fold(0u64, u64::saturating_add)
+    };
+    grid.row(vec![
+        "all threads".to_string(),
+        bytes(totals.total_bytes),
+        count(totals.total_count),
+        bytes(totals.free_bytes),
+        count(sum(|t| t.free_count)),
+        signed_bytes(totals.live_bytes),
+        bytes(totals.peak_live_bytes),
+        bytes(sum(|t| t.unattributed_alloc_bytes)),
+    ]);
+    grid.write(w)?;
+    more(w, report.threads.len() - n, "threads")?;
+    if totals.peak_resolution_bytes > 0 {
+        writeln!(
+            w,
+            "The session's peak is read in steps of {} per thread: it may be low by up to \
+             that much per allocating thread.",
+            bytes(totals.peak_resolution_bytes)
+        )?;
+    }
+    Ok(())
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use common::schema::{pattern_matches, validate};
-use common::{SnapBuilder, fixture};
+use common::{SnapBuilder, alloc_fixture, fixture};
 use perflens_core::snapshot::Mode;
 use perflens_report::{Report, ReportError, ReportOptions, write_json};
 use serde_json::Value;
@@ -38,6 +38,10 @@ fn all_reports() -> Vec<Report> {
         b.sampled_node(t, &["a", "b"], 80, 10, 500, 500);
         out.push(Report::from_snapshot(&b.build(), &ReportOptions::default()));
     }
+    out.push(Report::from_snapshot(
+        &alloc_fixture(1),
+        &ReportOptions::default(),
+    ));
     out
 }
 

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{SnapBuilder, fixture};
+use common::{SnapBuilder, alloc_fixture, fixture};
 use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 use perflens_report::{Report, ReportOptions, write_table};
 
@@ -77,6 +77,62 @@ fn count_session_shows_dashes_for_time() {
     b.node(t, &["app::main", "app::step"], 1_234_567, 0, 0);
     b.node(t, &["app::main", "app::fetch"], 12, 0, 0).polls = 40;
     check_golden("count.txt", &table(&b.build(), &ReportOptions::default()));
+}
+
+#[test]
+fn allocation_section_follows_the_timing_tables() {
+    // Bytes x1000, so the cells show B, KiB and MiB.
+    check_golden(
+        "alloc.txt",
+        &table(&alloc_fixture(1000), &ReportOptions::default()),
+    );
+}
+
+#[test]
+fn allocation_tables_honour_the_limit() {
+    let options = ReportOptions {
+        limit: Some(2),
+        ..Default::default()
+    };
+    let text = table(&alloc_fixture(1), &options);
+    let section = &text[text.find("\nAllocations").expect("allocation table")..];
+    let rows: Vec<&str> = section
+        .lines()
+        .skip(3)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 3, "{section}");
+    assert!(
+        rows[0].starts_with("run  "),
+        "by inclusive bytes: {section}"
+    );
+    assert!(rows[1].starts_with("parse  "), "{section}");
+    assert!(
+        rows[2].starts_with("… 2 more functions; the JSON report"),
+        "{section}"
+    );
+    // Two of the three hot paths allocated; both fit.
+    assert!(!section.contains("more paths that allocated"), "{section}");
+    assert!(section.contains("… 1 more threads;"), "{section}");
+    let all_threads = section
+        .lines()
+        .find(|l| l.starts_with("all threads"))
+        .unwrap();
+    let cells: Vec<&str> = all_threads.split("  ").filter(|c| !c.is_empty()).collect();
+    assert_eq!(
+        cells.iter().map(|c| c.trim()).collect::<Vec<_>>(),
+        [
+            "all threads",
+            "8.10 KiB",
+            "59",
+            "4.29 KiB",
+            "16",
+            "3.81 KiB",
+            "5.86 KiB",
+            "115 B"
+        ],
+        "totals cover the hidden thread too"
+    );
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! reasons, called in a loop under tokio.
 //!
 //! ```text
-//! cargo run --release -p perflens --example overview --features enabled
+//! cargo run --release -p perflens --example overview --features alloc
 //! ```
 //!
 //! - `sync_work` burns CPU,

@@ -77,6 +77,25 @@ fn the_demo_prints_tables_and_writes_json() {
         .unwrap();
     assert_eq!(leaf.calls, 3);
     assert_eq!(leaf.segments.len(), 3);
+    #[cfg(feature = "alloc")]
+    {
+        // `#[perflens::main]` installed the counting allocator: each of
+        // the 3 sync_alloc calls allocated 1000 buffers of 1 KiB.
+        assert!(stderr.contains("Allocations"), "{stderr}");
+        let alloc = report.function("overview::sync_alloc").unwrap();
+        assert_eq!(alloc.alloc_bytes, Some(3 * 1000 * 1024));
+        assert_eq!(alloc.alloc_count, Some(3 * 1000));
+        assert_eq!(alloc.free_bytes, Some(3 * 1000 * 1024));
+        assert_eq!(alloc.alloc_avg_bytes, Some(1000 * 1024));
+        let total = report.alloc.as_ref().unwrap().total_bytes;
+        let share = alloc.alloc_percent_of(total).unwrap();
+        assert!(share > 90.0, "sync_alloc has {share:.1}% of the bytes");
+        let work = report.function("overview::sync_work").unwrap();
+        assert_eq!(
+            (work.alloc_bytes, work.alloc_incl_bytes),
+            (Some(0), Some(0))
+        );
+    }
     // Re-serialising gives the same report.
     let mut again = Vec::new();
     perflens::write_json(&report, &mut again).unwrap();

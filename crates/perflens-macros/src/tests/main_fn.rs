@@ -1,16 +1,22 @@
+use proc_macro2::TokenStream as TokenStream2;
 use quote::{ToTokens, quote};
 
-use super::{assert_error, assert_no_error, assert_unchanged, contains, sample_fns};
-use crate::main_fn::{MainOptions, Mode, expand_main, parse_main_args};
+use super::{assert_error, assert_no_error, assert_unchanged, contains, count, sample_fns};
+use crate::main_fn::{Allocator, MainOptions, Mode, expand_main, parse_main_args};
+
+/// `expand_main` without the `alloc` feature.
+fn expand(args: TokenStream2, item: TokenStream2, enabled: bool) -> TokenStream2 {
+    expand_main(args, item, enabled, false)
+}
 
 #[test]
 fn disabled_is_identity() {
     for item in sample_fns() {
-        assert_unchanged(expand_main, quote!(), &item);
-        assert_unchanged(expand_main, quote!(limit = 3, format = "none"), &item);
+        assert_unchanged(expand, quote!(), &item);
+        assert_unchanged(expand, quote!(limit = 3, format = "none"), &item);
     }
     assert_unchanged(
-        expand_main,
+        expand,
         quote!(),
         &quote!(
             fn main() -> Result<(), Box<dyn Error>> {
@@ -38,6 +44,7 @@ fn options_are_parsed() {
             limit: Some(20),
             format: Some("json"),
             mode: Some(Mode::Sampled { every: 8 }),
+            allocator: None,
         }
     );
     assert_eq!(
@@ -53,7 +60,7 @@ fn options_are_parsed() {
 
 #[test]
 fn sync_main_starts_the_session_then_measures_itself() {
-    let out = expand_main(
+    let out = expand(
         quote!(
             percentiles = [50, 99.9],
             limit = 5,
@@ -91,7 +98,7 @@ fn sync_main_starts_the_session_then_measures_itself() {
 
 #[test]
 fn no_options_use_the_defaults() {
-    let out = expand_main(
+    let out = expand(
         quote!(),
         quote!(
             fn main() {}
@@ -106,7 +113,7 @@ fn no_options_use_the_defaults() {
 
 #[test]
 fn async_main_stays_async_and_awaits_its_body() {
-    let out = expand_main(
+    let out = expand(
         quote!(format = "none"),
         quote!(
             #[tokio::main]
@@ -179,26 +186,38 @@ fn misuse_is_reported_enabled_or_not() {
         ),
         (
             quote!(threads = 4),
-            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode` and `sample_every`.",
+            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every` and `allocator`.",
         ),
         (quote!(limit = 1, limit = 2), "duplicate option `limit`"),
+        (quote!(allocator = 5), NOT_A_PATH),
+        (
+            quote!(allocator = "std::alloc::System"),
+            "`allocator` takes a path, not a string: write `allocator = std::alloc::System` without quotes.",
+        ),
+        (quote!(allocator = MyAlloc::new()), NOT_A_PATH),
+        (quote!(allocator = <A as Tr>::Alloc), NOT_A_PATH),
+        (quote!(allocator = &System), NOT_A_PATH),
+        (
+            quote!(allocator = System, allocator = System),
+            "duplicate option `allocator`",
+        ),
     ];
     for (args, needle) in cases {
-        for enabled in [false, true] {
-            assert_error(
-                &expand_main(
-                    args.clone(),
-                    quote!(
-                        fn main() {}
-                    ),
-                    enabled,
+        for (enabled, alloc) in [(false, false), (true, false), (true, true)] {
+            let out = expand_main(
+                args.clone(),
+                quote!(
+                    fn main() {}
                 ),
-                needle,
+                enabled,
+                alloc,
             );
+            assert_error(&out, needle);
+            assert_eq!(count(&out, "__PERFLENS_GLOBAL_ALLOC"), 0, "{out}");
         }
     }
     assert_error(
-        &expand_main(
+        &expand(
             quote!(),
             quote!(
                 struct S;
@@ -208,7 +227,7 @@ fn misuse_is_reported_enabled_or_not() {
         "#[perflens::main] can only be applied to a function",
     );
     assert_error(
-        &expand_main(
+        &expand(
             quote!(),
             quote!(
                 const fn main() {}
@@ -216,5 +235,117 @@ fn misuse_is_reported_enabled_or_not() {
             false,
         ),
         "`const fn`",
+    );
+}
+
+const NOT_A_PATH: &str = "`allocator` must be the path of a unit-struct allocator, used both as its type \
+    and its value, e.g. `allocator = std::alloc::System` or `allocator = mimalloc::MiMalloc`. For an \
+    allocator built by an expression, define a unit struct that implements `GlobalAlloc` by forwarding \
+    to it, and give that struct's path.";
+
+#[test]
+fn allocator_option_is_parsed_as_a_path() {
+    let options = parse_main_args(quote!(allocator = mimalloc::MiMalloc, limit = 3)).unwrap();
+    assert_eq!(
+        options.allocator,
+        Some(Allocator(syn::parse_quote!(mimalloc::MiMalloc)))
+    );
+    assert_eq!(options.limit, Some(3));
+    assert_eq!(
+        parse_main_args(quote!(allocator = ::std::alloc::System))
+            .unwrap()
+            .allocator,
+        Some(Allocator(syn::parse_quote!(::std::alloc::System)))
+    );
+}
+
+fn plain_main() -> TokenStream2 {
+    quote!(
+        fn main() {
+            run();
+        }
+    )
+}
+
+#[test]
+fn without_alloc_an_allocator_is_installed_as_is() {
+    let item = plain_main();
+    let expected = quote! {
+        #item
+        #[global_allocator]
+        static __PERFLENS_GLOBAL_ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+    };
+    // Off entirely: the item unchanged, then the user's allocator.
+    for alloc in [false, true] {
+        let out = expand_main(
+            quote!(allocator = mimalloc::MiMalloc),
+            item.clone(),
+            false,
+            alloc,
+        );
+        assert_eq!(out.to_string(), expected.to_string());
+    }
+    // On without `alloc`: instrumented, and the same plain static.
+    let out = expand(quote!(allocator = mimalloc::MiMalloc), item.clone(), true);
+    assert_no_error(&out);
+    let file: syn::File = syn::parse2(out.clone()).unwrap();
+    assert_eq!(file.items.len(), 2, "{out}");
+    assert!(contains(&out, "MainGuard::start"));
+    assert_eq!(
+        file.items[1].to_token_stream().to_string(),
+        quote!(
+            #[global_allocator]
+            static __PERFLENS_GLOBAL_ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+        )
+        .to_string()
+    );
+}
+
+#[test]
+fn without_alloc_or_allocator_nothing_is_added() {
+    for enabled in [false, true] {
+        let out = expand(quote!(limit = 3), plain_main(), enabled);
+        assert_eq!(count(&out, "global_allocator"), 0, "{out}");
+        assert_eq!(count(&out, "CountingAlloc"), 0, "{out}");
+    }
+}
+
+#[test]
+fn alloc_installs_the_counting_allocator_around_system_by_default() {
+    let out = expand_main(quote!(), plain_main(), true, true);
+    assert_no_error(&out);
+    let file: syn::File = syn::parse2(out.clone()).unwrap();
+    assert_eq!(file.items.len(), 2, "{out}");
+    assert!(matches!(file.items[0], syn::Item::Fn(_)));
+    assert_eq!(
+        super::squash(&file.items[1].to_token_stream()),
+        "#[global_allocator]static__PERFLENS_GLOBAL_ALLOC:\
+         ::perflens::__private::CountingAlloc<::std::alloc::System>=\
+         ::perflens::__private::CountingAlloc::new(::std::alloc::System);"
+    );
+}
+
+#[test]
+fn alloc_wraps_the_requested_allocator() {
+    let out = expand_main(
+        quote!(format = "none", allocator = tikv_jemallocator::Jemalloc),
+        quote!(
+            #[tokio::main]
+            async fn main() {
+                work().await
+            }
+        ),
+        true,
+        true,
+    );
+    assert_no_error(&out);
+    let file: syn::File = syn::parse2(out.clone()).unwrap();
+    assert_eq!(file.items.len(), 2, "{out}");
+    assert!(contains(&out, "#[tokio::main] async fn main() {"));
+    assert_eq!(
+        super::squash(&file.items[1].to_token_stream()),
+        "#[global_allocator]static__PERFLENS_GLOBAL_ALLOC:\
+         ::perflens::__private::CountingAlloc<tikv_jemallocator::Jemalloc>=\
+         ::perflens::__private::CountingAlloc::new(tikv_jemallocator::Jemalloc);"
     );
 }

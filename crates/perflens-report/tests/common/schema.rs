@@ -111,6 +111,11 @@ impl Validator<'_> {
                     }
                 }
                 "then" | "else" => {}
+                "allOf" => {
+                    for sub in rule.as_array().into_iter().flatten() {
+                        self.check(sub, v, at, errors);
+                    }
+                }
                 other => errors.push(format!(
                     "{at}: validator does not support keyword {other:?}"
                 )),
