@@ -1,0 +1,39 @@
+//! `#[perflens::main(allocator = mimalloc::MiMalloc)]`
+//! (`examples/custom_allocator.rs`, built by `cargo test`): the memory
+//! comes from mimalloc and perflens counts it exactly.
+#![cfg(feature = "alloc")]
+
+use std::process::Command;
+
+#[test]
+fn a_custom_allocator_is_counted() {
+    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
+    let exe = std::env::current_exe().unwrap();
+    let example = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/custom_allocator");
+    let json = std::env::temp_dir().join(format!("perflens-mimalloc-{}.json", std::process::id()));
+    let out = Command::new(&example)
+        .env("PERFLENS_JSON", &json)
+        .env("PERFLENS_FORMAT", "none")
+        .output()
+        .expect("examples/custom_allocator is built by a plain `cargo test --all-features`");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("buffers come from mimalloc"), "{stderr}");
+    let report = perflens::Report::from_json_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    std::fs::remove_file(&json).ok();
+    let fill = report.function("custom_allocator::fill").unwrap();
+    // fill(1000 + i) for i in 0..10: one Vec<u64> of that capacity each.
+    assert_eq!(fill.calls, 10);
+    assert_eq!(fill.alloc_count, Some(10));
+    assert_eq!(fill.alloc_bytes, Some(8 * (10 * 1000 + 45)));
+    assert_eq!(
+        fill.free_bytes,
+        Some(0),
+        "the buffers are returned, not freed"
+    );
+}
