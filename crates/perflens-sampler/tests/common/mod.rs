@@ -23,14 +23,19 @@ pub fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// Pure user-mode work; never inlined so it shows up as the leaf.
+/// Pure user-mode work without calls (also in debug builds); never
+/// inlined so it shows up as the leaf.
 #[inline(never)]
 pub fn leaf_spin(iters: u64) -> u64 {
-    let mut x = black_box(0x9E37_79B9_7F4A_7C15u64);
-    for i in 0..iters {
-        x = x.rotate_left(7) ^ i.wrapping_mul(0x2545_F491_4F6C_DD1D);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ iters;
+    let mut i = 0;
+    while i < iters {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        i += 1;
     }
-    black_box(x)
+    x
 }
 
 /// Burns `cpu` of this thread's CPU time in `leaf_spin`.
@@ -39,7 +44,7 @@ pub fn busy_for(cpu: Duration) -> u64 {
     let end = thread_cpu() + cpu;
     let mut acc = 0u64;
     while thread_cpu() < end {
-        acc = acc.wrapping_add(leaf_spin(200_000));
+        acc ^= black_box(leaf_spin(black_box(200_000)));
     }
     black_box(acc)
 }
@@ -47,4 +52,26 @@ pub fn busy_for(cpu: Duration) -> u64 {
 pub fn tid() -> u64 {
     // SAFETY: no preconditions.
     unsafe { libc::gettid() as u64 }
+}
+
+/// Finds the thread report of `tid`.
+pub fn thread<'r>(
+    report: &'r perflens_sampler::Report,
+    tid: u64,
+) -> &'r perflens_sampler::ThreadReport {
+    report
+        .threads
+        .iter()
+        .find(|t| t.tid == tid)
+        .unwrap_or_else(|| panic!("thread {tid} not in report: {:?}", report.threads))
+}
+
+/// Samples of thread `tid` in the report's stacks.
+pub fn samples_of(report: &perflens_sampler::Report, tid: u64) -> u64 {
+    report
+        .data
+        .iter()
+        .filter(|(f, _)| f.thread_id == tid)
+        .map(|(_, v)| v.samples)
+        .sum()
 }
