@@ -380,7 +380,7 @@ mod tests {
         let exe = &set.modules[0];
         assert!(exe.path.is_some());
         assert!(exe.eh_frame_hdr_svma.is_some(), "{exe:?}");
-        let here = finds_own_modules_with_unwind_info as usize as u64;
+        let here = finds_own_modules_with_unwind_info as *const () as usize as u64;
         assert!(set.modules.iter().any(|m| m.contains(here)));
         assert!(exe.framehop_module().is_some());
     }

@@ -345,7 +345,7 @@ impl Report {
         let mut function_msgs: Vec<Msg> = Vec::new();
         let mut used_modules: Vec<usize> = Vec::new();
         let mut entries: Vec<(&Frames, &SampleValue)> = self.data.iter().collect();
-        entries.sort_by(|a, b| b.1.cpu_ns.cmp(&a.1.cpu_ns));
+        entries.sort_by_key(|e| std::cmp::Reverse(e.1.cpu_ns));
         let mut sample_msgs = Vec::with_capacity(entries.len());
         for (f, v) in entries {
             let mut ids = Vec::with_capacity(f.frames.len());

@@ -153,6 +153,8 @@ struct Shared {
     threads: Vec<ThreadEntry>,
     agg: HashMap<SampleKey, SampleValue>,
     module_sets: Vec<ModuleSet>,
+    /// Boxed: handlers hold raw pointers to them, which must not move.
+    #[allow(clippy::vec_box)]
     unwinders: Vec<Box<Unwinder<MemBytes>>>,
     scratch: Vec<u64>,
     arm_errors: u64,
@@ -168,6 +170,8 @@ pub(crate) struct Session {
     shared: Mutex<Shared>,
     stop: AtomicBool,
     watcher_tid: AtomicI32,
+    /// Watcher passes so far.
+    passes: AtomicU64,
     /// Signals for threads without a live slot.
     stray: AtomicU64,
     started: Instant,
@@ -509,7 +513,10 @@ impl Session {
         let n = match self.stack_range(slot, tid, regs.sp) {
             Some((lo, hi)) if !unwinder.is_null() && !cache.is_null() => {
                 let mut read_stack = |addr: u64| -> Result<u64, ()> {
-                    if addr >= lo && addr % 8 == 0 && addr.checked_add(8).is_some_and(|e| e <= hi) {
+                    if addr >= lo
+                        && addr.is_multiple_of(8)
+                        && addr.checked_add(8).is_some_and(|e| e <= hi)
+                    {
                         // SAFETY: [lo, hi) is the interrupted thread's own
                         // stack from its stack pointer to its top, which is
                         // mapped while the thread runs (this handler).
@@ -627,9 +634,12 @@ impl Session {
     ) -> Result<(), Error> {
         if let Some(&idx) = sh.by_tid.get(&tid) {
             if let Some((lo, hi)) = bounds {
+                // Called on the thread itself: exact bounds, current name.
                 let s = &self.slots[idx];
                 s.stack_lo.store(lo, Ordering::Relaxed);
                 s.stack_hi.store(hi, Ordering::Release);
+                let e = sh.owned[idx].entry;
+                sh.threads[e].name = thread_name(tid);
             }
             return Ok(());
         }
@@ -729,6 +739,7 @@ impl Session {
             exited: false,
             slot: Some(idx),
             cpu_at_arm,
+            armed_pass: self.passes.load(Ordering::Relaxed),
         });
         sh.owned[idx].entry = entry;
         sh.by_tid.insert(tid, idx);
@@ -824,8 +835,18 @@ impl Session {
             }
         }
         let live: Vec<usize> = sh.by_tid.values().copied().collect();
+        let pass = self.passes.fetch_add(1, Ordering::Relaxed);
         for idx in live {
             self.drain(&mut sh, idx);
+            // Threads name themselves after they start (std does so before
+            // running user code): re-read names of recently armed threads
+            // every pass and of all threads every 100 passes, so exited
+            // threads keep their final name.
+            let e = sh.owned[idx].entry;
+            if pass.wrapping_sub(sh.threads[e].armed_pass) < 20 || pass.is_multiple_of(100) {
+                let tid = sh.threads[e].tid;
+                sh.threads[e].name = thread_name(tid);
+            }
             // Release the maps snapshot once the bounds are resolved.
             if self.slots[idx].stack_hi.load(Ordering::Acquire) != 0 && sh.owned[idx].maps.is_some()
             {
@@ -1012,6 +1033,7 @@ impl Running {
             }),
             stop: AtomicBool::new(false),
             watcher_tid: AtomicI32::new(0),
+            passes: AtomicU64::new(0),
             stray: AtomicU64::new(0),
             started: Instant::now(),
             started_wall: SystemTime::now(),

@@ -20,6 +20,7 @@ pub(crate) struct ThreadEntry {
     pub exited: bool,
     pub(crate) slot: Option<usize>,
     pub(crate) cpu_at_arm: u64,
+    pub(crate) armed_pass: u64,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -55,10 +55,7 @@ pub fn tid() -> u64 {
 }
 
 /// Finds the thread report of `tid`.
-pub fn thread<'r>(
-    report: &'r perflens_sampler::Report,
-    tid: u64,
-) -> &'r perflens_sampler::ThreadReport {
+pub fn thread(report: &perflens_sampler::Report, tid: u64) -> &perflens_sampler::ThreadReport {
     report
         .threads
         .iter()
