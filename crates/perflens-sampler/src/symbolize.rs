@@ -16,6 +16,49 @@ const PROGRESS_AFTER: Duration = Duration::from_millis(500);
 pub(crate) struct Symbolizer<'m> {
     modules: &'m [ModuleInfo],
     loaders: HashMap<usize, Option<addr2line::Loader>>,
+    symtabs: HashMap<usize, SymTab>,
+}
+
+/// Function symbols of one file (`.symtab` and `.dynsym`) with sizes, so
+/// an address past the end of the nearest symbol is not misnamed (stripped
+/// libraries only export a few of their functions).
+#[derive(Default)]
+struct SymTab {
+    /// (address, size, name), sorted by address.
+    syms: Vec<(u64, u64, String)>,
+}
+
+impl SymTab {
+    fn load(path: &std::path::Path) -> SymTab {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let Ok(data) = std::fs::read(path) else {
+            return SymTab::default();
+        };
+        let Ok(file) = object::File::parse(&*data) else {
+            return SymTab::default();
+        };
+        let mut syms: Vec<(u64, u64, String)> = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+            .collect();
+        syms.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        syms.dedup_by_key(|s| s.0);
+        SymTab { syms }
+    }
+
+    fn find(&self, probe: u64) -> Option<String> {
+        let i = self.syms.partition_point(|s| s.0 <= probe).checked_sub(1)?;
+        let (addr, size, name) = &self.syms[i];
+        let next = self.syms.get(i + 1).map_or(u64::MAX, |s| s.0);
+        let inside = if *size > 0 {
+            probe < addr + size
+        } else {
+            probe < next
+        };
+        inside.then(|| demangle(name))
+    }
 }
 
 fn demangle(name: &str) -> String {
@@ -27,6 +70,7 @@ impl<'m> Symbolizer<'m> {
         Symbolizer {
             modules,
             loaders: HashMap::new(),
+            symtabs: HashMap::new(),
         }
     }
 
@@ -48,17 +92,23 @@ impl<'m> Symbolizer<'m> {
             .next()
             .unwrap_or(&module.name)
             .to_string();
+        let symtab = self.symtabs.entry(mi).or_insert_with(|| {
+            module
+                .path
+                .as_ref()
+                .map_or_else(SymTab::default, |p| SymTab::load(p))
+        });
+        let fallback = symtab
+            .find(probe)
+            .unwrap_or_else(|| format!("{short}+{probe:#x}"));
         let loader = self.loaders.entry(mi).or_insert_with(|| {
             module
                 .path
                 .as_ref()
                 .and_then(|p| addr2line::Loader::new(p).ok())
         });
-        let Some(loader) = loader.as_ref() else {
-            return vec![Symbol::unknown(format!("{short}+{probe:#x}"))];
-        };
         let mut out = Vec::new();
-        if let Ok(mut frames) = loader.find_frames(probe) {
+        if let Some(Ok(mut frames)) = loader.as_ref().map(|l| l.find_frames(probe)) {
             while let Ok(Some(f)) = frames.next() {
                 let name = f
                     .function
@@ -75,15 +125,9 @@ impl<'m> Symbolizer<'m> {
                 });
             }
         }
-        let symtab = || loader.find_symbol(probe).map(demangle);
         if out.is_empty() {
-            out.push(Symbol {
-                name: symtab().unwrap_or_else(|| format!("{short}+{probe:#x}")),
-                filename: None,
-                lineno: None,
-            });
-        } else if out.iter().any(|s| s.name.is_empty()) {
-            let fallback = symtab().unwrap_or_else(|| format!("{short}+{probe:#x}"));
+            out.push(Symbol::unknown(fallback));
+        } else {
             for s in out.iter_mut().filter(|s| s.name.is_empty()) {
                 s.name = fallback.clone();
             }

@@ -99,6 +99,21 @@ fn threads_started_after_start_and_exited_threads_are_kept() {
             t.samples
         );
         assert_eq!(samples_of(&report, tid), t.samples, "{name}: stacks kept");
+        // Stack bounds were known (from /proc/self/maps for the watched
+        // thread, pthread_getattr_np for the self-armed one): full stacks.
+        assert_eq!(t.truncated, 0, "{name}: stacks walked");
+        assert!(
+            report.data.iter().any(|(f, _)| f.thread_id == tid
+                && f.frames
+                    .iter()
+                    .flatten()
+                    .any(|s| s.name.ends_with("busy_for"))
+                && f.frames
+                    .iter()
+                    .flatten()
+                    .any(|s| s.name.contains("thread_start"))),
+            "{name}: unwound to the thread entry"
+        );
         assert!(
             report
                 .data
