@@ -112,6 +112,11 @@ pub struct Report {
     pub timing: ReportTiming,
     /// CPU time used by the sampler's own watcher thread (not sampled).
     pub sampler_cpu_ns: u64,
+    /// Wall time spent inside the signal handler's sampling path, summed
+    /// over all samples (ns), and the number of handler runs.
+    pub handler_ns: u64,
+    /// Handler runs that found a session.
+    pub handler_calls: u64,
     modules: Vec<ModuleInfo>,
 }
 
@@ -251,6 +256,8 @@ impl<'a> ReportBuilder<'a> {
                 duration: snap.duration,
             },
             sampler_cpu_ns: snap.sampler_cpu_ns,
+            handler_ns: snap.handler_ns,
+            handler_calls: snap.handler_calls,
             modules: snap.modules,
         })
     }

@@ -174,8 +174,22 @@ pub(crate) struct Session {
     passes: AtomicU64,
     /// Signals for threads without a live slot.
     stray: AtomicU64,
+    /// Time spent in the handler's sampling path (ns) and its calls.
+    handler_ns: AtomicU64,
+    handler_calls: AtomicU64,
     started: Instant,
     started_wall: SystemTime,
+}
+
+/// CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe).
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: valid out-pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 fn gettid() -> i32 {
@@ -409,7 +423,12 @@ extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut
         // SAFETY: a published session is freed only after it has been
         // unpublished and IN_HANDLERS dropped to zero, and we incremented
         // IN_HANDLERS before loading the pointer.
-        unsafe { (*s).sample(uc) };
+        let s = unsafe { &*s };
+        let t0 = monotonic_ns();
+        s.sample(uc);
+        s.handler_ns
+            .fetch_add(monotonic_ns().saturating_sub(t0), Ordering::Relaxed);
+        s.handler_calls.fetch_add(1, Ordering::Relaxed);
     }
     IN_HANDLERS.fetch_sub(1, Ordering::SeqCst);
     IN_HANDLER.with(|f| f.set(false));
@@ -918,6 +937,8 @@ impl Session {
             period_ns: self.period_ns,
             started_wall: self.started_wall,
             duration: self.started.elapsed(),
+            handler_ns: self.handler_ns.load(Ordering::Relaxed),
+            handler_calls: self.handler_calls.load(Ordering::Relaxed),
             sampler_cpu_ns: if me > 0 {
                 thread_cpu_ns(me).unwrap_or(0)
             } else {
@@ -1035,6 +1056,8 @@ impl Running {
             watcher_tid: AtomicI32::new(0),
             passes: AtomicU64::new(0),
             stray: AtomicU64::new(0),
+            handler_ns: AtomicU64::new(0),
+            handler_calls: AtomicU64::new(0),
             started: Instant::now(),
             started_wall: SystemTime::now(),
             cfg,

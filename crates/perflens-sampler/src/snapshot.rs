@@ -46,4 +46,6 @@ pub(crate) struct Snapshot {
     pub started_wall: SystemTime,
     pub duration: Duration,
     pub sampler_cpu_ns: u64,
+    pub handler_ns: u64,
+    pub handler_calls: u64,
 }
