@@ -499,7 +499,15 @@ impl Session {
             self.stray.fetch_add(1, Ordering::Relaxed);
             return;
         };
-        if !slot.live.load(Ordering::Acquire) || slot.busy.swap(true, Ordering::Acquire) {
+        // `busy` first, then `live` (both SeqCst, mirrored in `disarm`):
+        // either disarm sees `busy` and waits, or we see `!live` and leave
+        // before touching the slot's ring, cache or maps.
+        if slot.busy.swap(true, Ordering::SeqCst) {
+            self.stray.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        if !slot.live.load(Ordering::SeqCst) {
+            slot.busy.store(false, Ordering::Release);
             self.stray.fetch_add(1, Ordering::Relaxed);
             return;
         }
@@ -787,11 +795,11 @@ impl Session {
             timer_delete(handle);
         }
         let measured = thread_cpu_ns(tid);
-        slot.live.store(false, Ordering::Release);
+        slot.live.store(false, Ordering::SeqCst);
         // A handler already past the `live` check on that thread finishes
         // its push (it runs on the thread itself; an exited thread runs
-        // none). Wait for it before draining.
-        while slot.busy.load(Ordering::Acquire) && !exited {
+        // none). Wait for it before draining and releasing the maps.
+        while slot.busy.load(Ordering::SeqCst) && !exited {
             std::thread::yield_now();
         }
         if source == SOURCE_PERF {
