@@ -28,6 +28,10 @@
 //! [`ProfilerGuard::new`] returns [`Error::Unsupported`].
 
 #![warn(missing_docs)]
+#![cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    allow(dead_code, unused_imports)
+)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod arch;

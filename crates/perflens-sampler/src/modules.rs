@@ -95,6 +95,7 @@ impl ModuleInfo {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Modules plus the `dlopen` handles that pin them.
 pub(crate) struct ModuleSet {
     pub modules: Vec<ModuleInfo>,
@@ -103,6 +104,7 @@ pub(crate) struct ModuleSet {
     pins: Vec<usize>,
 }
 
+#[cfg(target_os = "linux")]
 impl Drop for ModuleSet {
     fn drop(&mut self) {
         for &h in &self.pins {
@@ -113,6 +115,7 @@ impl Drop for ModuleSet {
     }
 }
 
+#[cfg(target_os = "linux")]
 /// Reads `dlpi_adds` only (cheap check for new modules).
 pub(crate) fn current_adds() -> u64 {
     unsafe extern "C" fn cb(
@@ -131,6 +134,7 @@ pub(crate) fn current_adds() -> u64 {
     adds
 }
 
+#[cfg(target_os = "linux")]
 struct Raw {
     name: String,
     base: u64,
@@ -138,6 +142,7 @@ struct Raw {
     adds: u64,
 }
 
+#[cfg(target_os = "linux")]
 /// Enumerates the loaded modules and pins the shared objects.
 pub(crate) fn load_modules() -> ModuleSet {
     unsafe extern "C" fn cb(
@@ -209,6 +214,7 @@ pub(crate) fn load_modules() -> ModuleSet {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn module_from_raw(raw: &Raw) -> Option<ModuleInfo> {
     let mut lo = u64::MAX;
     let mut hi = 0u64;
@@ -269,6 +275,7 @@ fn module_from_raw(raw: &Raw) -> Option<ModuleInfo> {
     Some(m)
 }
 
+#[cfg(target_os = "linux")]
 /// Decodes `eh_frame_ptr` from an `.eh_frame_hdr` at `hdr_avma`.
 fn eh_frame_ptr(hdr: &[u8], hdr_avma: u64) -> Option<u64> {
     if hdr.len() < 12 || hdr[0] != 1 {
@@ -290,6 +297,7 @@ fn eh_frame_ptr(hdr: &[u8], hdr_avma: u64) -> Option<u64> {
     }
 }
 
+#[cfg(target_os = "linux")]
 fn find_build_id(notes: &[u8]) -> Option<Vec<u8>> {
     let mut p = 0usize;
     let align = |x: usize| (x + 3) & !3;
@@ -369,7 +377,7 @@ impl MapsSnapshot {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
 

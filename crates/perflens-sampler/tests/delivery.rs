@@ -1,4 +1,5 @@
 //! Delivered samples versus the thread's CPU time times the frequency.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use std::time::Duration;

@@ -1,5 +1,6 @@
 //! The interrupted (leaf) frame is kept and symbolized: a busy
 //! `#[inline(never)]` leaf is the innermost frame of most samples.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use std::time::Duration;

@@ -1,4 +1,5 @@
 //! Start/stop, late signals, threads that start or exit mid-profile.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use std::time::Duration;

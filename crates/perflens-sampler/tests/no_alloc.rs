@@ -1,5 +1,6 @@
 //! The signal handler allocates nothing: a counting global allocator
 //! records allocations made while the sampler's handler runs.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,5 +1,6 @@
 //! The pprof output: total CPU matches the threads' CPU time, and
 //! `go tool pprof` reads it (labels included).
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use std::process::Command;

@@ -1,4 +1,5 @@
 //! Samples are split between threads like their CPU time.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use std::sync::mpsc;

@@ -1,5 +1,6 @@
 //! The timer fallback (`timer_create` on the thread CPU clock) produces
 //! samples weighted by (1 + overruns) periods.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
 use perflens_sampler::{CpuSource, ProfilerGuardBuilder, SourcePreference};
