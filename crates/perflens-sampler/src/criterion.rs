@@ -18,7 +18,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use criterion::profiler::Profiler;
+pub use criterion::profiler::Profiler;
 
 use crate::{ProfilerGuard, ProfilerGuardBuilder};
 
