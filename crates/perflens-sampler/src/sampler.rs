@@ -467,23 +467,20 @@ impl Session {
             // SAFETY: the snapshot is kept alive by the slot's owner until
             // `stack_hi` is set (which happens below, after the last use).
             let maps = unsafe { &*m };
-            let main = tid == self.pid;
-            if let Some((a, b)) = maps.find(sp) {
-                lo = if main {
-                    b.saturating_sub(self.main_stack_limit)
-                } else {
-                    a
-                };
-                hi = b;
-            } else if let Some((a, b)) = maps.main_stack().filter(|_| main) {
-                if a > sp && b - sp <= self.main_stack_limit {
-                    lo = b.saturating_sub(self.main_stack_limit);
-                    hi = b;
-                } else {
+            if tid == self.pid {
+                // Main thread: only its `[stack]` mapping counts (it grows
+                // down, so `sp` may be below the snapshot's start); an `sp`
+                // elsewhere (an alternate signal stack) resolves nothing.
+                let (_, b) = maps.main_stack()?;
+                if sp >= b || b - sp > self.main_stack_limit {
                     return None;
                 }
+                lo = b.saturating_sub(self.main_stack_limit);
+                hi = b;
             } else {
-                return None;
+                let (a, b) = maps.find(sp)?;
+                lo = a;
+                hi = b;
             }
             slot.stack_lo.store(lo, Ordering::Relaxed);
             slot.stack_hi.store(hi, Ordering::Release);
