@@ -1,0 +1,35 @@
+//! Architecture-specific parts of the sampler: reading the interrupted
+//! registers from a signal's `ucontext_t` and unwinding from them.
+//!
+//! Every architecture module provides the same entry points:
+//!
+//! - `Unwinder<D>`: the framehop unwinder type (allocation-free policy),
+//! - `UnwindCache`: its per-thread cache, created with `new_cache()`,
+//! - `unsafe fn regs_from_ucontext(uc) -> Regs`,
+//! - `fn unwind(unwinder, cache, regs, read_stack, out) -> usize`.
+//!
+//! `SUPPORTED` is `false` where no such module exists; the crate still
+//! builds there and `ProfilerGuard::new` returns `Error::Unsupported`.
+
+/// Registers the unwinder starts from, read from the interrupted context.
+#[derive(Clone, Copy, Debug, Default)]
+#[allow(dead_code)]
+pub(crate) struct Regs {
+    /// Instruction pointer of the interrupted instruction (the leaf).
+    pub pc: u64,
+    /// Stack pointer.
+    pub sp: u64,
+    /// Frame pointer.
+    pub fp: u64,
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod x86_64;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub(crate) use self::x86_64::*;
+
+/// Whether this target has an architecture module (and so a sampler).
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub(crate) const SUPPORTED: bool = true;
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+pub(crate) const SUPPORTED: bool = false;

@@ -1,0 +1,71 @@
+//! x86_64 (Linux): registers from `ucontext_t` and framehop's x86_64 unwinder.
+
+use core::ffi::c_void;
+use core::ops::Deref;
+
+use framehop::x86_64::{CacheX86_64, UnwindRegsX86_64, UnwinderX86_64};
+use framehop::{MustNotAllocateDuringUnwind, Unwinder as _};
+
+use super::Regs;
+
+/// The unwinder: framehop's x86_64 unwinder with the no-allocation policy.
+pub(crate) type Unwinder<D> = UnwinderX86_64<D, MustNotAllocateDuringUnwind>;
+
+/// Per-thread unwind cache (rule cache plus preallocated DWARF evaluation
+/// storage). Created when a thread is armed, used only by that thread's
+/// signal handler.
+pub(crate) type UnwindCache = CacheX86_64<MustNotAllocateDuringUnwind>;
+
+/// A fresh cache (allocates; call when arming, never in the handler).
+pub(crate) fn new_cache() -> Box<UnwindCache> {
+    Box::new(CacheX86_64::new_in())
+}
+
+/// Reads rip, rsp and rbp of the interrupted context.
+///
+/// # Safety
+/// `uc` must be the `ucontext_t *` passed to an `SA_SIGINFO` handler.
+#[inline(always)]
+pub(crate) unsafe fn regs_from_ucontext(uc: *mut c_void) -> Regs {
+    // SAFETY: the caller passes the kernel-provided ucontext of this
+    // signal delivery; it is valid and readable for the handler's duration.
+    let gregs = unsafe { &(*(uc as *const libc::ucontext_t)).uc_mcontext.gregs };
+    Regs {
+        pc: gregs[libc::REG_RIP as usize] as u64,
+        sp: gregs[libc::REG_RSP as usize] as u64,
+        fp: gregs[libc::REG_RBP as usize] as u64,
+    }
+}
+
+/// Unwinds from `regs` into `out` (first entry: the interrupted pc, then
+/// return addresses). Returns the number of addresses written. Stops at the
+/// first error (unreadable stack, unknown code): what was found is kept.
+///
+/// Does not allocate: the unwinder uses `MustNotAllocateDuringUnwind` and
+/// all unwind data was loaded when the modules were added.
+#[inline]
+pub(crate) fn unwind<D, F>(
+    unwinder: &Unwinder<D>,
+    cache: &mut UnwindCache,
+    regs: &Regs,
+    read_stack: &mut F,
+    out: &mut [u64],
+) -> usize
+where
+    D: Deref<Target = [u8]>,
+    F: FnMut(u64) -> Result<u64, ()>,
+{
+    let mut n = 0;
+    let start = UnwindRegsX86_64::new(regs.pc, regs.sp, regs.fp);
+    let mut iter = unwinder.iter_frames(regs.pc, start, cache, read_stack);
+    while n < out.len() {
+        match iter.next() {
+            Ok(Some(frame)) => {
+                out[n] = frame.address();
+                n += 1;
+            }
+            Ok(None) | Err(_) => break,
+        }
+    }
+    n
+}

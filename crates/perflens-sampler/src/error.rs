@@ -1,0 +1,55 @@
+use std::fmt;
+
+/// Errors of the sampler.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// This platform has no sampler (Linux on x86_64 only for now).
+    Unsupported(&'static str),
+    /// A profiling session is already running in this process.
+    AlreadyRunning,
+    /// The chosen real-time signal already has a handler that is not ours.
+    SignalInUse(i32),
+    /// A configuration value is out of range.
+    InvalidConfig(String),
+    /// Neither perf_event_open nor timer_create worked for a thread.
+    NoSource(std::io::Error),
+    /// I/O error (writing a report, reading /proc).
+    Io(std::io::Error),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Unsupported(why) => write!(f, "CPU sampling is not supported here: {why}"),
+            Error::AlreadyRunning => f.write_str("a CPU profiling session is already running"),
+            Error::SignalInUse(sig) => {
+                write!(
+                    f,
+                    "signal {sig} already has a handler; choose another with .signal()"
+                )
+            }
+            Error::InvalidConfig(msg) => write!(f, "invalid sampler configuration: {msg}"),
+            Error::NoSource(e) => write!(
+                f,
+                "cannot arm a sampling source (perf_event_open and timer_create failed): {e}"
+            ),
+            Error::Io(e) => write!(f, "I/O error: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Error::NoSource(e) | Error::Io(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Io(e)
+    }
+}

@@ -1,0 +1,294 @@
+//! In-process CPU sampling for Rust programs: an async-signal-safe
+//! replacement for pprof-rs.
+//!
+//! Every thread of the process gets its own CPU-time sampling source: a
+//! `perf_event` cpu-clock counter whose overflow signals that very thread,
+//! or, where `perf_event_open` is refused, a POSIX timer on the thread's
+//! CPU clock (samples weighted by the overrun count). The signal handler
+//! allocates nothing, takes no lock and never calls the libgcc unwinder: it
+//! walks the stack with framehop's allocation-free unwinder over unwind
+//! tables loaded when the session starts, reading only the interrupted
+//! thread's own stack, and stores the addresses in a per-thread ring that a
+//! watcher thread drains. Symbolization (inlined frames, file and line,
+//! Rust and C++ demangling) happens when a report is built.
+//!
+//! ```no_run
+//! let guard = perflens_sampler::ProfilerGuardBuilder::default()
+//!     .frequency(1000)
+//!     .blocklist(&["libc", "libgcc", "pthread", "vdso"])
+//!     .build()?;
+//! // ... work ...
+//! let report = guard.report().build()?;
+//! report.flamegraph(std::fs::File::create("flamegraph.svg")?)?;
+//! report.write_pprof(std::fs::File::create("profile.pb.gz")?)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! Supported: Linux on x86_64. Elsewhere the crate builds and
+//! [`ProfilerGuard::new`] returns [`Error::Unsupported`].
+
+#![warn(missing_docs)]
+#![cfg_attr(
+    not(all(target_os = "linux", target_arch = "x86_64")),
+    allow(dead_code, unused_imports)
+)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod arch;
+mod error;
+mod modules;
+mod pprof;
+mod report;
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod sampler;
+mod snapshot;
+mod symbolize;
+
+#[cfg(feature = "criterion")]
+pub mod criterion;
+
+use std::time::Duration;
+
+pub use error::Error;
+pub use report::{Frames, Report, ReportBuilder, ReportTiming, SampleValue, Symbol, ThreadReport};
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+pub use sampler::{
+    arm_current_thread, clear_context_hook, in_signal_handler, late_signals, set_context_hook,
+};
+
+use report::ReportSource;
+
+/// The per-thread sampling source a thread used.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CpuSource {
+    /// `perf_event_open` software cpu-clock event, signal to the thread.
+    PerfEvent,
+    /// `timer_create` on the thread's CPU clock (`SIGEV_THREAD_ID`).
+    Timer,
+}
+
+/// Which source to use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum SourcePreference {
+    /// perf_event, falling back to the timer per thread.
+    #[default]
+    Auto,
+    /// perf_event only (threads where it fails are not sampled).
+    PerfEvent,
+    /// The timer fallback only.
+    Timer,
+}
+
+impl SourcePreference {
+    /// From `PERFLENS_CPU_SOURCE` (`timer`, `perf`/`perf_event`, `auto`).
+    pub fn from_env() -> Option<SourcePreference> {
+        match std::env::var("PERFLENS_CPU_SOURCE").ok()?.as_str() {
+            "timer" => Some(SourcePreference::Timer),
+            "perf" | "perf_event" => Some(SourcePreference::PerfEvent),
+            "auto" => Some(SourcePreference::Auto),
+            _ => None,
+        }
+    }
+}
+
+/// Configures and starts a profiling session (pprof-rs style).
+#[derive(Clone, Debug)]
+pub struct ProfilerGuardBuilder {
+    frequency: i32,
+    blocklist: Vec<String>,
+    source: Option<SourcePreference>,
+    signal: Option<i32>,
+    max_threads: usize,
+    buffer_bytes: usize,
+    max_depth: usize,
+    rescan: Duration,
+}
+
+impl Default for ProfilerGuardBuilder {
+    fn default() -> Self {
+        ProfilerGuardBuilder {
+            frequency: 99,
+            blocklist: Vec::new(),
+            source: None,
+            signal: None,
+            max_threads: 1024,
+            buffer_bytes: 256 * 1024,
+            max_depth: 128,
+            rescan: Duration::from_millis(10),
+        }
+    }
+}
+
+impl ProfilerGuardBuilder {
+    /// Samples per second of CPU time per thread (default 99).
+    pub fn frequency(mut self, frequency: i32) -> Self {
+        self.frequency = frequency;
+        self
+    }
+
+    /// Modules (file name substrings) whose frames are removed from the
+    /// leaf end of stacks in reports; their CPU time goes to the first
+    /// caller outside them. (pprof-rs drops such samples; here the sample
+    /// is kept so CPU totals stay exact.)
+    pub fn blocklist<T: AsRef<str>>(mut self, blocklist: &[T]) -> Self {
+        self.blocklist = blocklist.iter().map(|s| s.as_ref().to_string()).collect();
+        self
+    }
+
+    /// Sampling source. Default: `PERFLENS_CPU_SOURCE` if set, else
+    /// [`SourcePreference::Auto`].
+    pub fn source(mut self, source: SourcePreference) -> Self {
+        self.source = Some(source);
+        self
+    }
+
+    /// Real-time signal to use (default `SIGRTMIN + 4`).
+    pub fn signal(mut self, signal: i32) -> Self {
+        self.signal = Some(signal);
+        self
+    }
+
+    /// Most threads sampled at once (default 1024).
+    pub fn max_threads(mut self, n: usize) -> Self {
+        self.max_threads = n;
+        self
+    }
+
+    /// Sample buffer per thread in bytes (default 256 KiB, drained every
+    /// rescan; samples that do not fit are counted as dropped).
+    pub fn buffer_bytes(mut self, n: usize) -> Self {
+        self.buffer_bytes = n;
+        self
+    }
+
+    /// Most frames per stack (default 128, at most 256).
+    pub fn max_depth(mut self, n: usize) -> Self {
+        self.max_depth = n;
+        self
+    }
+
+    /// How often the watcher looks for new and exited threads and drains
+    /// buffers (default 10 ms).
+    pub fn rescan_interval(mut self, d: Duration) -> Self {
+        self.rescan = d;
+        self
+    }
+
+    /// Starts sampling every thread of the process.
+    pub fn build(self) -> Result<ProfilerGuard, Error> {
+        ProfilerGuard::start(self)
+    }
+}
+
+/// A running profiling session. Sampling stops when it is dropped (or with
+/// [`ProfilerGuard::stop`]).
+pub struct ProfilerGuard {
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    running: Option<sampler::Running>,
+    blocklist: Vec<String>,
+}
+
+impl ProfilerGuard {
+    /// Starts sampling at `frequency` Hz with default settings.
+    pub fn new(frequency: i32) -> Result<ProfilerGuard, Error> {
+        ProfilerGuardBuilder::default().frequency(frequency).build()
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, Error> {
+        if b.frequency <= 0 {
+            return Err(Error::InvalidConfig(format!(
+                "frequency must be positive, got {}",
+                b.frequency
+            )));
+        }
+        let cfg = sampler::Config {
+            frequency: b.frequency as u32,
+            source: b
+                .source
+                .or_else(SourcePreference::from_env)
+                .unwrap_or_default(),
+            signal: b.signal.unwrap_or_else(|| libc::SIGRTMIN() + 4),
+            max_threads: b.max_threads,
+            ring_words: b.buffer_bytes / 8,
+            max_depth: b.max_depth.clamp(1, sampler::MAX_DEPTH),
+            rescan: b.rescan,
+        };
+        Ok(ProfilerGuard {
+            running: Some(sampler::Running::start(cfg)?),
+            blocklist: b.blocklist,
+        })
+    }
+
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, Error> {
+        let _ = b;
+        Err(Error::Unsupported(
+            "the sampler supports Linux on x86_64 only",
+        ))
+    }
+
+    /// A report of the samples so far; sampling goes on.
+    pub fn report(&self) -> ReportBuilder<'_> {
+        ReportBuilder::new(ReportSource::Live(self), self.blocklist.clone())
+    }
+
+    /// Stops sampling and returns a builder for the final report (thread
+    /// CPU times then cover exactly the sampled interval).
+    pub fn stop(self) -> ReportBuilder<'static> {
+        let blocklist = self.blocklist.clone();
+        let snap = self.stop_snapshot();
+        ReportBuilder::new(ReportSource::Done(Box::new(snap)), blocklist)
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    fn stop_snapshot(mut self) -> snapshot::Snapshot {
+        match self.running.take() {
+            Some(r) => r.stop(),
+            None => unreachable!("a guard always holds a session"),
+        }
+    }
+
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    fn stop_snapshot(self) -> snapshot::Snapshot {
+        unreachable!("no guard exists on unsupported targets")
+    }
+
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, Error> {
+        match &self.running {
+            Some(r) => Ok(r.session().snapshot()),
+            None => Err(Error::InvalidConfig("session already stopped".into())),
+        }
+    }
+
+    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, Error> {
+        Err(Error::Unsupported(
+            "the sampler supports Linux on x86_64 only",
+        ))
+    }
+}
+
+/// No-op stand-ins on unsupported targets, so callers need no `cfg`.
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+mod stubs {
+    /// Unsupported target: never arms anything.
+    pub fn arm_current_thread() -> Result<bool, crate::Error> {
+        Ok(false)
+    }
+    /// Unsupported target: stored nowhere.
+    pub fn set_context_hook(_f: fn() -> u64) {}
+    /// Unsupported target: no-op.
+    pub fn clear_context_hook() {}
+    /// Unsupported target: always false.
+    pub fn in_signal_handler() -> bool {
+        false
+    }
+    /// Unsupported target: always 0.
+    pub fn late_signals() -> u64 {
+        0
+    }
+}
+#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+pub use stubs::*;

@@ -1,0 +1,404 @@
+//! Loaded modules (the executable and shared objects), found with
+//! `dl_iterate_phdr` when a session starts, and the framehop modules built
+//! from their in-memory unwind sections.
+
+use std::ffi::CStr;
+use std::ops::{Deref, Range};
+use std::path::PathBuf;
+
+/// A byte range of loaded, read-only module memory (`.eh_frame_hdr`,
+/// `.eh_frame`, the executable segment). The modules are pinned with
+/// `dlopen(RTLD_NOLOAD)` for the whole session, so the memory stays mapped.
+#[derive(Clone, Copy)]
+pub(crate) struct MemBytes {
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: `MemBytes` points at immutable mapped module memory that is kept
+// mapped (pinned) for as long as any unwinder using it exists.
+unsafe impl Send for MemBytes {}
+// SAFETY: see `Send`; the memory is only ever read.
+unsafe impl Sync for MemBytes {}
+
+impl Default for MemBytes {
+    fn default() -> Self {
+        MemBytes {
+            ptr: std::ptr::NonNull::<u8>::dangling().as_ptr(),
+            len: 0,
+        }
+    }
+}
+
+impl Deref for MemBytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        // SAFETY: `ptr..ptr+len` lies inside a loaded PT_LOAD segment of a
+        // pinned module (or is the empty dangling slice).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// One loaded module.
+#[derive(Clone, Debug)]
+pub(crate) struct ModuleInfo {
+    /// File path, or a bracketed name (`[vdso]`) for modules without a file.
+    pub name: String,
+    /// File to read debug info from, if the module has one.
+    pub path: Option<PathBuf>,
+    /// Load bias: avma = svma + base.
+    pub base: u64,
+    /// Lowest and highest address of the PT_LOAD segments (avma).
+    pub avma: Range<u64>,
+    /// File offset of the first PT_LOAD segment.
+    pub file_offset: u64,
+    /// GNU build id (raw bytes), empty if none.
+    pub build_id: Vec<u8>,
+    text_svma: Option<Range<u64>>,
+    eh_frame_hdr_svma: Option<Range<u64>>,
+    eh_frame_svma: Option<Range<u64>>,
+}
+
+impl ModuleInfo {
+    fn mem(&self, svma: &Range<u64>) -> MemBytes {
+        MemBytes {
+            ptr: (svma.start + self.base) as *const u8,
+            len: (svma.end - svma.start) as usize,
+        }
+    }
+
+    /// The framehop module (unwind info from the module's own memory).
+    pub(crate) fn framehop_module(&self) -> Option<framehop::Module<MemBytes>> {
+        let hdr = self.eh_frame_hdr_svma.clone()?;
+        let eh = self.eh_frame_svma.clone()?;
+        let info = framehop::ExplicitModuleSectionInfo {
+            base_svma: 0,
+            text_svma: self.text_svma.clone(),
+            text: self.text_svma.as_ref().map(|r| self.mem(r)),
+            eh_frame_svma: Some(eh.clone()),
+            eh_frame: Some(self.mem(&eh)),
+            eh_frame_hdr_svma: Some(hdr.clone()),
+            eh_frame_hdr: Some(self.mem(&hdr)),
+            ..Default::default()
+        };
+        Some(framehop::Module::new(
+            self.name.clone(),
+            self.avma.clone(),
+            self.base,
+            info,
+        ))
+    }
+
+    /// Whether `addr` (avma) lies in this module.
+    pub(crate) fn contains(&self, addr: u64) -> bool {
+        self.avma.contains(&addr)
+    }
+}
+
+#[cfg(target_os = "linux")]
+/// Modules plus the `dlopen` handles that pin them.
+pub(crate) struct ModuleSet {
+    pub modules: Vec<ModuleInfo>,
+    /// `dlpi_adds` when enumerated (to notice newly loaded modules).
+    pub adds: u64,
+    pins: Vec<usize>,
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for ModuleSet {
+    fn drop(&mut self) {
+        for &h in &self.pins {
+            // SAFETY: every handle came from a successful dlopen and is
+            // closed exactly once.
+            unsafe { libc::dlclose(h as *mut libc::c_void) };
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+/// Reads `dlpi_adds` only (cheap check for new modules).
+pub(crate) fn current_adds() -> u64 {
+    unsafe extern "C" fn cb(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `info` is valid for the callback; `data` is the `u64`
+        // passed below.
+        unsafe { *(data as *mut u64) = (*info).dlpi_adds };
+        1
+    }
+    let mut adds = 0u64;
+    // SAFETY: the callback only writes to `adds`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(cb), &mut adds as *mut u64 as *mut libc::c_void) };
+    adds
+}
+
+#[cfg(target_os = "linux")]
+struct Raw {
+    name: String,
+    base: u64,
+    phdrs: Vec<libc::Elf64_Phdr>,
+    adds: u64,
+}
+
+#[cfg(target_os = "linux")]
+/// Enumerates the loaded modules and pins the shared objects.
+pub(crate) fn load_modules() -> ModuleSet {
+    unsafe extern "C" fn cb(
+        info: *mut libc::dl_phdr_info,
+        _size: libc::size_t,
+        data: *mut libc::c_void,
+    ) -> libc::c_int {
+        // SAFETY: `data` is the `Vec<Raw>` passed below; `info` and the
+        // program headers it points to are valid during the callback.
+        unsafe {
+            let out = &mut *(data as *mut Vec<Raw>);
+            let info = &*info;
+            let name = if info.dlpi_name.is_null() {
+                String::new()
+            } else {
+                CStr::from_ptr(info.dlpi_name)
+                    .to_string_lossy()
+                    .into_owned()
+            };
+            let phdrs = std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize);
+            out.push(Raw {
+                name,
+                base: info.dlpi_addr,
+                phdrs: phdrs.to_vec(),
+                adds: info.dlpi_adds,
+            });
+        }
+        0
+    }
+    let mut raws: Vec<Raw> = Vec::new();
+    // SAFETY: the callback only appends to `raws`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(cb), &mut raws as *mut Vec<Raw> as *mut libc::c_void) };
+    let adds = raws.first().map_or(0, |r| r.adds);
+    let exe = std::fs::read_link("/proc/self/exe").ok();
+    let mut modules = Vec::new();
+    let mut pins = Vec::new();
+    for (i, raw) in raws.iter().enumerate() {
+        let Some(mut m) = module_from_raw(raw) else {
+            continue;
+        };
+        if i == 0 && raw.name.is_empty() {
+            m.name = exe
+                .as_ref()
+                .map_or_else(|| "[exe]".to_string(), |p| p.display().to_string());
+            m.path = exe.clone();
+        } else if raw.name.contains("linux-vdso") || raw.name.contains("linux-gate") {
+            m.name = "[vdso]".to_string();
+            m.path = None;
+        } else if raw.name.is_empty() {
+            continue;
+        } else {
+            m.name = raw.name.clone();
+            m.path = Some(PathBuf::from(&raw.name));
+            if let Ok(c) = std::ffi::CString::new(raw.name.clone()) {
+                // SAFETY: plain dlopen of an already loaded object with
+                // RTLD_NOLOAD: only takes a reference, loads nothing.
+                let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+                if !h.is_null() {
+                    pins.push(h as usize);
+                }
+            }
+        }
+        modules.push(m);
+    }
+    ModuleSet {
+        modules,
+        adds,
+        pins,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn module_from_raw(raw: &Raw) -> Option<ModuleInfo> {
+    let mut lo = u64::MAX;
+    let mut hi = 0u64;
+    let mut file_offset = 0;
+    let mut text = None;
+    let mut hdr = None;
+    let mut loads = Vec::new();
+    let mut notes = Vec::new();
+    for ph in &raw.phdrs {
+        match ph.p_type {
+            libc::PT_LOAD => {
+                if ph.p_vaddr < lo {
+                    lo = ph.p_vaddr;
+                    file_offset = ph.p_offset;
+                }
+                hi = hi.max(ph.p_vaddr + ph.p_memsz);
+                let r = ph.p_vaddr..ph.p_vaddr + ph.p_filesz;
+                if ph.p_flags & libc::PF_X != 0 && text.is_none() {
+                    text = Some(r.clone());
+                }
+                loads.push(r);
+            }
+            libc::PT_GNU_EH_FRAME => hdr = Some(ph.p_vaddr..ph.p_vaddr + ph.p_memsz),
+            libc::PT_NOTE => notes.push(ph.p_vaddr..ph.p_vaddr + ph.p_memsz),
+            _ => {}
+        }
+    }
+    if lo >= hi {
+        return None;
+    }
+    let mut m = ModuleInfo {
+        name: String::new(),
+        path: None,
+        base: raw.base,
+        avma: lo + raw.base..hi + raw.base,
+        file_offset,
+        build_id: Vec::new(),
+        text_svma: text,
+        eh_frame_hdr_svma: None,
+        eh_frame_svma: None,
+    };
+    for n in &notes {
+        if let Some(id) = find_build_id(&m.mem(n)) {
+            m.build_id = id;
+            break;
+        }
+    }
+    if let Some(hdr) = hdr {
+        let bytes = m.mem(&hdr);
+        if let Some(eh_avma) = eh_frame_ptr(&bytes, hdr.start + raw.base) {
+            let eh_svma = eh_avma.wrapping_sub(raw.base);
+            if let Some(seg) = loads.iter().find(|r| r.contains(&eh_svma)) {
+                m.eh_frame_svma = Some(eh_svma..seg.end);
+                m.eh_frame_hdr_svma = Some(hdr);
+            }
+        }
+    }
+    Some(m)
+}
+
+#[cfg(target_os = "linux")]
+/// Decodes `eh_frame_ptr` from an `.eh_frame_hdr` at `hdr_avma`.
+fn eh_frame_ptr(hdr: &[u8], hdr_avma: u64) -> Option<u64> {
+    if hdr.len() < 12 || hdr[0] != 1 {
+        return None;
+    }
+    let enc = hdr[1];
+    let field = &hdr[4..];
+    let value: i64 = match enc & 0x0f {
+        0x00 | 0x04 | 0x0c => i64::from_le_bytes(field.get(..8)?.try_into().ok()?),
+        0x03 => u32::from_le_bytes(field.get(..4)?.try_into().ok()?) as i64,
+        0x0b => i32::from_le_bytes(field.get(..4)?.try_into().ok()?) as i64,
+        _ => return None,
+    };
+    match enc & 0x70 {
+        0x00 => Some(value as u64),
+        0x10 => Some((hdr_avma + 4).wrapping_add(value as u64)),
+        0x30 => Some(hdr_avma.wrapping_add(value as u64)),
+        _ => None,
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn find_build_id(notes: &[u8]) -> Option<Vec<u8>> {
+    let mut p = 0usize;
+    let align = |x: usize| (x + 3) & !3;
+    while p + 12 <= notes.len() {
+        let namesz = u32::from_le_bytes(notes[p..p + 4].try_into().ok()?) as usize;
+        let descsz = u32::from_le_bytes(notes[p + 4..p + 8].try_into().ok()?) as usize;
+        let ty = u32::from_le_bytes(notes[p + 8..p + 12].try_into().ok()?);
+        let name_at = p + 12;
+        let desc_at = name_at + align(namesz);
+        let end = desc_at + align(descsz);
+        if desc_at + descsz > notes.len() {
+            return None;
+        }
+        if ty == 3 && namesz == 4 && &notes[name_at..name_at + 4] == b"GNU\0" {
+            return Some(notes[desc_at..desc_at + descsz].to_vec());
+        }
+        p = end;
+    }
+    None
+}
+
+/// A `/proc/self/maps` snapshot: readable mappings, sorted by start.
+pub(crate) struct MapsSnapshot {
+    /// (start, end, is the main thread's `[stack]`)
+    pub ranges: Box<[(u64, u64, bool)]>,
+}
+
+impl MapsSnapshot {
+    pub(crate) fn read() -> MapsSnapshot {
+        let text = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
+        let mut ranges = Vec::new();
+        for line in text.lines() {
+            let mut it = line.split_whitespace();
+            let (Some(range), Some(perms)) = (it.next(), it.next()) else {
+                continue;
+            };
+            if !perms.starts_with('r') {
+                continue;
+            }
+            let Some((a, b)) = range.split_once('-') else {
+                continue;
+            };
+            let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
+                continue;
+            };
+            let is_stack = line.trim_end().ends_with("[stack]");
+            ranges.push((a, b, is_stack));
+        }
+        ranges.sort_unstable();
+        MapsSnapshot {
+            ranges: ranges.into_boxed_slice(),
+        }
+    }
+
+    /// The mapping containing `addr` (no allocation: usable in the handler).
+    pub(crate) fn find(&self, addr: u64) -> Option<(u64, u64)> {
+        let r = &self.ranges;
+        let (mut lo, mut hi) = (0usize, r.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if r[mid].0 <= addr {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        if lo == 0 {
+            return None;
+        }
+        let (a, b, _) = r[lo - 1];
+        (addr < b).then_some((a, b))
+    }
+
+    /// The main thread's `[stack]` mapping.
+    pub(crate) fn main_stack(&self) -> Option<(u64, u64)> {
+        self.ranges.iter().find(|r| r.2).map(|r| (r.0, r.1))
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_own_modules_with_unwind_info() {
+        let set = load_modules();
+        assert!(!set.modules.is_empty());
+        let exe = &set.modules[0];
+        assert!(exe.path.is_some());
+        assert!(exe.eh_frame_hdr_svma.is_some(), "{exe:?}");
+        let here = finds_own_modules_with_unwind_info as *const () as usize as u64;
+        assert!(set.modules.iter().any(|m| m.contains(here)));
+        assert!(exe.framehop_module().is_some());
+    }
+
+    #[test]
+    fn maps_find() {
+        let m = MapsSnapshot::read();
+        let x = 5u64;
+        let addr = &x as *const u64 as u64;
+        let (a, b) = m.find(addr).expect("stack mapped");
+        assert!(a <= addr && addr < b);
+    }
+}

@@ -1,0 +1,481 @@
+//! Reports: symbolized, aggregated samples and their outputs (folded
+//! stacks, flamegraph SVG, pprof protobuf).
+
+use std::collections::{HashMap, HashSet};
+use std::io::Write;
+use std::time::{Duration, SystemTime};
+
+use crate::modules::ModuleInfo;
+use crate::pprof::{Msg, Strings};
+use crate::snapshot::Snapshot;
+use crate::symbolize::Symbolizer;
+use crate::{CpuSource, Error};
+
+/// One (possibly inlined) function at one address.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Symbol {
+    /// Demangled function name (or `module+0xoffset` when unknown).
+    pub name: String,
+    /// Source file, if debug info has it.
+    pub filename: Option<String>,
+    /// Source line, if debug info has it.
+    pub lineno: Option<u32>,
+}
+
+impl Symbol {
+    pub(crate) fn unknown(name: String) -> Symbol {
+        Symbol {
+            name,
+            filename: None,
+            lineno: None,
+        }
+    }
+
+    /// The demangled name (pprof-rs compatibility).
+    pub fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+/// One distinct stack of one thread (and context value).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Frames {
+    /// One entry per stack level, leaf first; each entry lists the inlined
+    /// functions at that address, innermost first.
+    pub frames: Vec<Vec<Symbol>>,
+    /// Addresses of the levels in `frames` (leaf: the interrupted
+    /// instruction; callers: return address minus one).
+    pub addresses: Vec<u64>,
+    /// Thread name at report time (or at exit).
+    pub thread_name: String,
+    /// Kernel thread id.
+    pub thread_id: u64,
+    /// Value returned by the context hook when the sample was taken.
+    pub context: u64,
+    /// Name of `context` given by the report's context namer, if any.
+    pub context_name: Option<String>,
+}
+
+/// Samples and CPU time of one stack.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SampleValue {
+    /// Samples taken.
+    pub samples: u64,
+    /// CPU time they represent, in nanoseconds.
+    pub cpu_ns: u64,
+}
+
+/// Per-thread statistics.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadReport {
+    /// Kernel thread id.
+    pub tid: u64,
+    /// Thread name.
+    pub name: String,
+    /// Sampling source used for the thread.
+    pub source: CpuSource,
+    /// Samples recorded.
+    pub samples: u64,
+    /// CPU time represented by the recorded samples.
+    pub sampled_cpu_ns: u64,
+    /// CPU time the kernel accounted to the thread while it was armed.
+    pub cpu_ns: u64,
+    /// Samples dropped because the thread's buffer was full.
+    pub dropped: u64,
+    /// Samples whose stack could not be walked (only the leaf was kept).
+    pub truncated: u64,
+    /// The thread exited during the session.
+    pub exited: bool,
+}
+
+/// Session timing.
+#[derive(Clone, Debug)]
+pub struct ReportTiming {
+    /// Sampling frequency in Hz.
+    pub frequency: u32,
+    /// Sampling period in nanoseconds of CPU time.
+    pub period_ns: u64,
+    /// Wall-clock time the session started.
+    pub start_time: SystemTime,
+    /// Wall time covered.
+    pub duration: Duration,
+}
+
+/// A symbolized profile.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// Samples per distinct stack.
+    pub data: HashMap<Frames, SampleValue>,
+    /// Per-thread statistics (including exited threads).
+    pub threads: Vec<ThreadReport>,
+    /// Timing.
+    pub timing: ReportTiming,
+    /// CPU time used by the sampler's own watcher thread (not sampled).
+    pub sampler_cpu_ns: u64,
+    /// Wall time spent inside the signal handler's sampling path, summed
+    /// over all samples (ns), and the number of handler runs.
+    pub handler_ns: u64,
+    /// Handler runs that found a session.
+    pub handler_calls: u64,
+    modules: Vec<ModuleInfo>,
+}
+
+type PostProcessor = Box<dyn Fn(&mut Frames)>;
+type ContextNamer = Box<dyn Fn(u64) -> Option<String>>;
+
+/// Builds a [`Report`]; obtained from `ProfilerGuard::report`.
+pub struct ReportBuilder<'a> {
+    source: ReportSource<'a>,
+    blocklist: Vec<String>,
+    post: Option<PostProcessor>,
+    namer: Option<ContextNamer>,
+}
+
+pub(crate) enum ReportSource<'a> {
+    #[cfg_attr(
+        not(all(target_os = "linux", target_arch = "x86_64")),
+        allow(dead_code)
+    )]
+    Live(&'a crate::ProfilerGuard),
+    Done(Box<Snapshot>),
+}
+
+impl<'a> ReportBuilder<'a> {
+    pub(crate) fn new(source: ReportSource<'a>, blocklist: Vec<String>) -> Self {
+        ReportBuilder {
+            source,
+            blocklist,
+            post: None,
+            namer: None,
+        }
+    }
+
+    /// Called on every stack after symbolization (rename frames, merge
+    /// threads by clearing `thread_name`, ...). Stacks equal after it are
+    /// merged.
+    pub fn frames_post_processor(mut self, f: impl Fn(&mut Frames) + 'static) -> Self {
+        self.post = Some(Box::new(f));
+        self
+    }
+
+    /// Maps a context value (from the context hook) to a name; the pprof
+    /// output labels samples with it (`perflens_path`).
+    pub fn context_names(mut self, f: impl Fn(u64) -> Option<String> + 'static) -> Self {
+        self.namer = Some(Box::new(f));
+        self
+    }
+
+    /// Symbolizes and aggregates.
+    pub fn build(self) -> Result<Report, Error> {
+        let snap = match self.source {
+            ReportSource::Live(g) => g.snapshot()?,
+            ReportSource::Done(s) => *s,
+        };
+        let threads: HashMap<i32, &crate::snapshot::ThreadEntry> =
+            snap.threads.iter().map(|t| (t.tid, t)).collect();
+        // Unique addresses.
+        let mut uniq: HashSet<(u64, bool)> = HashSet::new();
+        for (k, _) in &snap.samples {
+            for (i, &a) in k.stack.iter().enumerate() {
+                uniq.insert((a, i > 0));
+            }
+        }
+        let mut uniq: Vec<(u64, bool)> = uniq.into_iter().collect();
+        uniq.sort_unstable();
+        let mut sym = Symbolizer::new(&snap.modules);
+        let table = sym.symbolize_all(&uniq);
+        let blocked: Vec<bool> = snap
+            .modules
+            .iter()
+            .map(|m| {
+                let short = m.name.rsplit('/').next().unwrap_or(&m.name);
+                self.blocklist.iter().any(|b| short.contains(b.as_str()))
+            })
+            .collect();
+        let mut data: HashMap<Frames, SampleValue> = HashMap::new();
+        for (k, v) in &snap.samples {
+            let mut levels: Vec<(u64, bool)> = k
+                .stack
+                .iter()
+                .enumerate()
+                .map(|(i, &a)| (a, i > 0))
+                .collect();
+            // Blocklisted modules: drop their frames at the leaf end (the
+            // time goes to the first caller outside them), keep the sample.
+            while levels.len() > 1
+                && sym
+                    .module_of(levels[0].0)
+                    .is_some_and(|m| blocked.get(m).copied().unwrap_or(false))
+            {
+                levels.remove(0);
+            }
+            let t = threads.get(&k.tid);
+            let mut frames = Frames {
+                frames: levels
+                    .iter()
+                    .map(|l| table.get(l).cloned().unwrap_or_default())
+                    .collect(),
+                addresses: levels
+                    .iter()
+                    .map(|&(a, ret)| if ret { a.saturating_sub(1) } else { a })
+                    .collect(),
+                thread_name: t.map_or_else(|| format!("thread-{}", k.tid), |t| t.name.clone()),
+                thread_id: k.tid as u64,
+                context: k.context,
+                context_name: self.namer.as_ref().and_then(|f| f(k.context)),
+            };
+            if let Some(p) = &self.post {
+                p(&mut frames);
+            }
+            let e = data.entry(frames).or_default();
+            e.samples += v.count;
+            e.cpu_ns += v.weight_ns;
+        }
+        let threads = snap
+            .threads
+            .iter()
+            .map(|t| ThreadReport {
+                tid: t.tid as u64,
+                name: t.name.clone(),
+                source: t.source,
+                samples: t.samples,
+                sampled_cpu_ns: t.sampled_ns,
+                cpu_ns: t.cpu_ns,
+                dropped: t.dropped,
+                truncated: t.truncated,
+                exited: t.exited,
+            })
+            .collect();
+        Ok(Report {
+            data,
+            threads,
+            timing: ReportTiming {
+                frequency: snap.frequency,
+                period_ns: snap.period_ns,
+                start_time: snap.started_wall,
+                duration: snap.duration,
+            },
+            sampler_cpu_ns: snap.sampler_cpu_ns,
+            handler_ns: snap.handler_ns,
+            handler_calls: snap.handler_calls,
+            modules: snap.modules,
+        })
+    }
+}
+
+fn folded_name(s: &Symbol) -> String {
+    s.name.replace(';', ":")
+}
+
+impl Report {
+    /// Total samples.
+    pub fn total_samples(&self) -> u64 {
+        self.data.values().map(|v| v.samples).sum()
+    }
+
+    /// Total sampled CPU time in nanoseconds.
+    pub fn total_cpu_ns(&self) -> u64 {
+        self.data.values().map(|v| v.cpu_ns).sum()
+    }
+
+    /// Samples dropped (full buffers) over all threads.
+    pub fn dropped_samples(&self) -> u64 {
+        self.threads.iter().map(|t| t.dropped).sum()
+    }
+
+    /// Folded lines (`thread;root;...;leaf value`), value in CPU
+    /// microseconds (at least 1 per stack with samples), sorted.
+    pub fn folded_lines(&self) -> Vec<String> {
+        let mut lines: Vec<String> = self
+            .data
+            .iter()
+            .filter(|(_, v)| v.samples > 0)
+            .map(|(f, v)| {
+                let mut parts: Vec<String> = Vec::with_capacity(f.frames.len() + 2);
+                if !f.thread_name.is_empty() {
+                    parts.push(f.thread_name.replace(';', ":"));
+                }
+                if let Some(p) = &f.context_name {
+                    parts.push(format!("[{}]", p.replace(';', ":")));
+                }
+                for level in f.frames.iter().rev() {
+                    for s in level.iter().rev() {
+                        parts.push(folded_name(s));
+                    }
+                }
+                format!("{} {}", parts.join(";"), (v.cpu_ns / 1000).max(1))
+            })
+            .collect();
+        lines.sort();
+        lines
+    }
+
+    /// Writes folded stacks (see [`Report::folded_lines`]).
+    pub fn write_folded(&self, mut w: impl Write) -> Result<(), Error> {
+        for l in self.folded_lines() {
+            writeln!(w, "{l}")?;
+        }
+        Ok(())
+    }
+
+    /// Writes a flamegraph SVG (widths are CPU time).
+    pub fn flamegraph(&self, w: impl Write) -> Result<(), Error> {
+        let mut opts = inferno::flamegraph::Options::default();
+        opts.count_name = "µs CPU".to_string();
+        opts.title = "CPU".to_string();
+        self.flamegraph_with_options(w, &mut opts)
+    }
+
+    /// Writes a flamegraph SVG with inferno options.
+    pub fn flamegraph_with_options(
+        &self,
+        w: impl Write,
+        opts: &mut inferno::flamegraph::Options<'_>,
+    ) -> Result<(), Error> {
+        let lines = self.folded_lines();
+        inferno::flamegraph::from_lines(opts, lines.iter().map(String::as_str), w)
+            .map_err(Error::Io)
+    }
+
+    /// The profile as uncompressed `profile.proto` bytes.
+    pub fn pprof_proto(&self) -> Vec<u8> {
+        let mut st = Strings::new();
+        let mut profile = Msg::default();
+        for (ty, unit) in [("samples", "count"), ("cpu", "nanoseconds")] {
+            let mut vt = Msg::default();
+            vt.int(1, st.id(ty)).int(2, st.id(unit));
+            profile.msg(1, &vt);
+        }
+        let mut locations: HashMap<(u64, &[Symbol]), u64> = HashMap::new();
+        let mut location_msgs: Vec<Msg> = Vec::new();
+        let mut functions: HashMap<(&str, Option<&str>), u64> = HashMap::new();
+        let mut function_msgs: Vec<Msg> = Vec::new();
+        let mut used_modules: Vec<usize> = Vec::new();
+        let mut entries: Vec<(&Frames, &SampleValue)> = self.data.iter().collect();
+        entries.sort_by_key(|e| std::cmp::Reverse(e.1.cpu_ns));
+        let mut sample_msgs = Vec::with_capacity(entries.len());
+        for (f, v) in entries {
+            let mut ids = Vec::with_capacity(f.frames.len());
+            for (i, level) in f.frames.iter().enumerate() {
+                let addr = f.addresses.get(i).copied().unwrap_or(0);
+                let key = (addr, level.as_slice());
+                let next = locations.len() as u64 + 1;
+                let id = *locations.entry(key).or_insert_with(|| {
+                    let mut loc = Msg::default();
+                    loc.uint(1, next);
+                    if let Some(m) = self.modules.iter().position(|m| m.contains(addr)) {
+                        let mid = match used_modules.iter().position(|&u| u == m) {
+                            Some(p) => p,
+                            None => {
+                                used_modules.push(m);
+                                used_modules.len() - 1
+                            }
+                        };
+                        loc.uint(2, mid as u64 + 1);
+                    }
+                    loc.uint(3, addr);
+                    for s in level {
+                        let fkey = (s.name.as_str(), s.filename.as_deref());
+                        let fnext = functions.len() as u64 + 1;
+                        let fid = *functions.entry(fkey).or_insert_with(|| {
+                            let mut fm = Msg::default();
+                            let name = st.id(&s.name);
+                            fm.uint(1, fnext)
+                                .int(2, name)
+                                .int(3, name)
+                                .int(4, st.id(s.filename.as_deref().unwrap_or("")));
+                            function_msgs.push(fm);
+                            fnext
+                        });
+                        let mut line = Msg::default();
+                        line.uint(1, fid).int(2, i64::from(s.lineno.unwrap_or(0)));
+                        loc.msg(4, &line);
+                    }
+                    location_msgs.push(loc);
+                    next
+                });
+                ids.push(id);
+            }
+            let mut sm = Msg::default();
+            sm.packed(1, ids);
+            sm.packed(2, [v.samples, v.cpu_ns]);
+            let mut label = Msg::default();
+            label.int(1, st.id("thread")).int(2, st.id(&f.thread_name));
+            sm.msg(3, &label);
+            let mut label = Msg::default();
+            label.int(1, st.id("thread_id")).int(3, f.thread_id as i64);
+            sm.msg(3, &label);
+            if let Some(p) = &f.context_name {
+                let mut label = Msg::default();
+                label.int(1, st.id("perflens_path")).int(2, st.id(p));
+                sm.msg(3, &label);
+            }
+            sample_msgs.push(sm);
+        }
+        for s in &sample_msgs {
+            profile.msg(2, s);
+        }
+        for (i, &m) in used_modules.iter().enumerate() {
+            let module = &self.modules[m];
+            let build_id: String = module.build_id.iter().map(|b| format!("{b:02x}")).collect();
+            let mut mm = Msg::default();
+            mm.uint(1, i as u64 + 1)
+                .uint(2, module.avma.start)
+                .uint(3, module.avma.end)
+                .uint(4, module.file_offset)
+                .int(5, st.id(&module.name))
+                .int(6, st.id(&build_id))
+                .bool(7, true)
+                .bool(8, true)
+                .bool(9, true)
+                .bool(10, true);
+            profile.msg(3, &mm);
+        }
+        for l in &location_msgs {
+            profile.msg(4, l);
+        }
+        for f in &function_msgs {
+            profile.msg(5, f);
+        }
+        let time_nanos = self
+            .timing
+            .start_time
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        let mut period_type = Msg::default();
+        period_type
+            .int(1, st.id("cpu"))
+            .int(2, st.id("nanoseconds"));
+        let cpu = st.id("cpu");
+        let comment = st.id(&format!(
+            "perflens-sampler {} Hz, dropped samples: {}",
+            self.timing.frequency,
+            self.dropped_samples()
+        ));
+        st.write(&mut profile, 6);
+        profile
+            .int(9, time_nanos)
+            .int(10, self.timing.duration.as_nanos() as i64)
+            .msg(11, &period_type)
+            .int(12, self.timing.period_ns as i64)
+            .packed(13, [comment as u64])
+            .int(14, cpu);
+        profile.into_bytes()
+    }
+
+    /// The profile as gzipped `profile.proto` bytes (what `go tool pprof`
+    /// reads).
+    pub fn pprof(&self) -> Result<Vec<u8>, Error> {
+        let mut out = Vec::new();
+        self.write_pprof(&mut out)?;
+        Ok(out)
+    }
+
+    /// Writes the gzipped pprof profile.
+    pub fn write_pprof(&self, w: impl Write) -> Result<(), Error> {
+        let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
+        gz.write_all(&self.pprof_proto())?;
+        gz.finish()?;
+        Ok(())
+    }
+}

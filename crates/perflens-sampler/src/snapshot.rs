@@ -1,0 +1,51 @@
+//! Plain data copied out of a session for reports (portable).
+
+use std::time::{Duration, SystemTime};
+
+use crate::CpuSource;
+use crate::modules::ModuleInfo;
+
+/// Per-thread accounting kept after the thread exits.
+#[derive(Clone, Debug)]
+pub(crate) struct ThreadEntry {
+    pub tid: i32,
+    pub name: String,
+    pub source: CpuSource,
+    pub samples: u64,
+    pub sampled_ns: u64,
+    pub cpu_ns: u64,
+    pub dropped: u64,
+    pub dropped_ns: u64,
+    pub truncated: u64,
+    pub exited: bool,
+    pub(crate) slot: Option<usize>,
+    pub(crate) cpu_at_arm: u64,
+    pub(crate) armed_pass: u64,
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SampleKey {
+    pub tid: i32,
+    pub context: u64,
+    pub stack: Box<[u64]>,
+}
+
+#[derive(Clone, Copy, Default, Debug)]
+pub(crate) struct SampleValue {
+    pub count: u64,
+    pub weight_ns: u64,
+}
+
+/// A consistent copy of the session's data (for reports).
+pub(crate) struct Snapshot {
+    pub samples: Vec<(SampleKey, SampleValue)>,
+    pub threads: Vec<ThreadEntry>,
+    pub modules: Vec<ModuleInfo>,
+    pub frequency: u32,
+    pub period_ns: u64,
+    pub started_wall: SystemTime,
+    pub duration: Duration,
+    pub sampler_cpu_ns: u64,
+    pub handler_ns: u64,
+    pub handler_calls: u64,
+}

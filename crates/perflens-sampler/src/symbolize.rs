@@ -1,0 +1,173 @@
+//! Symbolization after the fact (never on the signal path): addr2line on
+//! each module's file, inlined frames innermost first, Rust and C++ names
+//! demangled.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+use crate::modules::ModuleInfo;
+use crate::report::Symbol;
+
+/// Shows a progress line on stderr once symbolizing takes longer than this.
+const PROGRESS_AFTER: Duration = Duration::from_millis(500);
+
+pub(crate) struct Symbolizer<'m> {
+    modules: &'m [ModuleInfo],
+    loaders: HashMap<usize, Option<addr2line::Loader>>,
+    symtabs: HashMap<usize, SymTab>,
+}
+
+/// Function symbols of one file (`.symtab` and `.dynsym`) with sizes, so
+/// an address past the end of the nearest symbol is not misnamed (stripped
+/// libraries only export a few of their functions).
+#[derive(Default)]
+struct SymTab {
+    /// (address, size, name), sorted by address.
+    syms: Vec<(u64, u64, String)>,
+}
+
+impl SymTab {
+    fn load(path: &std::path::Path) -> SymTab {
+        use object::{Object, ObjectSymbol, SymbolKind};
+        let Ok(data) = std::fs::read(path) else {
+            return SymTab::default();
+        };
+        let Ok(file) = object::File::parse(&*data) else {
+            return SymTab::default();
+        };
+        let mut syms: Vec<(u64, u64, String)> = file
+            .symbols()
+            .chain(file.dynamic_symbols())
+            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())))
+            .collect();
+        syms.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+        syms.dedup_by_key(|s| s.0);
+        SymTab { syms }
+    }
+
+    fn find(&self, probe: u64) -> Option<String> {
+        let i = self.syms.partition_point(|s| s.0 <= probe).checked_sub(1)?;
+        let (addr, size, name) = &self.syms[i];
+        let next = self.syms.get(i + 1).map_or(u64::MAX, |s| s.0);
+        let inside = if *size > 0 {
+            probe < addr + size
+        } else {
+            probe < next
+        };
+        inside.then(|| demangle(name))
+    }
+}
+
+fn demangle(name: &str) -> String {
+    addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
+}
+
+impl<'m> Symbolizer<'m> {
+    pub(crate) fn new(modules: &'m [ModuleInfo]) -> Self {
+        Symbolizer {
+            modules,
+            loaders: HashMap::new(),
+            symtabs: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn module_of(&self, addr: u64) -> Option<usize> {
+        self.modules.iter().position(|m| m.contains(addr))
+    }
+
+    /// Frames for one address, innermost inlined frame first. `lookup` is
+    /// the address to look up (return addresses minus one).
+    pub(crate) fn symbolize(&mut self, lookup: u64) -> Vec<Symbol> {
+        let Some(mi) = self.module_of(lookup) else {
+            return vec![Symbol::unknown(format!("{lookup:#x}"))];
+        };
+        let module = &self.modules[mi];
+        let probe = lookup - module.base;
+        let short = module
+            .name
+            .rsplit('/')
+            .next()
+            .unwrap_or(&module.name)
+            .to_string();
+        let symtab = self.symtabs.entry(mi).or_insert_with(|| {
+            module
+                .path
+                .as_ref()
+                .map_or_else(SymTab::default, |p| SymTab::load(p))
+        });
+        let fallback = symtab
+            .find(probe)
+            .unwrap_or_else(|| format!("{short}+{probe:#x}"));
+        let loader = self.loaders.entry(mi).or_insert_with(|| {
+            module
+                .path
+                .as_ref()
+                .and_then(|p| addr2line::Loader::new(p).ok())
+        });
+        let mut out = Vec::new();
+        if let Some(Ok(mut frames)) = loader.as_ref().map(|l| l.find_frames(probe)) {
+            while let Ok(Some(f)) = frames.next() {
+                let name = f
+                    .function
+                    .as_ref()
+                    .and_then(|n| n.demangle().ok().map(|s| s.into_owned()));
+                let (file, line) = f
+                    .location
+                    .as_ref()
+                    .map_or((None, None), |l| (l.file.map(str::to_string), l.line));
+                out.push(Symbol {
+                    name: name.unwrap_or_default(),
+                    filename: file,
+                    lineno: line,
+                });
+            }
+        }
+        if out.is_empty() {
+            out.push(Symbol::unknown(fallback));
+        } else {
+            for s in out.iter_mut().filter(|s| s.name.is_empty()) {
+                s.name = fallback.clone();
+            }
+        }
+        out
+    }
+
+    /// Symbolizes many addresses (leaf or return address) with a progress
+    /// line on stderr if it takes a while.
+    pub(crate) fn symbolize_all(
+        &mut self,
+        addrs: &[(u64, bool)],
+    ) -> HashMap<(u64, bool), Vec<Symbol>> {
+        let start = Instant::now();
+        let mut shown = false;
+        let mut out = HashMap::with_capacity(addrs.len());
+        for (i, &(addr, is_return)) in addrs.iter().enumerate() {
+            let lookup = if is_return {
+                addr.saturating_sub(1)
+            } else {
+                addr
+            };
+            out.insert((addr, is_return), self.symbolize(lookup));
+            if i % 64 == 0 && start.elapsed() > PROGRESS_AFTER {
+                shown = true;
+                eprint!(
+                    "\rperflens-sampler: symbolizing {}/{} addresses",
+                    i + 1,
+                    addrs.len()
+                );
+                let _ = std::io::stderr().flush();
+            }
+        }
+        if shown {
+            eprintln!(
+                "\rperflens-sampler: symbolized {} addresses in {:.1} s",
+                addrs.len(),
+                start.elapsed().as_secs_f64()
+            );
+        }
+        out
+    }
+}

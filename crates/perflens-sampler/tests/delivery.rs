@@ -1,0 +1,51 @@
+//! Delivered samples versus the thread's CPU time times the frequency.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod common;
+use common::*;
+use std::time::Duration;
+
+fn run(freq: i32, cpu: Duration) -> (u64, f64, perflens_sampler::ThreadReport) {
+    let guard = perflens_sampler::ProfilerGuardBuilder::default()
+        .frequency(freq)
+        .build()
+        .expect("start");
+    let me = tid();
+    busy_for(cpu);
+    let report = guard.stop().build().expect("report");
+    let t = thread(&report, me).clone();
+    let expected = t.cpu_ns as f64 * f64::from(freq) / 1e9;
+    eprintln!(
+        "{freq} Hz: {} samples delivered, {:.1} expected from {:.1} ms thread CPU ({:.2}%), source {:?}, dropped {}, truncated {}",
+        t.samples,
+        expected,
+        t.cpu_ns as f64 / 1e6,
+        100.0 * t.samples as f64 / expected,
+        t.source,
+        t.dropped,
+        t.truncated
+    );
+    (t.samples, expected, t)
+}
+
+#[test]
+fn at_1000_hz_at_least_98_percent_of_expected_samples() {
+    let _s = serial();
+    let (got, expected, t) = run(1000, Duration::from_millis(600));
+    assert_eq!(t.source, perflens_sampler::CpuSource::PerfEvent);
+    assert!(
+        got as f64 >= 0.98 * expected,
+        "{got} samples, expected >= 98% of {expected:.1}"
+    );
+    assert_eq!(t.dropped, 0);
+}
+
+#[test]
+fn at_100_hz_samples_match_cpu_time() {
+    let _s = serial();
+    let (got, expected, _) = run(100, Duration::from_millis(1000));
+    // 100 expected: at most the partial last period may be missing.
+    assert!(
+        got as f64 >= 0.98 * expected - 1.0,
+        "{got} samples, expected {expected:.1}"
+    );
+}

@@ -1,0 +1,84 @@
+//! The timer fallback (`timer_create` on the thread CPU clock) produces
+//! samples weighted by (1 + overruns) periods.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod common;
+use common::*;
+use perflens_sampler::{CpuSource, ProfilerGuardBuilder, SourcePreference};
+use std::time::Duration;
+
+fn check_timer_profile(report: &perflens_sampler::Report, me: u64) {
+    let t = thread(report, me);
+    let period = report.timing.period_ns;
+    eprintln!(
+        "{t:?}: sampled {:.1} ms of {:.1} ms",
+        t.sampled_cpu_ns as f64 / 1e6,
+        t.cpu_ns as f64 / 1e6
+    );
+    assert_eq!(t.source, CpuSource::Timer);
+    assert!(t.samples > 0);
+    // Every weight is a whole number of periods.
+    for (f, v) in &report.data {
+        assert_eq!(v.cpu_ns % period, 0, "{f:?}: {v:?}");
+        assert!(v.cpu_ns >= v.samples * period);
+    }
+    // The weights add up to the thread's CPU time (within a few ticks).
+    let err = (t.sampled_cpu_ns as f64 - t.cpu_ns as f64).abs() / t.cpu_ns as f64;
+    assert!(
+        err < 0.05,
+        "timer weights {} ns vs thread CPU {} ns",
+        t.sampled_cpu_ns,
+        t.cpu_ns
+    );
+}
+
+#[test]
+fn forced_timer_fallback_weights_samples() {
+    let _s = serial();
+    let guard = ProfilerGuardBuilder::default()
+        .frequency(1000)
+        .source(SourcePreference::Timer)
+        .build()
+        .expect("start");
+    let me = tid();
+    busy_for(Duration::from_millis(500));
+    let report = guard.stop().build().expect("report");
+    check_timer_profile(&report, me);
+}
+
+/// Child half of `env_forces_timer`: only does something when run by it.
+#[test]
+fn child_env_timer() {
+    if std::env::var("PERFLENS_SAMPLER_CHILD").is_err() {
+        return;
+    }
+    let guard = ProfilerGuardBuilder::default()
+        .frequency(1000)
+        .build()
+        .expect("start");
+    let me = tid();
+    busy_for(Duration::from_millis(200));
+    let report = guard.stop().build().expect("report");
+    check_timer_profile(&report, me);
+}
+
+#[test]
+fn env_forces_timer() {
+    let _s = serial();
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_env_timer",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PERFLENS_CPU_SOURCE", "timer")
+        .env("PERFLENS_SAMPLER_CHILD", "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    eprintln!("{text}");
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("1 passed"), "{text}");
+    assert!(text.contains("source: Timer"), "{text}");
+}
