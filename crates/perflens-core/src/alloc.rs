@@ -85,9 +85,11 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded unchanged.
-        unsafe { self.inner.dealloc(ptr, layout) };
+        // Counted first, so that the free is a tail call and nothing has
+        // to survive it.
         on_free(layout.size() as u64);
+        // SAFETY: forwarded unchanged.
+        unsafe { self.inner.dealloc(ptr, layout) }
     }
 
     #[inline]
