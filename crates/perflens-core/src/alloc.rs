@@ -283,6 +283,12 @@ impl Drop for Internal {
     }
 }
 
+/// Leaves the current thread out of allocation counting for good: for
+/// threads the profiler runs for itself (the CPU sampler's watcher).
+pub fn exclude_current_thread() {
+    std::mem::forget(Internal::enter());
+}
+
 /// Clears the process-wide counters for a new session.
 pub(crate) fn reset() {
     LIVE.store(0, Ordering::Relaxed);

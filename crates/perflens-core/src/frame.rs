@@ -152,6 +152,8 @@ pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Fra
         f.child = 0;
         f.start = clock::now_with(hot.tsc());
     }
+    // The frame before the depth: see `thread::sample_context`.
+    std::sync::atomic::compiler_fence(Ordering::Release);
     hot.depth = depth + 1;
     Some((f as *mut Frame, depth))
 }

@@ -6,6 +6,7 @@ use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED};
+use std::sync::atomic::{Ordering, compiler_fence};
 
 /// Measures the enclosing scope: pushes a frame on creation, records the
 /// call when dropped (also when unwinding from a panic).
@@ -66,6 +67,9 @@ impl Guard {
                         f.child = 0;
                         f.start = arch::read_tsc();
                     }
+                    // A sampling signal handler reads the frame at
+                    // depth - 1: write the frame before the depth.
+                    compiler_fence(Ordering::Release);
                     hot.depth = d + 1;
                     return Guard { depth: d };
                 }

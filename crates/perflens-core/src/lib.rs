@@ -42,7 +42,7 @@ mod session;
 pub mod snapshot;
 mod thread;
 
-pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP};
+pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
 pub use callsite::{Callsite, fnv1a, normalize_name};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
@@ -55,6 +55,7 @@ pub use snapshot::{
     AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
     RawSnapshot, ThreadSnapshot,
 };
+pub use thread::sample_context;
 
 /// Layout facts of the per-thread blocks, for tools that read them.
 pub mod layout {

@@ -370,3 +370,40 @@ fn os_tid() -> u64 {
 fn os_tid() -> u64 {
     0
 }
+
+/// The calling context a CPU sample taken now on this thread belongs to:
+/// `path index + 1` of the innermost measured frame, or 0 outside any
+/// measured function or when no session records.
+///
+/// Async-signal-safe: meant to be called from a sampling signal handler
+/// that interrupted this very thread. It reads the thread's hot state and
+/// top frame with plain loads and allocates nothing. Stores on the hot
+/// path write a frame before publishing the new depth (with a compiler
+/// fence), so the handler never sees a depth whose frame is not written.
+pub fn sample_context() -> u64 {
+    let hot = hot();
+    // SAFETY: `hot` is this thread's TLS slot (a const-initialised
+    // thread-local without destructor: no lazy initialisation, no
+    // allocation). The interrupted code may hold a `&mut Hot`; we only
+    // read through raw pointers with volatile loads, which the
+    // interrupted code cannot observe, and validate everything before
+    // following a pointer.
+    unsafe {
+        let epoch = std::ptr::read_volatile(&raw const (*hot).epoch);
+        if epoch == 0 || epoch != EPOCH.load(Ordering::Relaxed) {
+            return 0;
+        }
+        let depth = std::ptr::read_volatile(&raw const (*hot).depth);
+        let cap = std::ptr::read_volatile(&raw const (*hot).stack_cap);
+        let frames = std::ptr::read_volatile(&raw const (*hot).frames);
+        if depth == 0 || depth > cap || frames.is_null() {
+            return 0;
+        }
+        let path = std::ptr::read_volatile(&raw const (*frames.add(depth as usize - 1)).np.path);
+        if path == crate::paths::ROOT_PATH {
+            0
+        } else {
+            u64::from(path) + 1
+        }
+    }
+}

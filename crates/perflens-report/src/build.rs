@@ -39,14 +39,14 @@ use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
 /// One path's counters summed over threads.
 #[derive(Clone, Debug, Default)]
-struct Merged {
-    calls: u64,
+pub(crate) struct Merged {
+    pub(crate) calls: u64,
     timed_calls: u64,
     /// Unscaled inclusive time of the timed calls (for means).
     raw_total_ns: u64,
     /// Inclusive, self and busy time, scaled to all calls when sampled.
-    total_ns: u64,
-    self_ns: u64,
+    pub(crate) total_ns: u64,
+    pub(crate) self_ns: u64,
     busy_ns: u64,
     polls: u64,
     cancelled: u64,
@@ -81,7 +81,7 @@ fn mean(sum: u64, n: u64) -> u64 {
     }
 }
 
-fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
+pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
     let mut merged = vec![Merged::default(); snap.paths.len()];
     for node in snap.threads.iter().flat_map(|t| &t.nodes) {
         let Some(m) = merged.get_mut(node.path as usize) else {
@@ -123,24 +123,31 @@ struct Inclusive {
     count: Vec<u64>,
 }
 
-/// Adds each path's exclusive bytes and count to itself and to every
-/// ancestor, root included. The walk up is bounded by the number of paths
-/// and stops at a parent index out of range, so a malformed tree cannot
-/// hang or panic.
+/// Inclusive bytes and count of every path (see [`subtree_sums`]).
 fn inclusive_alloc(snap: &RawSnapshot, merged: &[Merged]) -> Inclusive {
-    let n = snap.paths.len();
-    let mut incl = Inclusive {
-        bytes: vec![0; n],
-        count: vec![0; n],
-    };
-    for (path, m) in merged.iter().enumerate() {
-        if m.alloc_bytes == 0 && m.alloc_count == 0 {
+    let bytes: Vec<u64> = merged.iter().map(|m| m.alloc_bytes).collect();
+    let count: Vec<u64> = merged.iter().map(|m| m.alloc_count).collect();
+    Inclusive {
+        bytes: subtree_sums(snap, &bytes),
+        count: subtree_sums(snap, &count),
+    }
+}
+
+/// Each path's own value (`own[path]`, one per entry of `snap.paths`)
+/// plus those of every path below it: adds every non-zero value to its
+/// path and to every ancestor, root included. The walk up is bounded by
+/// the number of paths and stops at a parent index out of range, so a
+/// malformed tree cannot hang or panic. Sums saturate.
+pub(crate) fn subtree_sums(snap: &RawSnapshot, own: &[u64]) -> Vec<u64> {
+    let n = snap.paths.len().min(own.len());
+    let mut out = vec![0u64; n];
+    for (path, &v) in own.iter().enumerate().take(n) {
+        if v == 0 {
             continue;
         }
         let mut p = path;
         for _ in 0..n {
-            incl.bytes[p] = incl.bytes[p].saturating_add(m.alloc_bytes);
-            incl.count[p] = incl.count[p].saturating_add(m.alloc_count);
+            out[p] = out[p].saturating_add(v);
             let parent = snap.paths[p].parent as usize;
             if p == 0 || parent == p || parent >= n {
                 break;
@@ -148,7 +155,7 @@ fn inclusive_alloc(snap: &RawSnapshot, merged: &[Merged]) -> Inclusive {
             p = parent;
         }
     }
-    incl
+    out
 }
 
 /// A function row's allocation figures, while they are summed.
@@ -166,16 +173,16 @@ struct AllocAcc {
 }
 
 /// Read-only view of the snapshot with each path's function row resolved.
-struct Tree<'a> {
-    snap: &'a RawSnapshot,
+pub(crate) struct Tree<'a> {
+    pub(crate) snap: &'a RawSnapshot,
     /// Function row of each path's callsite, `None` for internal ones.
-    row_of_path: Vec<Option<usize>>,
+    pub(crate) row_of_path: Vec<Option<usize>>,
 }
 
 impl Tree<'_> {
     /// The chain of path indices from the top-level frame down to `path`,
     /// or `None` if it passes through an internal callsite or is broken.
-    fn chain(&self, path: usize) -> Option<Vec<usize>> {
+    pub(crate) fn chain(&self, path: usize) -> Option<Vec<usize>> {
         let mut out = Vec::new();
         let mut p = path;
         for _ in 0..self.snap.paths.len() {
@@ -191,7 +198,7 @@ impl Tree<'_> {
     }
 
     /// True when no ancestor of `path` belongs to the same function row.
-    fn is_outermost(&self, path: usize, row: usize) -> bool {
+    pub(crate) fn is_outermost(&self, path: usize, row: usize) -> bool {
         let mut p = self.snap.paths[path].parent as usize;
         for _ in 0..self.snap.paths.len() {
             if p == 0 || p >= self.snap.paths.len() {
@@ -263,6 +270,7 @@ impl Report {
             dropped,
             path_capacity: snap.path_capacity,
             alloc,
+            cpu: None,
             limit: options.limit,
         }
     }
@@ -270,7 +278,7 @@ impl Report {
 
 /// One empty row per distinct function name (in order of first
 /// appearance), and the row of every path.
-fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
+pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
     let mut rows: Vec<FunctionRow> = Vec::new();
     let mut by_name: HashMap<&str, usize> = HashMap::new();
     let mut row_of_callsite = vec![None; snap.callsites.len()];
@@ -408,6 +416,9 @@ fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
         alloc_incl_count: None,
         alloc_avg_bytes: None,
         alloc_p95_bytes: None,
+        cpu_samples: None,
+        cpu_ns: None,
+        cpu_incl_ns: None,
     }
 }
 
@@ -461,6 +472,9 @@ fn hot_paths(
                 alloc_incl_count: incl.map(|i| i.count[leaf]),
                 alloc_avg_bytes: incl.map(|i| mean(i.bytes[leaf], m.calls)),
                 alloc_p95_bytes: incl.map(|_| m.hist_alloc.quantile(0.95).unwrap_or(0)),
+                cpu_samples: None,
+                cpu_ns: None,
+                cpu_incl_ns: None,
             })
         })
         .collect();

@@ -18,7 +18,11 @@
 //!   ([`RawSnapshot::alloc`](perflens_core::snapshot::RawSnapshot::alloc)
 //!   is `Some`): bytes and allocations per function, per hot path and per
 //!   thread, exclusive and inclusive (a recursion's subtree counted once),
-//!   per-call mean and p95, and the session's [`AllocTotals`].
+//!   per-call mean and p95, and the session's [`AllocTotals`];
+//! - when a CPU sampler ran and its samples were added with
+//!   [`Report::add_cpu`] (from a [`CpuInput`]): samples and CPU time per
+//!   function and per hot path, exclusive and inclusive (a sample inside a
+//!   recursion counted once), and the session's [`CpuSummary`].
 //!
 //! [`write_table`] draws the end-of-session tables; [`write_json`] writes
 //! the versioned JSON report (`perflens.report/1`, see
@@ -89,6 +93,7 @@
 #![warn(missing_docs)]
 
 mod build;
+mod cpu;
 mod error;
 mod format;
 mod grid;
@@ -97,12 +102,13 @@ mod model;
 mod percentiles;
 mod table;
 
+pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
 pub use format::{bytes as format_bytes, count as format_count, duration as format_duration};
 pub use json::write_json;
 pub use model::{
-    AllocTotals, DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode,
-    ReportOptions, SCHEMA, Segment, ThreadRow,
+    AllocTotals, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow,
+    HotPath, Report, ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;

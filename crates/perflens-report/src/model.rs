@@ -17,6 +17,12 @@
 //! exactly when the counting allocator was installed ([`Report::alloc`] is
 //! `Some`); otherwise they are `None` and left out of the JSON, so reports
 //! of programs that do not count allocations are unchanged.
+//!
+//! CPU fields (`cpu_samples`, `cpu_ns`, `cpu_incl_ns` and [`Report::cpu`])
+//! work the same way: [`Report::add_cpu`] adds them when a CPU sampler
+//! ran; the row and path fields are `Some` on every function row and hot
+//! path exactly when sampling was available
+//! ([`CpuSummary::is_available`]), and are left out of the JSON otherwise.
 
 use serde::{Deserialize, Serialize};
 
@@ -105,6 +111,12 @@ pub struct Report {
     /// the report is `None` too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc: Option<AllocTotals>,
+    /// CPU sampling summary, `None` unless [`Report::add_cpu`] was called.
+    /// When sampling was unavailable it says why
+    /// ([`CpuSummary::unavailable_reason`]) and the `cpu_*` fields of rows
+    /// and paths stay `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu: Option<CpuSummary>,
     /// Rows per terminal table (`None`: all). A display setting: it is not
     /// written to JSON, and a report read from JSON gets the default.
     #[serde(skip, default = "default_limit")]
@@ -186,6 +198,21 @@ pub struct FunctionRow {
     /// 95th percentile of the inclusive bytes allocated by one call.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_p95_bytes: Option<u64>,
+    /// CPU samples taken while a frame of this function was the innermost
+    /// measured frame of the interrupted thread (exclusive), summed over
+    /// every frame. `None` unless CPU samples were added, as for every
+    /// `cpu_*` field; `Some(0)` for a function that was never sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_samples: Option<u64>,
+    /// CPU time those samples stand for (exclusive), in ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// CPU time of every sample taken while this function was anywhere on
+    /// the interrupted thread's stack of measured frames (inclusive). Each
+    /// sample counts once, however many frames of the function (recursion)
+    /// were on the stack.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_incl_ns: Option<u64>,
 }
 
 impl FunctionRow {
@@ -206,6 +233,13 @@ impl FunctionRow {
     /// 100.
     pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
         percent_of(self.alloc_incl_bytes?, total_bytes)
+    }
+
+    /// `cpu_incl_ns` as a percentage of the session's sampled CPU time
+    /// (`None` without CPU samples or when `total_cpu_ns` is 0).
+    /// Inclusive, so the rows of a call chain add up to more than 100.
+    pub fn cpu_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
+        percent_of(self.cpu_incl_ns?, total_cpu_ns)
     }
 }
 
@@ -255,6 +289,19 @@ pub struct HotPath {
     /// leaf.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_p95_bytes: Option<u64>,
+    /// CPU samples taken while the leaf was the innermost measured frame
+    /// (exclusive). `None` unless CPU samples were added, as for every
+    /// `cpu_*` field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_samples: Option<u64>,
+    /// CPU time those samples stand for (exclusive), in ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_ns: Option<u64>,
+    /// CPU time of the samples taken in the leaf's subtree of the
+    /// calling-context tree (inclusive: the leaf and any callee that has
+    /// not completed a call).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_incl_ns: Option<u64>,
 }
 
 impl HotPath {
@@ -262,6 +309,12 @@ impl HotPath {
     /// (`None` when allocations were not counted or `total_bytes` is 0).
     pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
         percent_of(self.alloc_incl_bytes?, total_bytes)
+    }
+
+    /// `cpu_incl_ns` as a percentage of the session's sampled CPU time
+    /// (`None` without CPU samples or when `total_cpu_ns` is 0).
+    pub fn cpu_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
+        percent_of(self.cpu_incl_ns?, total_cpu_ns)
     }
 }
 
@@ -358,6 +411,69 @@ pub struct AllocTotals {
     /// Publication step of the per-thread counters behind
     /// `peak_live_bytes`.
     pub peak_resolution_bytes: u64,
+}
+
+/// The CPU sampling summary of a session: what the sampler saw, inside
+/// measured functions or not.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuSummary {
+    /// Sampling frequency per thread, in samples per second of CPU time.
+    pub frequency_hz: u32,
+    /// Where samples came from: `"perf_event"`, `"timer"` (or another
+    /// sampler-defined name), or `"unavailable: <reason>"` when no sampling
+    /// took place; then every count is 0 and `threads` is empty.
+    pub source: String,
+    /// Samples taken, inside measured functions or not.
+    pub samples: u64,
+    /// CPU time the samples stand for, in ns, inside measured functions or
+    /// not.
+    pub cpu_ns: u64,
+    /// Samples taken while no measured function was running on the
+    /// interrupted thread (included in `samples`).
+    pub outside_samples: u64,
+    /// CPU time of those samples (included in `cpu_ns`).
+    pub outside_cpu_ns: u64,
+    /// Samples lost because a buffer was full, over all threads (not in
+    /// `samples`).
+    pub dropped: u64,
+    /// Per sampled thread, in the sampler's order.
+    pub threads: Vec<CpuThreadRow>,
+}
+
+impl CpuSummary {
+    /// True when samples were taken (`source` does not start with
+    /// `"unavailable"`).
+    pub fn is_available(&self) -> bool {
+        self.unavailable_reason().is_none()
+    }
+
+    /// Why sampling was unavailable: the text after `"unavailable:"` in
+    /// `source`, trimmed (possibly empty); `None` when it was available.
+    pub fn unavailable_reason(&self) -> Option<&str> {
+        let rest = self.source.strip_prefix("unavailable")?;
+        Some(rest.strip_prefix(':').unwrap_or(rest).trim())
+    }
+
+    /// `outside_cpu_ns` as a percentage of `cpu_ns` (`None` when `cpu_ns`
+    /// is 0).
+    pub fn outside_percent(&self) -> Option<f64> {
+        percent_of(self.outside_cpu_ns, self.cpu_ns)
+    }
+}
+
+/// One sampled thread, as the sampler reported it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuThreadRow {
+    /// OS thread id.
+    pub tid: u64,
+    /// Thread name, if any.
+    pub name: Option<String>,
+    /// Samples taken on this thread.
+    pub samples: u64,
+    /// CPU time of this thread's samples, in ns.
+    pub cpu_ns: u64,
+    /// Samples of this thread lost because its buffer was full.
+    pub dropped: u64,
 }
 
 /// What could not be recorded in full, summed over threads.

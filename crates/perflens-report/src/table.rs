@@ -1,9 +1,11 @@
 //! The terminal report: a header line, an overflow warning when anything
 //! was lost, the timing table, the async table (only when there are
-//! futures) and the hot paths; then, when allocations were counted, the
-//! allocation section: functions by inclusive bytes, hot paths by
-//! inclusive bytes, and a table of threads ending with the session's
-//! totals.
+//! futures) and the hot paths; then, when CPU samples were added, the CPU
+//! section: a line with the sampling totals and the functions by CPU self
+//! time (or one line saying why sampling was unavailable); then, when
+//! allocations were counted, the allocation section: functions by
+//! inclusive bytes, hot paths by inclusive bytes, and a table of threads
+//! ending with the session's totals.
 //!
 //! Durations are shown in human units, `-` where nothing was measured
 //! (count mode), and `~` marks estimates scaled up from sampled calls.
@@ -15,7 +17,7 @@ use std::io::{self, Write};
 
 use crate::format::{bytes, count, duration, percent, signed_bytes, truncate_left, width};
 use crate::grid::Grid;
-use crate::model::{AllocTotals, FunctionRow, HotPath, Report, ReportMode, ThreadRow};
+use crate::model::{AllocTotals, CpuSummary, FunctionRow, HotPath, Report, ReportMode, ThreadRow};
 use crate::percentiles::percentile_label;
 
 /// Widest function name before it is cut on the left with `…`.
@@ -32,6 +34,10 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     warning(report, w)?;
     if report.functions.is_empty() {
         writeln!(w, "[perflens] no instrumented calls were recorded.")?;
+        if let Some(cpu) = &report.cpu {
+            writeln!(w)?;
+            cpu_section(report, cpu, w)?;
+        }
         if let Some(totals) = &report.alloc {
             writeln!(w)?;
             threads_alloc_table(report, totals, w)?;
@@ -55,6 +61,10 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
             "~ estimated: scaled up from 1 in {} timed calls.",
             report.sample_every
         )?;
+    }
+    if let Some(cpu) = &report.cpu {
+        writeln!(w)?;
+        cpu_section(report, cpu, w)?;
     }
     if let Some(totals) = &report.alloc {
         writeln!(w)?;
@@ -267,6 +277,56 @@ fn paths_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     more(w, report.paths.len() - n, "paths")
 }
 
+/// The sampling totals on one line, then (when anything was sampled and
+/// there are rows) every function row by CPU self time, then inclusive
+/// time; or one line saying why sampling was unavailable.
+fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Result<()> {
+    if let Some(reason) = cpu.unavailable_reason() {
+        return match reason {
+            "" => writeln!(w, "CPU sampling unavailable."),
+            reason => writeln!(w, "CPU sampling unavailable: {reason}"),
+        };
+    }
+    let outside = cpu.outside_percent().map_or(String::new(), |p| {
+        format!("; {} outside instrumented functions", percent(p))
+    });
+    let dropped = match cpu.dropped {
+        0 => "0 dropped".to_string(),
+        n => format!("{} dropped (buffers full)", count(n)),
+    };
+    writeln!(
+        w,
+        "CPU sampling: {} samples, {} CPU at {} Hz ({}){outside}; {dropped}.",
+        count(cpu.samples),
+        duration(cpu.cpu_ns),
+        count(u64::from(cpu.frequency_hz)),
+        cpu.source,
+    )?;
+    if cpu.samples == 0 || report.functions.is_empty() {
+        return Ok(());
+    }
+    let headers = ["Function", "Samples", "CPU self", "CPU incl", "% CPU"];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let mut rows: Vec<&FunctionRow> = report.functions.iter().collect();
+    rows.sort_by(|a, b| {
+        (b.cpu_ns.cmp(&a.cpu_ns))
+            .then(b.cpu_incl_ns.cmp(&a.cpu_incl_ns))
+            .then(a.name.cmp(&b.name))
+    });
+    let n = shown(report, rows.len());
+    for row in &rows[..n] {
+        grid.row(vec![
+            truncate_left(&row.name, NAME_WIDTH),
+            count_cell(row.cpu_samples),
+            row.cpu_ns.map_or_else(|| "-".to_string(), duration),
+            row.cpu_incl_ns.map_or_else(|| "-".to_string(), duration),
+            percent_cell(row.cpu_percent_of(cpu.cpu_ns)),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, rows.len() - n, "functions")
+}
+
 /// A byte cell of an optional field (`-` when allocations were not
 /// counted, which a report with [`Report::alloc`] never has).
 fn bytes_cell(v: Option<u64>) -> String {
@@ -277,7 +337,8 @@ fn count_cell(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), count)
 }
 
-fn alloc_percent_cell(p: Option<f64>) -> String {
+/// A percentage cell of an optional figure (`-` when absent).
+fn percent_cell(p: Option<f64>) -> String {
     p.map_or_else(|| "-".to_string(), percent)
 }
 
@@ -313,7 +374,7 @@ fn alloc_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io
             bytes_cell(row.alloc_incl_bytes),
             count_cell(row.alloc_count),
             bytes_cell(row.free_bytes),
-            alloc_percent_cell(row.alloc_percent_of(totals.total_bytes)),
+            percent_cell(row.alloc_percent_of(totals.total_bytes)),
         ]);
     }
     grid.write(w)?;
@@ -351,7 +412,7 @@ fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W)
             bytes_cell(path.alloc_p95_bytes),
             bytes_cell(path.alloc_bytes),
             bytes_cell(path.alloc_incl_bytes),
-            alloc_percent_cell(path.alloc_percent_of(totals.total_bytes)),
+            percent_cell(path.alloc_percent_of(totals.total_bytes)),
         ]);
         for seg in &path.segments {
             grid.row(vec![

@@ -8,7 +8,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{SnapBuilder, alloc_fixture, fixture};
+use common::{SnapBuilder, alloc_fixture, cpu_fixture, cpu_unavailable, fixture};
 use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 use perflens_report::{Report, ReportOptions, write_table};
 
@@ -86,6 +86,74 @@ fn allocation_section_follows_the_timing_tables() {
         "alloc.txt",
         &table(&alloc_fixture(1000), &ReportOptions::default()),
     );
+}
+
+/// The CPU fixture's report with its samples (or `cpu` instead).
+fn cpu_table(options: &ReportOptions, cpu: Option<&perflens_report::CpuInput>) -> String {
+    let (snap, input) = cpu_fixture();
+    let mut report = Report::from_snapshot(&snap, options);
+    report.add_cpu(&snap, cpu.unwrap_or(&input));
+    let mut out = Vec::new();
+    write_table(&report, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn cpu_section_follows_the_timing_tables() {
+    check_golden("cpu.txt", &cpu_table(&ReportOptions::default(), None));
+}
+
+#[test]
+fn unavailable_cpu_sampling_is_one_line() {
+    let unavailable = cpu_unavailable("perf_event_open failed: Permission denied (os error 13)");
+    let text = cpu_table(&ReportOptions::default(), Some(&unavailable));
+    check_golden("cpu_unavailable.txt", &text);
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("CPU"))
+            .collect::<Vec<_>>(),
+        ["CPU sampling unavailable: perf_event_open failed: Permission denied (os error 13)"]
+    );
+}
+
+#[test]
+fn cpu_table_honours_the_limit_and_sorts_by_self_then_inclusive() {
+    let options = ReportOptions {
+        limit: Some(2),
+        ..Default::default()
+    };
+    let text = cpu_table(&options, None);
+    let section = &text[text.find("\nCPU sampling:").expect("CPU section")..];
+    let rows: Vec<&str> = section
+        .lines()
+        .skip(4)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 3, "{section}");
+    assert!(rows[0].starts_with("c  "), "by self time: {section}");
+    assert!(rows[1].starts_with("b  "), "{section}");
+    assert!(
+        rows[2].starts_with("… 3 more functions; the JSON report"),
+        "{section}"
+    );
+    // Equal self time: the larger inclusive time first, then the name.
+    let (snap, mut input) = cpu_fixture();
+    for entry in &mut input.by_path {
+        entry.1 = 1;
+        entry.2 = 1_000;
+    }
+    let mut report = Report::from_snapshot(&snap, &ReportOptions::default());
+    report.add_cpu(&snap, &input);
+    let mut out = Vec::new();
+    write_table(&report, &mut out).unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let section = &text[text.find("\nCPU sampling:").unwrap()..];
+    let names: Vec<&str> = (section.lines().skip(4))
+        .take_while(|l| !l.is_empty())
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    // Self: a 1, b 1, c 2, r 3, idle 0; inclusive: a 5, b 3, c 3, r 3.
+    assert_eq!(names, ["r", "c", "a", "b", "idle"], "{section}");
 }
 
 #[test]

@@ -54,6 +54,7 @@ pub use report::{Frames, Report, ReportBuilder, ReportTiming, SampleValue, Symbo
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use sampler::{
     arm_current_thread, clear_context_hook, in_signal_handler, late_signals, set_context_hook,
+    set_watcher_start_hook,
 };
 
 use report::ReportSource;
@@ -281,6 +282,8 @@ mod stubs {
     pub fn set_context_hook(_f: fn() -> u64) {}
     /// Unsupported target: no-op.
     pub fn clear_context_hook() {}
+    /// Unsupported target: there is no watcher thread.
+    pub fn set_watcher_start_hook(_f: fn()) {}
     /// Unsupported target: always false.
     pub fn in_signal_handler() -> bool {
         false

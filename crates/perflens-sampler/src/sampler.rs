@@ -75,6 +75,17 @@ pub fn clear_context_hook() {
     CONTEXT_HOOK.store(0, Ordering::Release);
 }
 
+/// `fn()` run first on the sampler's watcher thread (0 = none).
+static WATCHER_START_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `f` at the start of every session's watcher thread, before it
+/// does anything else: a runtime can use it to leave that thread out of
+/// its own accounting (perflens does not count the sampler's
+/// allocations as the program's).
+pub fn set_watcher_start_hook(f: fn()) {
+    WATCHER_START_HOOK.store(f as usize, Ordering::Release);
+}
+
 #[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub frequency: u32,
@@ -1108,6 +1119,13 @@ impl Running {
         let watcher = std::thread::Builder::new()
             .name("perflens-sampler".into())
             .spawn(move || {
+                let hook = WATCHER_START_HOOK.load(Ordering::Acquire);
+                if hook != 0 {
+                    // SAFETY: only `set_watcher_start_hook` stores here,
+                    // and it stores a `fn()`.
+                    let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
+                    f();
+                }
                 // SAFETY: the session outlives the watcher (joined in drop).
                 let s: &Session = unsafe { &*(addr as *const Session) };
                 s.watcher_tid.store(gettid(), Ordering::Relaxed);

@@ -2,7 +2,7 @@
 //! reasons, called in a loop under tokio.
 //!
 //! ```text
-//! cargo run --release -p perflens --example overview --features alloc
+//! cargo run --release -p perflens --example overview --features alloc,cpu
 //! ```
 //!
 //! - `sync_work` burns CPU,

@@ -53,6 +53,8 @@ pub use perflens_macros::{main, measure, measure_all, measure_block, skip};
 mod alloc;
 pub use alloc::CountingAlloc;
 
+#[cfg(feature = "cpu")]
+mod cpu;
 #[cfg(feature = "enabled")]
 mod main_guard;
 #[cfg(feature = "enabled")]

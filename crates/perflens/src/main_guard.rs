@@ -37,6 +37,10 @@ impl MainGuard {
     /// measures nothing more.
     pub fn start(opts: MainOptions) -> MainGuard {
         let mut builder = Session::builder();
+        #[cfg(feature = "cpu")]
+        {
+            builder = builder.cpu_sampling(true);
+        }
         if let Some(mode) = opts.mode {
             builder = builder.mode(mode);
         }

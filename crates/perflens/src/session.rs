@@ -14,6 +14,8 @@ pub struct SessionBuilder {
     config: Config,
     options: ReportOptions,
     use_env: bool,
+    #[cfg(feature = "cpu")]
+    cpu: bool,
 }
 
 impl SessionBuilder {
@@ -61,6 +63,16 @@ impl SessionBuilder {
         self
     }
 
+    /// Also sample every thread's CPU time (feature `cpu`; off by default
+    /// for sessions, on under `#[perflens::main]`): the report gains a CPU
+    /// section, and `finish` writes `PERFLENS_PPROF`,
+    /// `PERFLENS_FLAMEGRAPH` and `PERFLENS_FOLDED` when set.
+    #[cfg(feature = "cpu")]
+    pub fn cpu_sampling(mut self, on: bool) -> Self {
+        self.cpu = on;
+        self
+    }
+
     /// Do not read `PERFLENS_*` variables.
     pub fn ignore_env(mut self) -> Self {
         self.use_env = false;
@@ -82,15 +94,30 @@ impl SessionBuilder {
             eprintln!("[perflens] {w}");
         }
         let recording = perflens_core::start(&config)?;
-        Ok(Session { recording, options })
+        Ok(Session {
+            recording,
+            options,
+            #[cfg(feature = "cpu")]
+            cpu: self.cpu.then(crate::cpu::CpuSession::start),
+        })
     }
 }
 
 /// A recording session. Only one records at a time in a process.
-#[derive(Debug)]
 pub struct Session {
     recording: Recording,
     options: ReportOptions,
+    #[cfg(feature = "cpu")]
+    cpu: Option<crate::cpu::CpuSession>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("recording", &self.recording)
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Session {
@@ -100,6 +127,8 @@ impl Session {
             config: Config::default(),
             options: ReportOptions::default(),
             use_env: true,
+            #[cfg(feature = "cpu")]
+            cpu: false,
         }
     }
 
@@ -122,8 +151,20 @@ impl Session {
     }
 
     /// Stops recording and returns the final report.
-    pub fn finish(self) -> Report {
-        Report::from_snapshot(&self.recording.finish(), &self.options)
+    #[allow(unused_mut)]
+    pub fn finish(mut self) -> Report {
+        // Stop sampling first, so that building the report is not
+        // sampled; the paths the samples refer to stay valid.
+        #[cfg(feature = "cpu")]
+        let cpu = self.cpu.take().map(crate::cpu::CpuSession::stop);
+        let snap = self.recording.finish();
+        let _internal = perflens_core::Internal::enter();
+        let mut report = Report::from_snapshot(&snap, &self.options);
+        #[cfg(feature = "cpu")]
+        if let Some(cpu) = cpu {
+            cpu.finish(&snap, &mut report);
+        }
+        report
     }
 
     /// Report options in force (percentiles, limit).

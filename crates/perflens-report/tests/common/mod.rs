@@ -15,6 +15,7 @@ use perflens_core::snapshot::{
     AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
     RawSnapshot, ThreadSnapshot,
 };
+use perflens_report::{CpuInput, CpuThreadInput};
 
 pub struct SnapBuilder {
     pub snap: RawSnapshot,
@@ -278,6 +279,103 @@ pub fn alloc_fixture(unit: u64) -> RawSnapshot {
         peak_resolution_bytes: 4096,
     });
     b.build()
+}
+
+/// Nanoseconds in a millisecond: the fixture's samples are 1 ms of CPU
+/// each (1000 Hz), except those noted.
+pub const MS: u64 = 1_000_000;
+
+/// A timed session of 120 ms with CPU samples at 1000 Hz, and its
+/// [`CpuInput`]. Paths, their calls and their CPU samples (ms), exclusive
+/// and inclusive (subtree):
+///
+/// ```text
+/// path                calls  samples  cpu_ns    subtree
+/// a                       1       10  10        67.25
+/// a > b                   2       20  20        52.25
+/// a > b > c               4       30  30.25     32.25
+/// a > b > c > pending     0        2   2         2
+/// a > c                   3        5   5         5
+/// r                       1        1   1         7
+/// r > r                   1        2   2         6
+/// r > r > r               1        4   4         4
+/// idle                    5        0   0         0
+/// [overflow]              2        3   3         3
+/// outside                 -        7   7         -
+/// ```
+///
+/// `pending` started but never completed: it has no row, but its samples
+/// count in the totals and in its callers' inclusive figures. Totals: 84
+/// samples, 84.25 ms, 7 ms outside measured functions, 3 dropped.
+pub fn cpu_fixture() -> (RawSnapshot, CpuInput) {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    b.snap.elapsed_ns = 120 * MS;
+    let main = b.thread("main");
+    let worker = b.thread("worker");
+    b.node(main, &["a"], 1, 100 * MS, 10 * MS);
+    b.node(main, &["a", "b"], 2, 60 * MS, 20 * MS);
+    b.node(main, &["a", "b", "c"], 4, 40 * MS, 40 * MS);
+    b.node(main, &["a", "b", "c", "pending"], 0, 0, 0);
+    b.node(main, &["a", "c"], 3, 30 * MS, 30 * MS);
+    b.node(worker, &["r"], 1, 7 * MS, MS);
+    b.node(worker, &["r", "r"], 1, 6 * MS, 2 * MS);
+    b.node(worker, &["r", "r", "r"], 1, 4 * MS, 4 * MS);
+    b.node(worker, &["idle"], 5, 5 * MS, 5 * MS);
+    let t = &mut b.snap.threads[worker];
+    t.overflow_calls = 2;
+    t.nodes.push(NodeSnapshot {
+        path: 1,
+        calls: 2,
+        ..Default::default()
+    });
+    let mut by_path = Vec::new();
+    for (frames, samples, ns) in [
+        (&["a"][..], 10, 10 * MS),
+        (&["a", "b"], 20, 20 * MS),
+        (&["a", "b", "c"], 30, 30 * MS + MS / 4),
+        (&["a", "b", "c", "pending"], 2, 2 * MS),
+        (&["a", "c"], 5, 5 * MS),
+        (&["r"], 1, MS),
+        (&["r", "r"], 2, 2 * MS),
+        (&["r", "r", "r"], 4, 4 * MS),
+    ] {
+        by_path.push((b.path(frames), samples, ns));
+    }
+    by_path.push((1, 3, 3 * MS));
+    let cpu = CpuInput {
+        frequency_hz: 1000,
+        source: "perf_event".into(),
+        by_path,
+        outside_samples: 7,
+        outside_cpu_ns: 7 * MS,
+        threads: vec![
+            CpuThreadInput {
+                tid: 1000,
+                name: Some("main".into()),
+                samples: 70,
+                cpu_ns: 70 * MS + MS / 4,
+                dropped: 1,
+            },
+            CpuThreadInput {
+                tid: 1001,
+                name: None,
+                samples: 14,
+                cpu_ns: 14 * MS,
+                dropped: 2,
+            },
+        ],
+        dropped: 3,
+    };
+    (b.build(), cpu)
+}
+
+/// The [`CpuInput`] of a sampler that could not start.
+pub fn cpu_unavailable(reason: &str) -> CpuInput {
+    CpuInput {
+        frequency_hz: 1000,
+        source: format!("unavailable: {reason}"),
+        ..Default::default()
+    }
 }
 
 /// Name of the long tokenizer function in [`fixture`].

@@ -1,0 +1,204 @@
+//! CPU sampling for `#[perflens::main]` (feature `cpu`): samples every
+//! thread's CPU time with `perflens-sampler`, attributes each sample to
+//! the innermost measured function on the interrupted thread's shadow
+//! stack (no symbol lookup, so inlined functions count too), adds the CPU
+//! section to the report and writes `PERFLENS_PPROF`,
+//! `PERFLENS_FLAMEGRAPH` and `PERFLENS_FOLDED` at the end.
+
+use perflens_core::RawSnapshot;
+use perflens_report::{CpuInput, CpuThreadInput, Report};
+use perflens_sampler::{CpuSource, ProfilerGuard, ProfilerGuardBuilder};
+use std::io::Write;
+
+/// Default sampling frequency (`PERFLENS_CPU_HZ` overrides it).
+pub const DEFAULT_HZ: u32 = 1000;
+
+/// A running CPU sampler, or why there is none.
+pub(crate) struct CpuSession {
+    guard: Result<ProfilerGuard, String>,
+    frequency: u32,
+}
+
+impl CpuSession {
+    /// Starts sampling every thread of the process.
+    pub(crate) fn start() -> CpuSession {
+        let frequency = match std::env::var("PERFLENS_CPU_HZ") {
+            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u32>() {
+                Ok(hz) if (1..=10_000).contains(&hz) => hz,
+                _ => {
+                    eprintln!(
+                        "[perflens] PERFLENS_CPU_HZ={v} is not a whole number in 1..=10000; using {DEFAULT_HZ}."
+                    );
+                    DEFAULT_HZ
+                }
+            },
+            _ => DEFAULT_HZ,
+        };
+        // The sampler's memory is the profiler's, not the program's.
+        let _internal = perflens_core::Internal::enter();
+        perflens_sampler::set_context_hook(perflens_core::sample_context);
+        perflens_sampler::set_watcher_start_hook(perflens_core::exclude_current_thread);
+        let guard = ProfilerGuardBuilder::default()
+            .frequency(frequency as i32)
+            .blocklist(&["libc", "libgcc", "pthread", "vdso"])
+            .build()
+            .map_err(|e| e.to_string());
+        if let Err(e) = &guard {
+            eprintln!("[perflens] CPU sampling unavailable: {e}");
+        }
+        CpuSession { guard, frequency }
+    }
+
+    /// Stops sampling. Nothing after this is sampled.
+    pub(crate) fn stop(self) -> StoppedCpu {
+        let _internal = perflens_core::Internal::enter();
+        let builder = self.guard.map(|g| g.stop());
+        perflens_sampler::clear_context_hook();
+        StoppedCpu {
+            builder,
+            frequency: self.frequency,
+        }
+    }
+}
+
+/// A stopped sampler whose samples are not symbolized yet.
+pub(crate) struct StoppedCpu {
+    builder: Result<perflens_sampler::ReportBuilder<'static>, String>,
+    frequency: u32,
+}
+
+impl StoppedCpu {
+    /// Adds the CPU section to `report` (built from `snap`, whose paths
+    /// the samples refer to) and writes the requested files. Never
+    /// panics: problems are reported in the report and on stderr.
+    pub(crate) fn finish(self, snap: &RawSnapshot, report: &mut Report) {
+        let _internal = perflens_core::Internal::enter();
+        let builder = match self.builder {
+            Ok(b) => b,
+            Err(why) => {
+                report.add_cpu(snap, &unavailable(self.frequency, why));
+                return;
+            }
+        };
+        let names = path_names(snap);
+        let built = builder
+            .context_names(move |ctx| names.get(ctx as usize).cloned().flatten())
+            .build();
+        let profile = match built {
+            Ok(p) => p,
+            Err(e) => {
+                report.add_cpu(snap, &unavailable(self.frequency, e.to_string()));
+                return;
+            }
+        };
+        report.add_cpu(snap, &aggregate(&profile, self.frequency));
+        write_files(&profile);
+    }
+}
+
+fn unavailable(frequency: u32, why: String) -> CpuInput {
+    CpuInput {
+        frequency_hz: frequency,
+        source: format!("unavailable: {why}"),
+        by_path: Vec::new(),
+        outside_samples: 0,
+        outside_cpu_ns: 0,
+        threads: Vec::new(),
+        dropped: 0,
+    }
+}
+
+/// `names[ctx]`: the instrumented path a context value stands for, as
+/// row names joined by ` -> ` (context = path index + 1; 0 = none).
+fn path_names(snap: &RawSnapshot) -> Vec<Option<String>> {
+    let mut names = vec![None];
+    for path in 0..snap.paths.len() as u32 {
+        let frames: Vec<&str> = snap
+            .frames(path)
+            .into_iter()
+            .filter_map(|c| snap.callsites.get(c as usize).map(|c| c.name.as_str()))
+            .collect();
+        names.push((!frames.is_empty()).then(|| frames.join(" -> ")));
+    }
+    names
+}
+
+/// Sums the profile's samples by calling context.
+fn aggregate(profile: &perflens_sampler::Report, frequency: u32) -> CpuInput {
+    let mut by_path: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
+    let (mut outside_samples, mut outside_cpu_ns) = (0, 0);
+    for (frames, value) in &profile.data {
+        if frames.context == 0 {
+            outside_samples += value.samples;
+            outside_cpu_ns += value.cpu_ns;
+        } else {
+            let e = by_path.entry((frames.context - 1) as u32).or_default();
+            e.0 += value.samples;
+            e.1 += value.cpu_ns;
+        }
+    }
+    let sources: Vec<CpuSource> = profile.threads.iter().map(|t| t.source).collect();
+    let source = if sources.iter().all(|s| *s == CpuSource::PerfEvent) {
+        "perf_event".to_string()
+    } else if sources.iter().all(|s| *s == CpuSource::Timer) {
+        "timer".to_string()
+    } else {
+        "perf_event and timer".to_string()
+    };
+    CpuInput {
+        frequency_hz: frequency,
+        source,
+        by_path: by_path.into_iter().map(|(p, (s, ns))| (p, s, ns)).collect(),
+        outside_samples,
+        outside_cpu_ns,
+        threads: profile
+            .threads
+            .iter()
+            .map(|t| CpuThreadInput {
+                tid: t.tid,
+                name: (!t.name.is_empty()).then(|| t.name.clone()),
+                samples: t.samples,
+                cpu_ns: t.sampled_cpu_ns,
+                dropped: t.dropped,
+            })
+            .collect(),
+        dropped: profile.dropped_samples(),
+    }
+}
+
+/// Writes `PERFLENS_PPROF`, `PERFLENS_FLAMEGRAPH` and `PERFLENS_FOLDED`.
+fn write_files(profile: &perflens_sampler::Report) {
+    type Writer = fn(&perflens_sampler::Report, &mut std::fs::File) -> Result<(), String>;
+    let outputs: [(&str, Writer); 3] = [
+        ("PERFLENS_PPROF", |p, f| {
+            p.write_pprof(f).map_err(|e| e.to_string())
+        }),
+        ("PERFLENS_FLAMEGRAPH", |p, f| {
+            p.flamegraph(f).map_err(|e| e.to_string())
+        }),
+        ("PERFLENS_FOLDED", |p, f| {
+            p.write_folded(f).map_err(|e| e.to_string())
+        }),
+    ];
+    let mut err = std::io::stderr().lock();
+    for (var, write) in outputs {
+        let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+            continue;
+        };
+        let res = std::fs::File::create(&path)
+            .map_err(|e| e.to_string())
+            .and_then(|mut f| write(profile, &mut f));
+        let _ = match res {
+            Ok(()) => writeln!(
+                err,
+                "[perflens] {var}: written to {}",
+                path.to_string_lossy()
+            ),
+            Err(e) => writeln!(
+                err,
+                "[perflens] could not write {var}={}: {e}",
+                path.to_string_lossy()
+            ),
+        };
+    }
+}
