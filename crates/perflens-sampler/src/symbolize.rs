@@ -31,10 +31,12 @@ struct SymTab {
 impl SymTab {
     fn load(path: &std::path::Path) -> SymTab {
         use object::{Object, ObjectSymbol, SymbolKind};
-        let Ok(data) = std::fs::read(path) else {
+        // Mapped, not read: only the symbol tables' pages are touched, so
+        // a large binary with debug info does not add its size to RSS.
+        let Some(data) = MappedFile::open(path) else {
             return SymTab::default();
         };
-        let Ok(file) = object::File::parse(&*data) else {
+        let Ok(file) = object::File::parse(data.bytes()) else {
             return SymTab::default();
         };
         let mut syms: Vec<(u64, u64, String)> = file
@@ -58,6 +60,52 @@ impl SymTab {
             probe < next
         };
         inside.then(|| demangle(name))
+    }
+}
+
+/// A file mapped read-only (private), unmapped on drop.
+struct MappedFile {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl MappedFile {
+    fn open(path: &std::path::Path) -> Option<MappedFile> {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::File::open(path).ok()?;
+        let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if len == 0 {
+            return None;
+        }
+        // SAFETY: a fresh read-only private mapping of an open file; the
+        // result is checked. The file may change under us (a rebuilt
+        // binary): object's parser bounds-checks what it reads, and the
+        // mapping stays valid memory even if the file is truncated only
+        // in that reads past the new end raise SIGBUS, the same risk every
+        // debugger and profiler reading mapped binaries takes.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (ptr != libc::MAP_FAILED).then_some(MappedFile { ptr, len })
+    }
+
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: `ptr` maps `len` readable bytes until `drop`.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+}
+
+impl Drop for MappedFile {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `open`.
+        unsafe { libc::munmap(self.ptr, self.len) };
     }
 }
 
