@@ -111,8 +111,10 @@ fn child(p: Profiler, hz: i32, threads: usize) {
                 .expect("perflens sampler starts");
             run();
             let report = guard.stop().build().expect("perflens report");
-            let per = report.handler_ns as f64 / report.handler_calls.max(1) as f64;
-            (report.total_samples(), per)
+            let median = report
+                .handler_quantile_ns(0.5)
+                .map_or(f64::NAN, |ns| ns as f64);
+            (report.total_samples(), median)
         }
         Profiler::Pprof => {
             let guard = pprof::ProfilerGuardBuilder::default()
@@ -203,7 +205,7 @@ fn main() {
         "threads",
         "wall overhead",
         "samples / expected",
-        "handler (mean)",
+        "handler median",
         "RSS added"
     );
     println!(

@@ -101,6 +101,11 @@ pub struct ReportTiming {
     pub duration: Duration,
 }
 
+/// Width of one bucket of the handler-duration histogram.
+pub(crate) const HANDLER_BUCKET_NS: u64 = 100;
+/// Buckets: 0 to 25.5 µs in 100 ns steps, then one for longer.
+pub(crate) const HANDLER_BUCKETS: usize = 256;
+
 /// A symbolized profile.
 #[derive(Clone, Debug)]
 pub struct Report {
@@ -117,6 +122,9 @@ pub struct Report {
     pub handler_ns: u64,
     /// Handler runs that found a session.
     pub handler_calls: u64,
+    /// Handler durations: counts per 100 ns step (the last entry counts
+    /// everything longer); see [`Report::handler_quantile_ns`].
+    pub handler_hist: Vec<u64>,
     modules: Vec<ModuleInfo>,
 }
 
@@ -258,6 +266,7 @@ impl<'a> ReportBuilder<'a> {
             sampler_cpu_ns: snap.sampler_cpu_ns,
             handler_ns: snap.handler_ns,
             handler_calls: snap.handler_calls,
+            handler_hist: snap.handler_hist,
             modules: snap.modules,
         })
     }
@@ -268,6 +277,24 @@ fn folded_name(s: &Symbol) -> String {
 }
 
 impl Report {
+    /// The `q` quantile (0..=1) of the signal handler's duration, as the
+    /// upper end of its 100 ns step; `None` if the handler never ran.
+    pub fn handler_quantile_ns(&self, q: f64) -> Option<u64> {
+        let total: u64 = self.handler_hist.iter().sum();
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).max(1);
+        let mut seen = 0;
+        for (i, &c) in self.handler_hist.iter().enumerate() {
+            seen += c;
+            if seen >= rank {
+                return Some((i as u64 + 1) * HANDLER_BUCKET_NS);
+            }
+        }
+        None
+    }
+
     /// Total samples.
     pub fn total_samples(&self) -> u64 {
         self.data.values().map(|v| v.samples).sum()

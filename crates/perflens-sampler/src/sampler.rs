@@ -188,9 +188,13 @@ pub(crate) struct Session {
     /// Time spent in the handler's sampling path (ns) and its calls.
     handler_ns: AtomicU64,
     handler_calls: AtomicU64,
+    /// Handler durations in [`HANDLER_BUCKET_NS`] steps (last: longer).
+    handler_hist: [AtomicU64; HANDLER_BUCKETS],
     started: Instant,
     started_wall: SystemTime,
 }
+
+use crate::report::{HANDLER_BUCKET_NS, HANDLER_BUCKETS};
 
 /// CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe).
 fn monotonic_ns() -> u64 {
@@ -437,9 +441,11 @@ extern "C" fn on_signal(_sig: libc::c_int, _info: *mut libc::siginfo_t, uc: *mut
         let s = unsafe { &*s };
         let t0 = monotonic_ns();
         s.sample(uc);
-        s.handler_ns
-            .fetch_add(monotonic_ns().saturating_sub(t0), Ordering::Relaxed);
+        let took = monotonic_ns().saturating_sub(t0);
+        s.handler_ns.fetch_add(took, Ordering::Relaxed);
         s.handler_calls.fetch_add(1, Ordering::Relaxed);
+        let bucket = ((took / HANDLER_BUCKET_NS) as usize).min(HANDLER_BUCKETS - 1);
+        s.handler_hist[bucket].fetch_add(1, Ordering::Relaxed);
     }
     IN_HANDLERS.fetch_sub(1, Ordering::SeqCst);
     IN_HANDLER.with(|f| f.set(false));
@@ -955,6 +961,11 @@ impl Session {
             duration: self.started.elapsed(),
             handler_ns: self.handler_ns.load(Ordering::Relaxed),
             handler_calls: self.handler_calls.load(Ordering::Relaxed),
+            handler_hist: self
+                .handler_hist
+                .iter()
+                .map(|b| b.load(Ordering::Relaxed))
+                .collect(),
             sampler_cpu_ns: if me > 0 {
                 thread_cpu_ns(me).unwrap_or(0)
             } else {
@@ -1074,6 +1085,7 @@ impl Running {
             stray: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
             handler_calls: AtomicU64::new(0),
+            handler_hist: [const { AtomicU64::new(0) }; HANDLER_BUCKETS],
             started: Instant::now(),
             started_wall: SystemTime::now(),
             cfg,

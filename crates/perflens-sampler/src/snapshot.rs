@@ -48,4 +48,5 @@ pub(crate) struct Snapshot {
     pub sampler_cpu_ns: u64,
     pub handler_ns: u64,
     pub handler_calls: u64,
+    pub handler_hist: Vec<u64>,
 }

@@ -5,6 +5,19 @@ use common::*;
 use std::time::Duration;
 
 fn run(freq: i32, cpu: Duration) -> (u64, f64, perflens_sampler::ThreadReport) {
+    let (got, expected, t, _) = run_report(freq, cpu);
+    (got, expected, t)
+}
+
+fn run_report(
+    freq: i32,
+    cpu: Duration,
+) -> (
+    u64,
+    f64,
+    perflens_sampler::ThreadReport,
+    perflens_sampler::Report,
+) {
     let guard = perflens_sampler::ProfilerGuardBuilder::default()
         .frequency(freq)
         .build()
@@ -24,7 +37,7 @@ fn run(freq: i32, cpu: Duration) -> (u64, f64, perflens_sampler::ThreadReport) {
         t.dropped,
         t.truncated
     );
-    (t.samples, expected, t)
+    (t.samples, expected, t, report)
 }
 
 #[test]
@@ -48,4 +61,22 @@ fn at_100_hz_samples_match_cpu_time() {
         got as f64 >= 0.98 * expected - 1.0,
         "{got} samples, expected {expected:.1}"
     );
+}
+
+#[test]
+fn the_handler_duration_histogram_counts_every_run() {
+    let _s = serial();
+    let (_, _, _, report) = run_report(1000, Duration::from_millis(300));
+    let counted: u64 = report.handler_hist.iter().sum();
+    assert_eq!(counted, report.handler_calls);
+    let median = report.handler_quantile_ns(0.5).expect("the handler ran");
+    let p99 = report.handler_quantile_ns(0.99).unwrap();
+    assert!(
+        median <= p99 && median > 0,
+        "median {median} ns, p99 {p99} ns"
+    );
+    // The mean lies within the histogram's range.
+    let mean = report.handler_ns / report.handler_calls;
+    assert!(mean <= report.handler_quantile_ns(1.0).unwrap());
+    eprintln!("handler: median {median} ns, p99 {p99} ns, mean {mean} ns");
 }
