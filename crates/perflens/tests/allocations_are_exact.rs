@@ -63,6 +63,7 @@ fn on_path(snap: &RawSnapshot, frames: &[&str]) -> u64 {
         .sum()
 }
 
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 /// Per-call inclusive bytes of a function: (sum over the histogram,
 /// entries). Sizes in these tests are chosen to fall on bucket bounds
 /// (a multiple of the bucket width), so the sum is exact.
@@ -196,16 +197,21 @@ fn sync_functions_nested_recursive_and_realloc() {
         )
     );
 
-    // Per call, inclusive: every k_buffers call allocated k * 4096.
-    assert_eq!(per_call(&snap, "k_buffers"), (10 * 4096, 2));
-    // 100 calls, all allocating 0.
-    assert_eq!(per_call(&snap, "allocates_nothing"), (0, 100));
-    // outer allocated 1024 + 2 * 256 in its one call (inclusive).
-    assert_eq!(per_call(&snap, "outer"), (1536, 1));
-    assert_eq!(per_call(&snap, "inner"), (512, 2));
-    // recurse(4): the outermost call allocated 5 * 100 = 500 inclusive,
-    // the innermost 100; five calls in all.
-    assert_eq!(per_call(&snap, "recurse").1, 5);
+    // Per-call histograms need the `alloc` feature (each measured call
+    // notes the bytes allocated during it).
+    #[cfg(feature = "alloc")]
+    {
+        // Per call, inclusive: every k_buffers call allocated k * 4096.
+        assert_eq!(per_call(&snap, "k_buffers"), (10 * 4096, 2));
+        // 100 calls, all allocating 0.
+        assert_eq!(per_call(&snap, "allocates_nothing"), (0, 100));
+        // outer allocated 1024 + 2 * 256 in its one call (inclusive).
+        assert_eq!(per_call(&snap, "outer"), (1536, 1));
+        assert_eq!(per_call(&snap, "inner"), (512, 2));
+        // recurse(4): the outermost call allocated 5 * 100 = 500 inclusive,
+        // the innermost 100; five calls in all.
+        assert_eq!(per_call(&snap, "recurse").1, 5);
+    }
 }
 
 /// A future that returns `Pending` once (without waking anyone: the
@@ -265,6 +271,7 @@ fn futures_interleaved_on_one_thread_never_mix() {
     assert_eq!(excl(&snap, "task_a"), (3_072, 3, 3_072, 3));
     assert_eq!(excl(&snap, "task_b"), (150_000, 3, 150_000, 3));
     // One completed future each, its polls summed: 3 * 1024.
+    #[cfg(feature = "alloc")]
     assert_eq!(per_call(&snap, "task_a"), (3_072, 1));
 }
 
