@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::schema::validate;
+use common::schema::{documented_example, errors_after, remove_key, report_schema, validate};
 use common::{SnapBuilder, alloc_fixture, fixture, set_alloc};
 use perflens_core::snapshot::{AllocSummary, Mode, NodeSnapshot, PathInfo};
 use perflens_report::{AllocTotals, Report, ReportOptions, write_json, write_table};
@@ -21,8 +21,7 @@ fn json(report: &Report) -> String {
 }
 
 fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/perflens.report.1.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    report_schema()
 }
 
 /// `(alloc_bytes, alloc_count, free_bytes, alloc_incl_bytes,
@@ -284,21 +283,8 @@ fn alloc_fields_round_trip_and_conform_to_the_schema() {
 fn the_schema_requires_alloc_fields_together() {
     let schema = schema();
     let good: Value = serde_json::from_str(&json(&report(1))).unwrap();
-    let broken = |edit: &dyn Fn(&mut Value)| {
-        let mut doc = good.clone();
-        edit(&mut doc);
-        validate(&schema, &doc, false)
-    };
-    let remove = |at: &str, key: &'static str| {
-        let at = at.to_string();
-        move |d: &mut Value| {
-            d.pointer_mut(&at)
-                .unwrap()
-                .as_object_mut()
-                .unwrap()
-                .remove(key);
-        }
-    };
+    let broken = |edit: &dyn Fn(&mut Value)| errors_after(&schema, &good, edit);
+    let remove = remove_key;
     assert_eq!(broken(&remove("/functions/0", "alloc_p95_bytes")).len(), 1);
     assert_eq!(broken(&remove("/paths/0", "free_bytes")).len(), 1);
     assert_eq!(
@@ -433,16 +419,7 @@ all threads   3.00 MiB      12  1.00 MiB      4  2.00 MiB   3.00 MiB            
 
 #[test]
 fn the_documented_allocation_example_reads_back_and_conforms() {
-    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report-schema.md");
-    let Ok(text) = std::fs::read_to_string(doc) else {
-        eprintln!("{doc} not found (not in the perflens repository?); skipping");
-        return;
-    };
-    let example = text
-        .split("```json\n")
-        .nth(2)
-        .and_then(|t| t.split("```").next())
-        .expect("a second JSON example, with allocations");
+    let example = &documented_example(2);
     let value: Value = serde_json::from_str(example).unwrap();
     assert_eq!(validate(&schema(), &value, true), Vec::<String>::new());
     let r = Report::from_json_str(example).unwrap();

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::schema::validate;
+use common::schema::{documented_example, errors_after, remove_key, report_schema, validate};
 use common::{MS, SnapBuilder, cpu_fixture, cpu_unavailable, fixture};
 use perflens_core::snapshot::{CallsiteKind, Mode, PathInfo};
 use perflens_report::{
@@ -33,8 +33,7 @@ fn table(report: &Report) -> String {
 }
 
 fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/perflens.report.1.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    report_schema()
 }
 
 /// `(cpu_samples, cpu_ns, cpu_incl_ns)` of a function.
@@ -296,21 +295,8 @@ fn cpu_fields_round_trip_and_conform_to_the_schema() {
 fn the_schema_requires_cpu_fields_together() {
     let schema = schema();
     let good: Value = serde_json::from_str(&json(&report())).unwrap();
-    let broken = |edit: &dyn Fn(&mut Value)| {
-        let mut doc = good.clone();
-        edit(&mut doc);
-        validate(&schema, &doc, false)
-    };
-    let remove = |at: &str, key: &'static str| {
-        let at = at.to_string();
-        move |d: &mut Value| {
-            d.pointer_mut(&at)
-                .unwrap()
-                .as_object_mut()
-                .unwrap()
-                .remove(key);
-        }
-    };
+    let broken = |edit: &dyn Fn(&mut Value)| errors_after(&schema, &good, edit);
+    let remove = remove_key;
     assert_eq!(broken(&remove("/functions/0", "cpu_incl_ns")).len(), 1);
     assert_eq!(broken(&remove("/paths/0", "cpu_ns")).len(), 1);
     assert_eq!(broken(&remove("/cpu", "outside_cpu_ns")).len(), 1);
@@ -450,16 +436,7 @@ CPU sampling: 4 samples, 40.00 ms CPU at 99 Hz (timer); 100.0% outside instrumen
 
 #[test]
 fn the_documented_cpu_example_reads_back_and_conforms() {
-    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report-schema.md");
-    let Ok(text) = std::fs::read_to_string(doc) else {
-        eprintln!("{doc} not found (not in the perflens repository?); skipping");
-        return;
-    };
-    let example = text
-        .split("```json\n")
-        .nth(3)
-        .and_then(|t| t.split("```").next())
-        .expect("a third JSON example, with CPU samples");
+    let example = &documented_example(3);
     let value: Value = serde_json::from_str(example).unwrap();
     assert_eq!(validate(&schema(), &value, true), Vec::<String>::new());
     let r = Report::from_json_str(example).unwrap();

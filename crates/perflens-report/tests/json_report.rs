@@ -3,15 +3,14 @@
 
 mod common;
 
-use common::schema::{pattern_matches, validate};
+use common::schema::{documented_example, pattern_matches, report_schema, validate};
 use common::{SnapBuilder, alloc_fixture, fixture};
 use perflens_core::snapshot::Mode;
 use perflens_report::{Report, ReportError, ReportOptions, write_json};
 use serde_json::Value;
 
 fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/perflens.report.1.json");
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    report_schema()
 }
 
 fn json(report: &Report) -> String {
@@ -244,16 +243,7 @@ fn io_errors_are_reported() {
 
 #[test]
 fn the_documented_example_reads_back_and_conforms() {
-    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report-schema.md");
-    let Ok(text) = std::fs::read_to_string(doc) else {
-        eprintln!("{doc} not found (not in the perflens repository?); skipping");
-        return;
-    };
-    let example = text
-        .split("```json\n")
-        .nth(1)
-        .and_then(|t| t.split("```").next())
-        .unwrap();
+    let example = &documented_example(1);
     let value: Value = serde_json::from_str(example).unwrap();
     assert_eq!(validate(&schema(), &value, true), Vec::<String>::new());
     let report = Report::from_json_str(example).unwrap();

@@ -271,3 +271,40 @@ fn match_from(atoms: &[Atom], s: &[char]) -> bool {
         .min(atom.max);
     (atom.min..=run).rev().any(|n| match_from(rest, &s[n..]))
 }
+
+/// The report's JSON Schema (`schema/perflens.report.1.json`).
+pub fn report_schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/schema/perflens.report.1.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The `n`th JSON example (from 1) of `docs/report-schema.md`. The
+/// document is part of the repository: a missing one fails the test.
+pub fn documented_example(n: usize) -> String {
+    let doc = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/report-schema.md");
+    let text = std::fs::read_to_string(doc).unwrap_or_else(|e| panic!("{doc}: {e}"));
+    text.split("```json\n")
+        .nth(n)
+        .and_then(|t| t.split("```").next())
+        .unwrap_or_else(|| panic!("{doc} has no JSON example number {n}"))
+        .to_string()
+}
+
+/// Schema errors of `good` after `edit`, in non-strict mode.
+pub fn errors_after(schema: &Value, good: &Value, edit: &dyn Fn(&mut Value)) -> Vec<String> {
+    let mut doc = good.clone();
+    edit(&mut doc);
+    validate(schema, &doc, false)
+}
+
+/// An edit removing `key` from the object at JSON pointer `at`.
+pub fn remove_key(at: &str, key: &'static str) -> impl Fn(&mut Value) {
+    let at = at.to_string();
+    move |d: &mut Value| {
+        d.pointer_mut(&at)
+            .unwrap()
+            .as_object_mut()
+            .unwrap()
+            .remove(key);
+    }
+}
