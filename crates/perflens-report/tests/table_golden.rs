@@ -116,6 +116,21 @@ fn unavailable_cpu_sampling_is_one_line() {
     );
 }
 
+/// The section of `text` starting at `heading`, and its table rows: the
+/// lines after the first `skip` up to the next blank line.
+fn section_rows<'a>(text: &'a str, heading: &str, skip: usize) -> (&'a str, Vec<&'a str>) {
+    let at = text
+        .find(heading)
+        .unwrap_or_else(|| panic!("no {heading:?} in:\n{text}"));
+    let section = &text[at..];
+    let rows = section
+        .lines()
+        .skip(skip)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    (section, rows)
+}
+
 #[test]
 fn cpu_table_honours_the_limit_and_sorts_by_self_then_inclusive() {
     let options = ReportOptions {
@@ -123,12 +138,7 @@ fn cpu_table_honours_the_limit_and_sorts_by_self_then_inclusive() {
         ..Default::default()
     };
     let text = cpu_table(&options, None);
-    let section = &text[text.find("\nCPU sampling:").expect("CPU section")..];
-    let rows: Vec<&str> = section
-        .lines()
-        .skip(4)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let (section, rows) = section_rows(&text, "\nCPU sampling:", 4);
     assert_eq!(rows.len(), 3, "{section}");
     assert!(rows[0].starts_with("c  "), "by self time: {section}");
     assert!(rows[1].starts_with("b  "), "{section}");
@@ -147,11 +157,8 @@ fn cpu_table_honours_the_limit_and_sorts_by_self_then_inclusive() {
     let mut out = Vec::new();
     write_table(&report, &mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
-    let section = &text[text.find("\nCPU sampling:").unwrap()..];
-    let names: Vec<&str> = (section.lines().skip(4))
-        .take_while(|l| !l.is_empty())
-        .map(|l| l.split(' ').next().unwrap())
-        .collect();
+    let (section, rows) = section_rows(&text, "\nCPU sampling:", 4);
+    let names: Vec<&str> = rows.iter().map(|l| l.split(' ').next().unwrap()).collect();
     // Self: a 1, b 1, c 2, r 3, idle 0; inclusive: a 5, b 3, c 3, r 3.
     assert_eq!(names, ["r", "c", "a", "b", "idle"], "{section}");
 }
@@ -163,12 +170,7 @@ fn allocation_tables_honour_the_limit() {
         ..Default::default()
     };
     let text = table(&alloc_fixture(1), &options);
-    let section = &text[text.find("\nAllocations").expect("allocation table")..];
-    let rows: Vec<&str> = section
-        .lines()
-        .skip(3)
-        .take_while(|l| !l.is_empty())
-        .collect();
+    let (section, rows) = section_rows(&text, "\nAllocations", 3);
     assert_eq!(rows.len(), 3, "{section}");
     assert!(
         rows[0].starts_with("run  "),
