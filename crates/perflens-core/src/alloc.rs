@@ -136,6 +136,8 @@ fn count_alloc(hot: &Hot, size: u64) {
     let (node, a) = top(hot);
     bump(&node.alloc_bytes, size);
     bump(&node.alloc_count, 1);
+    // Only per-call histograms read it.
+    #[cfg(feature = "alloc")]
     bump(&a.cum_bytes, size);
     let live = a.live.load(Ordering::Relaxed).wrapping_add(size as i64);
     a.live.store(live, Ordering::Relaxed);

@@ -94,8 +94,9 @@ pub struct Header {
 /// and free while the counting allocator is installed.
 #[repr(C, align(64))]
 pub struct ThreadAlloc {
-    /// Bytes allocated by this thread so far this session: a frame saves
-    /// it on entry, so a call's inclusive allocation is the difference.
+    /// Bytes allocated by this thread so far this session (kept with the
+    /// `alloc` feature only): a frame saves it on entry, so a call's
+    /// inclusive allocation is the difference.
     pub cum_bytes: AtomicU64,
     /// Bytes allocated minus bytes freed by this thread.
     pub live: AtomicI64,

@@ -142,7 +142,10 @@ pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Fra
     let f = unsafe { frame(hot, depth) };
     f.np = np;
     f.cache_cs = 0;
-    f.alloc_start = alloc_mark(hot);
+    #[cfg(feature = "alloc")]
+    {
+        f.alloc_start = alloc_mark(hot);
+    }
     f.timed = match (timed, hot.tsc()) {
         (false, _) => UNTIMED,
         (true, true) => TIMED_TSC,
