@@ -74,6 +74,10 @@ pub struct ThreadReport {
     pub name: String,
     /// Sampling source used for the thread.
     pub source: CpuSource,
+    /// Signal the samples arrived with: `SIGTRAP` when a perf event uses
+    /// sigtrap delivery (the default where the kernel has it), else the
+    /// configured real-time signal.
+    pub signal: i32,
     /// Samples recorded.
     pub samples: u64,
     /// CPU time represented by the recorded samples.
@@ -246,6 +250,7 @@ impl<'a> ReportBuilder<'a> {
                 tid: t.tid as u64,
                 name: t.name.clone(),
                 source: t.source,
+                signal: t.signal,
                 samples: t.samples,
                 sampled_cpu_ns: t.sampled_ns,
                 cpu_ns: t.cpu_ns,

@@ -11,6 +11,7 @@ pub(crate) struct ThreadEntry {
     pub tid: i32,
     pub name: String,
     pub source: CpuSource,
+    pub signal: i32,
     pub samples: u64,
     pub sampled_ns: u64,
     pub cpu_ns: u64,
