@@ -1,7 +1,8 @@
 //! CPU sampling overhead, perflens-sampler against pprof-rs 0.15: a
 //! CPU-bound workload (a fixed amount of work per thread, about 1.5 s) on
-//! 1 and 2 threads, with no profiler, perflens at 100 and 1000 Hz, and
-//! pprof-rs at 100 and 1000 Hz (its default unwinder).
+//! 1 and 2 threads, with no profiler, perflens at 100 and 1000 Hz (and at
+//! 1000 Hz with a real-time signal instead of perf's sigtrap delivery,
+//! `perflens-rt`), and pprof-rs at 100 and 1000 Hz (its default unwinder).
 //!
 //! ```text
 //! cargo run --release -p perflens-bench-cpu
@@ -23,6 +24,8 @@ use std::time::Instant;
 enum Profiler {
     None,
     Perflens,
+    /// perflens with a real-time signal instead of perf's sigtrap.
+    PerflensRt,
     Pprof,
 }
 
@@ -31,13 +34,19 @@ impl Profiler {
         match self {
             Profiler::None => "none",
             Profiler::Perflens => "perflens",
+            Profiler::PerflensRt => "perflens-rt",
             Profiler::Pprof => "pprof-rs",
         }
     }
     fn parse(s: &str) -> Option<Profiler> {
-        [Profiler::None, Profiler::Perflens, Profiler::Pprof]
-            .into_iter()
-            .find(|p| p.name() == s)
+        [
+            Profiler::None,
+            Profiler::Perflens,
+            Profiler::PerflensRt,
+            Profiler::Pprof,
+        ]
+        .into_iter()
+        .find(|p| p.name() == s)
     }
 }
 
@@ -104,11 +113,12 @@ fn child(p: Profiler, hz: i32, threads: usize) {
             run();
             (0, 0.0)
         }
-        Profiler::Perflens => {
-            let guard = perflens_sampler::ProfilerGuardBuilder::default()
-                .frequency(hz)
-                .build()
-                .expect("perflens sampler starts");
+        Profiler::Perflens | Profiler::PerflensRt => {
+            let mut builder = perflens_sampler::ProfilerGuardBuilder::default().frequency(hz);
+            if p == Profiler::PerflensRt {
+                builder = builder.signal(libc::SIGRTMIN() + 4);
+            }
+            let guard = builder.build().expect("perflens sampler starts");
             run();
             let report = guard.stop().build().expect("perflens report");
             let median = report
@@ -190,16 +200,17 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);
-    let variants: [(Profiler, i32); 5] = [
+    let variants: [(Profiler, i32); 6] = [
         (Profiler::None, 0),
         (Profiler::Perflens, 100),
         (Profiler::Perflens, 1000),
+        (Profiler::PerflensRt, 1000),
         (Profiler::Pprof, 100),
         (Profiler::Pprof, 1000),
     ];
     eprintln!("perflens-bench-cpu: {rounds} rounds, threads 1 and 2, a child process per run");
     println!(
-        "| {:<10} | {:>7} | {:>7} | {:>13} | {:>19} | {:>15} | {:>13} |",
+        "| {:<11} | {:>7} | {:>7} | {:>13} | {:>19} | {:>15} | {:>13} |",
         "profiler",
         "Hz",
         "threads",
@@ -209,7 +220,7 @@ fn main() {
         "RSS added"
     );
     println!(
-        "|{:-<12}|{:->9}|{:->9}|{:->15}|{:->21}|{:->17}|{:->15}|",
+        "|{:-<13}|{:->9}|{:->9}|{:->15}|{:->21}|{:->17}|{:->15}|",
         "", "", "", "", "", "", ""
     );
     for threads in [1usize, 2] {
@@ -248,7 +259,7 @@ fn main() {
                 format!("{:.2} µs", handler / 1000.0)
             };
             println!(
-                "| {:<10} | {:>7} | {:>7} | {:>12.1}% | {:>9.0} = {:>5.1}% | {:>15} | {:>9.1} MiB |",
+                "| {:<11} | {:>7} | {:>7} | {:>12.1}% | {:>9.0} = {:>5.1}% | {:>15} | {:>9.1} MiB |",
                 p.name(),
                 hz,
                 threads,
