@@ -177,6 +177,9 @@ pub struct Node {
     pub path: AtomicU32,
     /// Owner-only countdown for sampled timing.
     pub countdown: AtomicU32,
+    /// Untimed calls (count-only, or not chosen by sampled timing). Each
+    /// timed call is an entry of the inclusive histogram instead, which
+    /// saves the timed path a counter.
     pub calls: AtomicU64,
     pub total: AtomicU64,
     pub self_: AtomicU64,

@@ -11,7 +11,7 @@ use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
 use crate::paths::{self, OVERFLOW_PATH};
 use crate::thread::{FAST_COUNT, FAST_TIMED, Hot};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The node of the child `tagged` (a tagged callsite id) under `parent`,
 /// if this thread knows it: first the parent's one-entry cache, then the
@@ -218,21 +218,27 @@ pub(crate) const HIST_ALLOC: usize = 2;
 /// [`HIST_ALLOC`] bytes per call) of a node.
 #[inline(always)]
 pub(crate) fn hist_add(hot: &Hot, node: u32, which: usize, value: u64) {
-    // SAFETY: node < node_cap, which < HISTS, bucket < BUCKETS: inside the
-    // histogram area of this thread's block.
-    let c = unsafe {
-        &*hot
-            .hist
-            .add((node as usize * HISTS + which) * BUCKETS + bucket_index(value))
-    };
+    // SAFETY: `hot.hist` is this thread's histogram area.
+    unsafe { hist_bump(hot.hist, node, which, value) }
+}
+
+/// [`hist_add`] on a copy of the histogram base pointer.
+///
+/// # Safety
+/// `hist` is the owner thread's histogram area, `node < node_cap` and
+/// `which < HISTS`.
+#[inline(always)]
+pub(crate) unsafe fn hist_bump(hist: *const AtomicU64, node: u32, which: usize, value: u64) {
+    // SAFETY: per the contract, and bucket < BUCKETS: inside the area.
+    let c = unsafe { &*hist.add((node as usize * HISTS + which) * BUCKETS + bucket_index(value)) };
     bump(c, 1);
 }
 
-/// Records one completed timed call on a node.
+/// Records one completed timed call on a node (counted by its entry in
+/// the inclusive histogram, not in `calls`).
 #[inline(always)]
 pub(crate) fn record_timed(hot: &Hot, node_idx: u32, incl: u64, excl: u64) {
     let n = node(hot, node_idx);
-    bump(&n.calls, 1);
     bump(&n.total, incl);
     bump(&n.self_, excl);
     hist_add(hot, node_idx, 0, incl);

@@ -162,7 +162,6 @@ impl<F: Future> Future for Instrumented<F> {
         if result.is_ready() {
             this.state = DONE;
             let n = frame::node(hot, node);
-            bump(&n.calls, 1);
             bump(&n.polls, this.polls);
             if this.allocated != 0 {
                 frame::hist_add(hot, node, frame::HIST_ALLOC, this.allocated);
@@ -174,6 +173,9 @@ impl<F: Future> Future for Instrumented<F> {
                 bump(&n.busy, this.busy);
                 frame::hist_add(hot, node, 0, wall);
                 frame::hist_add(hot, node, 1, this.self_busy);
+            } else {
+                // Timed calls are counted by the inclusive histogram.
+                bump(&n.calls, 1);
             }
         }
         result

@@ -148,7 +148,7 @@ impl Drop for Guard {
                 // Copies, so that the stores below (which the compiler
                 // cannot prove distinct from the hot state) force no
                 // reloads.
-                let (frames, nodes) = (hot.frames, hot.nodes);
+                let (frames, nodes, hist) = (hot.frames, hot.nodes, hot.hist);
                 hot.depth = d;
                 let (node, start, child) = (f.np.node, f.start, f.child);
                 let incl = now.saturating_sub(start);
@@ -158,13 +158,14 @@ impl Drop for Guard {
                 unsafe {
                     let parent = &mut *frames.add(d as usize - 1);
                     parent.child = parent.child.wrapping_add(incl);
+                    // A timed call is counted by its entry in the inclusive
+                    // histogram; `calls` holds the untimed ones.
                     let n = &*nodes.add(node as usize);
-                    bump(&n.calls, 1);
                     bump(&n.total, incl);
                     bump(&n.self_, excl);
+                    frame::hist_bump(hist, node, 0, incl);
+                    frame::hist_bump(hist, node, 1, excl);
                 }
-                frame::hist_add(hot, node, 0, incl);
-                frame::hist_add(hot, node, 1, excl);
                 return;
             }
         }

@@ -212,7 +212,7 @@ impl Recording {
         let mut threads = Vec::new();
         let mut unpublished = 0i64;
         thread::for_each_block(|entry| {
-            if let Some(t) = read_block(entry.block, self.epoch, self.mode == Mode::Timed, &to_ns) {
+            if let Some(t) = read_block(entry.block, self.epoch, &to_ns) {
                 let a = &entry.block.header().alloc;
                 unpublished = unpublished.wrapping_add(
                     t.live_bytes
@@ -247,12 +247,7 @@ impl Drop for Recording {
     }
 }
 
-fn read_block(
-    block: Block,
-    epoch: u32,
-    all_timed: bool,
-    to_ns: &dyn Fn(u64) -> u64,
-) -> Option<ThreadSnapshot> {
+fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<ThreadSnapshot> {
     let h = block.header();
     if h.epoch.load(Ordering::Acquire) != epoch {
         return None;
@@ -265,7 +260,10 @@ fn read_block(
         let n = unsafe { block.node(i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         let hist_total = read_hist(block, i, 0);
-        let calls = r(&n.calls);
+        // `calls` counts the untimed calls; each timed one is an entry of
+        // the inclusive histogram.
+        let timed_calls = hist_total.count();
+        let calls = r(&n.calls) + timed_calls;
         #[allow(unused_mut)]
         let mut hist_alloc = read_hist(block, i, HIST_ALLOC);
         // Calls that allocated nothing are not in the histogram. Without
@@ -280,10 +278,7 @@ fn read_block(
         let node = NodeSnapshot {
             path: n.path.load(Ordering::Relaxed),
             calls,
-            // Each timed call adds one entry to the inclusive histogram,
-            // so the hot path keeps no separate counter; in timed mode
-            // every call is timed.
-            timed_calls: if all_timed { calls } else { hist_total.count() },
+            timed_calls,
             total_ns: to_ns(r(&n.total)),
             self_ns: to_ns(r(&n.self_)),
             busy_ns: to_ns(r(&n.busy)),
