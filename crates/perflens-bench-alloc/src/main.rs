@@ -1,7 +1,9 @@
 //! Cost of counting allocations: a function that allocates and frees a
 //! 128-byte `Vec` 1000 times per call, with no profiler, under perflens
 //! (`alloc` feature, session recording) and under hotpath 0.30
-//! (`hotpath-alloc`), on 1 thread and on every core at once.
+//! (`hotpath-alloc`), on 1 thread and on every core at once; and, for
+//! scale, the floor of any counting hook: one thread-local add per
+//! allocation and per free, attributed to nothing.
 //!
 //! ```text
 //! cargo run --release -p perflens-bench-alloc            # 20,000 calls per thread
@@ -30,6 +32,36 @@ static MODE: AtomicU8 = AtomicU8::new(0);
 static PERFLENS: perflens::CountingAlloc = perflens::CountingAlloc::new(System);
 static HOTPATH: hotpath::CountingAllocator = hotpath::CountingAllocator::new();
 
+thread_local! {
+    /// The floor variant's one counter.
+    static FLOOR_BYTES: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// The cheapest counting hook there is, for scale: one thread-local add
+/// after each allocation and before each free, attributed to nothing.
+struct Floor;
+
+// SAFETY: forwards to `System` unchanged; the counter is thread-local and
+// never allocates.
+unsafe impl GlobalAlloc for Floor {
+    #[inline]
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged.
+        let p = unsafe { System.alloc(l) };
+        if !p.is_null() {
+            FLOOR_BYTES.with(|c| c.set(c.get().wrapping_add(l.size() as u64)));
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        FLOOR_BYTES.with(|c| c.set(c.get().wrapping_sub(l.size() as u64)));
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
 /// Routes to the allocator of the variant being measured.
 struct Dispatch;
 
@@ -45,7 +77,8 @@ unsafe impl GlobalAlloc for Dispatch {
             match MODE.load(Ordering::Relaxed) {
                 0 => System.alloc(l),
                 1 => PERFLENS.alloc(l),
-                _ => HOTPATH.alloc(l),
+                2 => HOTPATH.alloc(l),
+                _ => Floor.alloc(l),
             }
         }
     }
@@ -57,7 +90,8 @@ unsafe impl GlobalAlloc for Dispatch {
             match MODE.load(Ordering::Relaxed) {
                 0 => System.dealloc(p, l),
                 1 => PERFLENS.dealloc(p, l),
-                _ => HOTPATH.dealloc(p, l),
+                2 => HOTPATH.dealloc(p, l),
+                _ => Floor.dealloc(p, l),
             }
         }
     }
@@ -69,7 +103,8 @@ unsafe impl GlobalAlloc for Dispatch {
             match MODE.load(Ordering::Relaxed) {
                 0 => System.alloc_zeroed(l),
                 1 => PERFLENS.alloc_zeroed(l),
-                _ => HOTPATH.alloc_zeroed(l),
+                2 => HOTPATH.alloc_zeroed(l),
+                _ => Floor.alloc_zeroed(l),
             }
         }
     }
@@ -81,7 +116,8 @@ unsafe impl GlobalAlloc for Dispatch {
             match MODE.load(Ordering::Relaxed) {
                 0 => System.realloc(p, l, n),
                 1 => PERFLENS.realloc(p, l, n),
-                _ => HOTPATH.realloc(p, l, n),
+                2 => HOTPATH.realloc(p, l, n),
+                _ => Floor.realloc(p, l, n),
             }
         }
     }
@@ -123,9 +159,15 @@ enum Variant {
     Bare,
     Perflens,
     Hotpath,
+    Floor,
 }
 
-const VARIANTS: [Variant; 3] = [Variant::Bare, Variant::Perflens, Variant::Hotpath];
+const VARIANTS: [Variant; 4] = [
+    Variant::Bare,
+    Variant::Perflens,
+    Variant::Hotpath,
+    Variant::Floor,
+];
 
 impl Variant {
     fn label(self) -> &'static str {
@@ -133,6 +175,7 @@ impl Variant {
             Variant::Bare => "no profiler",
             Variant::Perflens => "perflens alloc",
             Variant::Hotpath => "hotpath 0.30 alloc",
+            Variant::Floor => "floor: 1 TLS counter",
         }
     }
 }
@@ -143,6 +186,7 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
         Variant::Bare => churn_bare,
         Variant::Perflens => churn_perflens,
         Variant::Hotpath => churn_hotpath,
+        Variant::Floor => churn_bare,
     };
     let session = (v == Variant::Perflens).then(|| {
         perflens::Session::builder()
@@ -217,15 +261,16 @@ fn main() {
     if cores > 2 {
         counts.push(cores);
     }
-    // `BENCH_ONLY=perflens` (or `bare`, `hotpath`) runs one variant on one
+    // `BENCH_ONLY=perflens` (or `bare`, `hotpath`, `floor`) runs one variant on one
     // thread, once: for instruction counts under callgrind.
     if let Ok(only) = std::env::var("BENCH_ONLY") {
         let v = match only.as_str() {
             "bare" => Variant::Bare,
             "perflens" => Variant::Perflens,
             "hotpath" => Variant::Hotpath,
+            "floor" => Variant::Floor,
             other => {
-                eprintln!("BENCH_ONLY: expected bare, perflens or hotpath, got {other:?}");
+                eprintln!("BENCH_ONLY: expected bare, perflens, hotpath or floor, got {other:?}");
                 std::process::exit(2);
             }
         };
