@@ -35,6 +35,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod arch;
+mod dwarf;
 mod error;
 mod modules;
 mod pprof;

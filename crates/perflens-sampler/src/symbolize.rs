@@ -1,12 +1,19 @@
-//! Symbolization after the fact (never on the signal path): addr2line on
-//! each module's file, inlined frames innermost first, Rust and C++ names
-//! demangled.
+//! Symbolization after the fact (never on the signal path): DWARF of each
+//! module's file, inlined frames innermost first, Rust and C++ names
+//! demangled; the symbol table where there is no debug info.
+//!
+//! DWARF is read lazily ([`crate::dwarf`]: only `.debug_aranges` up front,
+//! then just the compilation units the addresses fall in), which keeps the
+//! memory added by symbolizing proportional to the code sampled. Modules
+//! (or single addresses) the lazy reader cannot answer exactly go to
+//! `addr2line::Loader`, which parses every unit up front.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
+use crate::dwarf::{Frame, LazyDwarf, Lookup};
 use crate::modules::ModuleInfo;
 use crate::report::Symbol;
 
@@ -15,6 +22,10 @@ const PROGRESS_AFTER: Duration = Duration::from_millis(500);
 
 pub(crate) struct Symbolizer<'m> {
     modules: &'m [ModuleInfo],
+    /// Lazy DWARF readers, by module index (`None`: not applicable).
+    lazy: HashMap<usize, Option<LazyDwarf>>,
+    /// addr2line, by module index, only created for a module when the lazy
+    /// reader cannot answer for it.
     loaders: HashMap<usize, Option<addr2line::Loader>>,
     symtabs: HashMap<usize, SymTab>,
 }
@@ -63,14 +74,16 @@ impl SymTab {
     }
 }
 
-/// A file mapped read-only (private), unmapped on drop.
-struct MappedFile {
+/// A file mapped read-only (private), unmapped on drop. The file stays
+/// open so that parts of it can also be read without the mapping.
+pub(crate) struct MappedFile {
     ptr: *mut libc::c_void,
     len: usize,
+    file: std::fs::File,
 }
 
 impl MappedFile {
-    fn open(path: &std::path::Path) -> Option<MappedFile> {
+    pub(crate) fn open(path: &std::path::Path) -> Option<MappedFile> {
         use std::os::fd::AsRawFd;
         let file = std::fs::File::open(path).ok()?;
         let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
@@ -93,12 +106,31 @@ impl MappedFile {
                 0,
             )
         };
-        (ptr != libc::MAP_FAILED).then_some(MappedFile { ptr, len })
+        (ptr != libc::MAP_FAILED).then_some(MappedFile { ptr, len, file })
     }
 
-    fn bytes(&self) -> &[u8] {
+    pub(crate) fn bytes(&self) -> &[u8] {
         // SAFETY: `ptr` maps `len` readable bytes until `drop`.
         unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+
+    /// Drops the mapping's pages from the process (they stay in the page
+    /// cache): resident memory goes back to nothing for this file, and
+    /// later reads fault pages back in. The mapping itself stays valid.
+    pub(crate) fn release(&self) {
+        // SAFETY: `ptr`/`len` are exactly the live mapping made in `open`.
+        // It is private and read-only, so no page of it was ever written:
+        // discarding its pages loses nothing, and reading them again gives
+        // the file's bytes, as on first touch (with the same caveat as
+        // mapping at all: a file rewritten in place can change them).
+        unsafe { libc::madvise(self.ptr, self.len, libc::MADV_DONTNEED) };
+    }
+
+    /// The mapped file, still open: reading parts of it with `pread`
+    /// copies them from the page cache without mapping pages into the
+    /// process, so nothing is added to its file-backed RSS.
+    pub(crate) fn file(&self) -> &std::fs::File {
+        &self.file
     }
 }
 
@@ -117,6 +149,7 @@ impl<'m> Symbolizer<'m> {
     pub(crate) fn new(modules: &'m [ModuleInfo]) -> Self {
         Symbolizer {
             modules,
+            lazy: HashMap::new(),
             loaders: HashMap::new(),
             symtabs: HashMap::new(),
         }
@@ -149,30 +182,15 @@ impl<'m> Symbolizer<'m> {
         let fallback = symtab
             .find(probe)
             .unwrap_or_else(|| format!("{short}+{probe:#x}"));
-        let loader = self.loaders.entry(mi).or_insert_with(|| {
-            module
-                .path
-                .as_ref()
-                .and_then(|p| addr2line::Loader::new(p).ok())
-        });
-        let mut out = Vec::new();
-        if let Some(Ok(mut frames)) = loader.as_ref().map(|l| l.find_frames(probe)) {
-            while let Ok(Some(f)) = frames.next() {
-                let name = f
-                    .function
-                    .as_ref()
-                    .and_then(|n| n.demangle().ok().map(|s| s.into_owned()));
-                let (file, line) = f
-                    .location
-                    .as_ref()
-                    .map_or((None, None), |l| (l.file.map(str::to_string), l.line));
-                out.push(Symbol {
-                    name: name.unwrap_or_default(),
-                    filename: file,
-                    lineno: line,
-                });
-            }
-        }
+        let mut out: Vec<Symbol> = self
+            .dwarf_frames(mi, probe)
+            .into_iter()
+            .map(|f| Symbol {
+                name: f.name.unwrap_or_default(),
+                filename: f.file,
+                lineno: f.line,
+            })
+            .collect();
         if out.is_empty() {
             out.push(Symbol::unknown(fallback));
         } else {
@@ -181,6 +199,30 @@ impl<'m> Symbolizer<'m> {
             }
         }
         out
+    }
+
+    /// DWARF frames of `probe` in module `mi`: from the lazy reader, else
+    /// (a module or an address it cannot answer exactly) from addr2line.
+    fn dwarf_frames(&mut self, mi: usize, probe: u64) -> Vec<Frame> {
+        let module = &self.modules[mi];
+        let lazy = self
+            .lazy
+            .entry(mi)
+            .or_insert_with(|| module.path.as_ref().and_then(|p| LazyDwarf::open(p)));
+        if let Some(lazy) = lazy {
+            if let Lookup::Frames(frames) = lazy.find_frames(probe) {
+                return frames;
+            }
+        }
+        let loader = self.loaders.entry(mi).or_insert_with(|| {
+            module
+                .path
+                .as_ref()
+                .and_then(|p| addr2line::Loader::new(p).ok())
+        });
+        loader
+            .as_ref()
+            .map_or_else(Vec::new, |l| crate::dwarf::loader_frames(l, probe))
     }
 
     /// Symbolizes many addresses (leaf or return address) with a progress
