@@ -190,6 +190,9 @@ pub(crate) struct Session {
     shared: Mutex<Shared>,
     stop: AtomicBool,
     watcher_tid: AtomicI32,
+    /// The watcher's CPU time, stored by the watcher as it exits (a
+    /// joined thread's CPU clock can no longer be read).
+    watcher_cpu_ns: AtomicU64,
     /// Watcher passes so far.
     passes: AtomicU64,
     /// Signals for threads without a live slot.
@@ -1068,11 +1071,11 @@ impl Session {
                 .iter()
                 .map(|b| b.load(Ordering::Relaxed))
                 .collect(),
-            sampler_cpu_ns: if me > 0 {
-                thread_cpu_ns(me).unwrap_or(0)
-            } else {
-                0
-            },
+            // Running: its CPU clock; stopped: what it stored on exit.
+            sampler_cpu_ns: (me > 0)
+                .then(|| thread_cpu_ns(me))
+                .flatten()
+                .unwrap_or_else(|| self.watcher_cpu_ns.load(Ordering::Acquire)),
         }
     }
 }
@@ -1223,6 +1226,7 @@ impl Running {
             }),
             stop: AtomicBool::new(false),
             watcher_tid: AtomicI32::new(0),
+            watcher_cpu_ns: AtomicU64::new(0),
             passes: AtomicU64::new(0),
             stray: AtomicU64::new(0),
             handler_ns: AtomicU64::new(0),
@@ -1287,6 +1291,8 @@ impl Running {
                     s.rescan();
                     std::thread::park_timeout(s.cfg.rescan);
                 }
+                let cpu = thread_cpu_ns(gettid()).unwrap_or(0);
+                s.watcher_cpu_ns.store(cpu, Ordering::Release);
             })?;
         running.watcher = Some(watcher);
         Ok(running)

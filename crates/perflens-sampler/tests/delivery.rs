@@ -80,3 +80,19 @@ fn the_handler_duration_histogram_counts_every_run() {
     assert!(mean <= report.handler_quantile_ns(1.0).unwrap());
     eprintln!("handler: median {median} ns, p99 {p99} ns, mean {mean} ns");
 }
+
+#[test]
+fn the_watcher_cpu_time_survives_stop() {
+    let _s = serial();
+    let (_, _, _, report) = run_report(100, Duration::from_millis(100));
+    // The watcher has been joined when the report is built: its CPU time
+    // is what it stored on the way out, more than nothing (it listed the
+    // threads at least once) and less than the session's wall time.
+    assert!(report.sampler_cpu_ns > 0);
+    assert!(
+        u128::from(report.sampler_cpu_ns) < report.timing.duration.as_nanos(),
+        "{} ns of watcher CPU in {:?}",
+        report.sampler_cpu_ns,
+        report.timing.duration
+    );
+}
