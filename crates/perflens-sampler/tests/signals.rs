@@ -83,6 +83,8 @@ fn the_environment_chooses_the_signal() {
     if in_child() {
         return;
     }
+    // Children burn CPU: not while another test counts samples.
+    let _s = serial();
     let out = child("child_env_signal", &[("PERFLENS_CPU_SIGNAL", "SIGRTMIN+6")]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
@@ -123,6 +125,8 @@ fn a_foreign_sigtrap_keeps_its_default_action() {
     if in_child() {
         return;
     }
+    // Children burn CPU: not while another test counts samples.
+    let _s = serial();
     let out = child("child_raise_sigtrap", &[]);
     let t = text(&out);
     assert_eq!(out.status.signal(), Some(libc::SIGTRAP), "{t}");
@@ -134,6 +138,8 @@ fn an_ignored_sigtrap_stays_ignored() {
     if in_child() {
         return;
     }
+    // Children burn CPU: not while another test counts samples.
+    let _s = serial();
     let out = child("child_raise_sigtrap", &[("IGNORE_SIGTRAP", "1")]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");
@@ -172,6 +178,8 @@ fn a_program_handling_sigtrap_keeps_it() {
     if in_child() {
         return;
     }
+    // Children burn CPU: not while another test counts samples.
+    let _s = serial();
     let out = child("child_user_handler", &[]);
     let t = text(&out);
     assert!(out.status.success(), "{t}");

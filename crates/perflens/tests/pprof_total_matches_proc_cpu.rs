@@ -6,19 +6,9 @@
 //! threads, read from `/proc/thread-self/sched` by the program itself.
 #![cfg(feature = "cpu")]
 
-use std::path::PathBuf;
+mod common;
+use common::example;
 use std::process::Command;
-
-fn example(name: &str) -> PathBuf {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
-}
 
 fn within_3_percent(got: f64, truth: f64, what: &str) {
     let err = (got - truth).abs() / truth;

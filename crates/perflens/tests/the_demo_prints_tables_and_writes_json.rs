@@ -3,19 +3,9 @@
 //! through `PERFLENS_JSON` that reads back with exact call counts.
 #![cfg(feature = "enabled")]
 
-use std::path::PathBuf;
+mod common;
+use common::example;
 use std::process::Command;
-
-fn example(name: &str) -> PathBuf {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
-}
 
 #[test]
 fn the_demo_prints_tables_and_writes_json() {
