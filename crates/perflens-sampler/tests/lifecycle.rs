@@ -104,15 +104,7 @@ fn threads_started_after_start_and_exited_threads_are_kept() {
         // thread, pthread_getattr_np for the self-armed one): full stacks.
         assert_eq!(t.truncated, 0, "{name}: stacks walked");
         assert!(
-            report.data.iter().any(|(f, _)| f.thread_id == tid
-                && f.frames
-                    .iter()
-                    .flatten()
-                    .any(|s| s.name.ends_with("busy_for"))
-                && f.frames
-                    .iter()
-                    .flatten()
-                    .any(|s| s.name.contains("thread_start"))),
+            samples_through(&report, tid, "busy_for", |n| n.contains("thread_start")) > 0,
             "{name}: unwound to the thread entry"
         );
         assert!(

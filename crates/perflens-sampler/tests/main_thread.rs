@@ -25,22 +25,7 @@ fn main() {
     busy_for(Duration::from_millis(300));
     let report = guard.stop().build().expect("report");
     let t = thread(&report, me);
-    let full: u64 = report
-        .data
-        .iter()
-        .filter(|(f, _)| {
-            f.thread_id == me
-                && f.frames
-                    .iter()
-                    .flatten()
-                    .any(|s| s.name.ends_with("busy_for"))
-                && f.frames
-                    .iter()
-                    .flatten()
-                    .any(|s| s.name == "main_thread::main")
-        })
-        .map(|(_, v)| v.samples)
-        .sum();
+    let full = samples_through(&report, me, "busy_for", |n| n == "main_thread::main");
     eprintln!("main thread: {t:?}, {full} samples unwound to main");
     assert_eq!(t.truncated, 0);
     assert!(t.samples >= 250, "{} samples", t.samples);

@@ -72,3 +72,22 @@ pub fn samples_of(report: &perflens_sampler::Report, tid: u64) -> u64 {
         .map(|(_, v)| v.samples)
         .sum()
 }
+
+/// Samples of thread `tid` whose stack has a frame named `...leaf` and a
+/// frame for which `outer` holds (an unwind that reached that far).
+pub fn samples_through(
+    report: &perflens_sampler::Report,
+    tid: u64,
+    leaf: &str,
+    outer: impl Fn(&str) -> bool,
+) -> u64 {
+    report
+        .data
+        .iter()
+        .filter(|(f, _)| {
+            let mut names = f.frames.iter().flatten().map(|s| s.name.as_str());
+            f.thread_id == tid && names.clone().any(|n| n.ends_with(leaf)) && names.any(&outer)
+        })
+        .map(|(_, v)| v.samples)
+        .sum()
+}
