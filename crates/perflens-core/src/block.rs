@@ -40,7 +40,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
 /// Bumped whenever the layout below changes.
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 /// Byte offset of frame 0 from the start of a block: the header, rounded
 /// up to a cache line. Fixed, so the hot state derives the block from its
 /// frame pointer.
@@ -86,6 +86,12 @@ pub struct Header {
     pub exited: AtomicU32,
     /// Calls deeper than the shadow stack (not recorded).
     pub dropped_frames: AtomicU64,
+    /// The histogram entries of this thread's last timed call, not added
+    /// yet: element indices into the histogram area (inclusive, then
+    /// exclusive time), or both [`Layout::sink`] when there is none. The
+    /// guard adds them at the next timed exit (see `frame::hist_defer`);
+    /// a snapshot adds them to what it reads.
+    pub pending: [AtomicU64; 2],
     /// Allocation counters of this thread (own cache line).
     pub alloc: ThreadAlloc,
 }
@@ -200,6 +206,12 @@ pub fn bump(c: &AtomicU64, v: u64) {
     c.store(c.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
 }
 
+/// The header of the block whose frame 0 is at `frames`.
+#[inline(always)]
+pub fn header_of(frames: *mut Frame) -> *const Header {
+    frames.wrapping_byte_sub(FRAMES_OFFSET) as *const Header
+}
+
 /// Sizes of a block, from its capacities.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
@@ -218,6 +230,13 @@ const fn align_up(v: usize, a: usize) -> usize {
 }
 
 impl Layout {
+    /// Element index, in the histogram area, of the counter that pending
+    /// entries point to when there is no pending call: one past the last
+    /// histogram. Adding to it changes no histogram.
+    pub const fn sink(node_cap: u32) -> u64 {
+        node_cap as u64 * (HISTS * BUCKETS) as u64
+    }
+
     /// Room for `contexts` calling contexts of measured functions (at
     /// least 1) plus the overflow and root nodes, and `stack_cap` frames.
     pub fn new(contexts: u32, stack_cap: u32) -> Layout {
@@ -229,7 +248,8 @@ impl Layout {
         let off_table = align_up(off_frames + stack_cap as usize * size_of::<Frame>(), 64);
         let off_nodes = align_up(off_table + table_cap as usize * size_of::<Slot>(), 64);
         let off_hist = align_up(off_nodes + node_cap as usize * size_of::<Node>(), 4096);
-        let size = align_up(off_hist + node_cap as usize * HISTS * BUCKETS * 8, 4096);
+        // The histograms, then the sink counter.
+        let size = align_up(off_hist + (Layout::sink(node_cap) as usize + 1) * 8, 4096);
         Layout {
             node_cap,
             stack_cap,
@@ -278,7 +298,9 @@ impl Block {
             (*h).off_hist = layout.off_hist as u64;
             (*h).tid = tid;
         }
-        Some(Block(h))
+        let block = Block(h);
+        block.clear_pending();
+        Some(block)
     }
 
     #[inline(always)]
@@ -382,6 +404,26 @@ impl Block {
         Some(n)
     }
 
+    /// Points the pending histogram entries at the sink; owner thread
+    /// only (or before the block is shared).
+    fn clear_pending(&self) {
+        let h = self.header();
+        for p in &h.pending {
+            p.store(Layout::sink(h.node_cap), Ordering::Relaxed);
+        }
+    }
+
+    /// The pending histogram entries (see [`Header::pending`]) as
+    /// element indices, the sink filtered out.
+    pub fn pending(&self) -> [Option<u64>; 2] {
+        let h = self.header();
+        let sink = Layout::sink(h.node_cap);
+        h.pending.each_ref().map(|p| {
+            let i = p.load(Ordering::Relaxed);
+            (i < sink).then_some(i)
+        })
+    }
+
     /// Clears all contents for a new session `epoch`; owner thread only.
     pub fn reset(&self, epoch: u32, mode: u32, sample_every: u32) {
         let h = self.header();
@@ -393,6 +435,7 @@ impl Block {
         unsafe { crate::memory::zero(self.base().add(start), len) };
         h.node_count.store(0, Ordering::Relaxed);
         h.dropped_frames.store(0, Ordering::Relaxed);
+        self.clear_pending();
         h.mode.store(mode, Ordering::Relaxed);
         h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
         let a = &h.alloc;

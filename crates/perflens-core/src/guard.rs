@@ -163,8 +163,7 @@ impl Drop for Guard {
                     let n = &*nodes.add(node as usize);
                     bump(&n.total, incl);
                     bump(&n.self_, excl);
-                    frame::hist_bump(hist, node, 0, incl);
-                    frame::hist_bump(hist, node, 1, excl);
+                    frame::hist_defer(frames, hist, node, incl, excl);
                 }
                 return;
             }

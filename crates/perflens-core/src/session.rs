@@ -1,6 +1,6 @@
 //! Starting and stopping recording, and taking snapshots.
 
-use crate::block::{Block, OVERFLOW_NODE};
+use crate::block::{Block, HISTS, OVERFLOW_NODE};
 use crate::frame::HIST_ALLOC;
 use crate::histogram::{BUCKETS, Histogram};
 use crate::snapshot::{AllocSummary, ClockSource, Mode, NodeSnapshot, RawSnapshot, ThreadSnapshot};
@@ -253,19 +253,21 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
         return None;
     }
     let count = h.node_count.load(Ordering::Acquire);
+    let pending = block.pending();
+    let read_hist = |node: u32, which: usize| read_hist(block, node, which, pending);
     let mut nodes = Vec::with_capacity(count as usize);
     let mut overflow_calls = 0;
     for i in 0..count {
         // SAFETY: i < node_count <= node_cap.
         let n = unsafe { block.node(i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let hist_total = read_hist(block, i, 0);
+        let hist_total = read_hist(i, 0);
         // `calls` counts the untimed calls; each timed one is an entry of
         // the inclusive histogram.
         let timed_calls = hist_total.count();
         let calls = r(&n.calls) + timed_calls;
         #[allow(unused_mut)]
-        let mut hist_alloc = read_hist(block, i, HIST_ALLOC);
+        let mut hist_alloc = read_hist(i, HIST_ALLOC);
         // Calls that allocated nothing are not in the histogram. Without
         // the `alloc` feature calls record nothing there: leave it empty.
         #[cfg(feature = "alloc")]
@@ -285,7 +287,7 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
             polls: r(&n.polls),
             cancelled: r(&n.cancelled),
             hist_total,
-            hist_self: read_hist(block, i, 1),
+            hist_self: read_hist(i, 1),
             alloc_bytes: r(&n.alloc_bytes),
             alloc_count: r(&n.alloc_count),
             free_bytes: r(&n.free_bytes),
@@ -331,11 +333,16 @@ fn alloc_summary(threads: &[ThreadSnapshot], unpublished: i64) -> AllocSummary {
     }
 }
 
-fn read_hist(block: Block, node: u32, which: usize) -> Histogram {
-    // SAFETY: node < node_count <= node_cap, which < HISTS, b < BUCKETS.
-    Histogram::from_dense(
-        (0..BUCKETS).map(|b| unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed)),
-    )
+/// Histogram `which` of a node, with the thread's pending entries (see
+/// `Header::pending`) added.
+fn read_hist(block: Block, node: u32, which: usize, pending: [Option<u64>; 2]) -> Histogram {
+    let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
+    Histogram::from_dense((0..BUCKETS).map(|b| {
+        // SAFETY: node < node_count <= node_cap, which < HISTS, b < BUCKETS.
+        let stored = unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed);
+        let idx = first + b as u64;
+        stored + pending.iter().filter(|&&p| p == Some(idx)).count() as u64
+    }))
 }
 
 /// True while a session records.

@@ -135,7 +135,7 @@ impl Hot {
     /// The block these pointers belong to (a block must be attached).
     #[inline(always)]
     pub fn block(&self) -> Block {
-        Block(self.frames.wrapping_byte_sub(crate::block::FRAMES_OFFSET) as *mut Header)
+        Block(crate::block::header_of(self.frames) as *mut Header)
     }
 }
 

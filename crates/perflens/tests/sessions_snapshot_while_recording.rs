@@ -13,6 +13,11 @@ fn step(i: u64) -> u64 {
     std::hint::black_box(i)
 }
 
+#[perflens::measure]
+fn nap(ms: u64) {
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+}
+
 #[test]
 fn sessions_snapshot_while_recording() {
     // Nothing is recorded without a session.
@@ -47,4 +52,28 @@ fn sessions_snapshot_while_recording() {
     let report = session.finish();
     assert_eq!(report.function(&name("step")).unwrap().calls, 2);
     assert_eq!(report.threads.len(), 2);
+
+    // A thread's last timed call enters its histograms only at the next
+    // timed exit (see `frame::hist_defer`): reports must still hold it,
+    // with its time, whether the thread goes on or has exited.
+    let session = Session::builder().ignore_env().start().unwrap();
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            step(4);
+            nap(3);
+        });
+    });
+    nap(6);
+    let snap = session.snapshot();
+    let row = snap.function(&name("nap")).unwrap();
+    assert_eq!((row.calls, row.timed_calls), (2, 2));
+    assert!(row.p50_ns >= 3_000_000, "{row:?}");
+    assert!(row.p99_ns >= 6_000_000, "{row:?}");
+    let path = snap.path(&[name("nap").as_str()]).unwrap();
+    assert_eq!(path.calls, 2);
+    assert!(path.segments[0].self_p99_ns >= 6_000_000, "{path:?}");
+    step(5);
+    let report = session.finish();
+    assert_eq!(report.function(&name("nap")).unwrap().calls, 2);
+    assert_eq!(report.function(&name("step")).unwrap().calls, 2);
 }
