@@ -94,8 +94,20 @@ fn threads_started_after_start_and_exited_threads_are_kept() {
             "{name}: cpu {} ns while armed",
             t.cpu_ns
         );
+        // The thread's CPU time is all accounted for by sample weights.
+        // The sample count itself can fall a few percent short when the
+        // two busy threads contend for this machine's 2 vCPUs: the kernel
+        // then merges an overflow with one still pending and the merged
+        // sample carries both periods (delivery is measured, uncontended,
+        // in `delivery.rs`).
         assert!(
-            t.samples as f64 >= 0.95 * expected,
+            t.sampled_cpu_ns as f64 >= 0.97 * t.cpu_ns as f64,
+            "{name}: samples weigh {} ns of {} ns CPU",
+            t.sampled_cpu_ns,
+            t.cpu_ns
+        );
+        assert!(
+            t.samples as f64 >= 0.85 * expected,
             "{name}: {} samples, expected {expected:.0}",
             t.samples
         );
