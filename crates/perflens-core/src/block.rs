@@ -192,13 +192,19 @@ pub struct Node {
     pub busy: AtomicU64,
     pub polls: AtomicU64,
     pub cancelled: AtomicU64,
-    _pad: u64,
+    /// Timed futures among `cancelled`.
+    pub cancelled_timed: AtomicU64,
     // -- second cache line: allocation counters (exclusive).
     pub alloc_bytes: AtomicU64,
     pub alloc_count: AtomicU64,
     pub free_bytes: AtomicU64,
     pub free_count: AtomicU64,
+    /// Wall time (creation to drop) of the timed futures dropped before
+    /// completion; not in `total`.
+    pub cancelled_wall: AtomicU64,
 }
+
+const _: () = assert!(size_of::<Node>() == 128);
 
 /// Adds to a single-writer counter without a locked instruction.
 #[inline(always)]

@@ -199,7 +199,14 @@ impl<F> Drop for Instrumented<F> {
         );
         bump(&n.cancelled, 1);
         bump(&n.polls, self.polls);
-        bump(&n.busy, self.busy);
-        bump(&n.self_, self.self_busy);
+        if self.timed {
+            // Its lifetime, polls and self time count like a completed
+            // call's; only its duration stays out of `total` and the
+            // histograms, which describe completed calls.
+            bump(&n.cancelled_timed, 1);
+            bump(&n.cancelled_wall, clock::now().saturating_sub(self.created));
+            bump(&n.busy, self.busy);
+            bump(&n.self_, self.self_busy);
+        }
     }
 }

@@ -286,6 +286,8 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
             busy_ns: to_ns(r(&n.busy)),
             polls: r(&n.polls),
             cancelled: r(&n.cancelled),
+            timed_cancelled: r(&n.cancelled_timed),
+            cancelled_ns: to_ns(r(&n.cancelled_wall)),
             hist_total,
             hist_self: read_hist(i, 1),
             alloc_bytes: r(&n.alloc_bytes),

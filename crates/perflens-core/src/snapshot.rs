@@ -95,9 +95,10 @@ pub struct PathInfo {
 
 /// Counters of one node (one path on one thread).
 ///
-/// All durations are nanoseconds. In sampled mode `total_ns`, `self_ns`
-/// and `busy_ns` are sums over the *timed* calls only; scale them by
-/// `calls / timed_calls` for estimates (the report does).
+/// All durations are nanoseconds. In sampled mode `total_ns`, `self_ns`,
+/// `busy_ns` and `cancelled_ns` are sums over the *timed* calls (and
+/// timed cancelled futures) only; scale them by `(calls + cancelled) /
+/// (timed_calls + timed_cancelled)` for estimates (the report does).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeSnapshot {
     /// Index into [`RawSnapshot::paths`].
@@ -107,17 +108,25 @@ pub struct NodeSnapshot {
     pub calls: u64,
     /// Calls whose duration was measured.
     pub timed_calls: u64,
-    /// Inclusive time (async: wall time from creation to `Ready`).
+    /// Inclusive time (async: wall time from creation to `Ready`, of the
+    /// completed futures only; see `cancelled_ns`).
     pub total_ns: u64,
     /// Exclusive time: inclusive minus measured children run inside it
-    /// (async: busy time minus measured futures polled inside its polls).
+    /// (async: busy time minus measured futures polled inside its polls,
+    /// cancelled futures included).
     pub self_ns: u64,
     /// Async only: time spent inside `poll`.
     pub busy_ns: u64,
     /// Async only: number of polls.
     pub polls: u64,
-    /// Async only: futures dropped before completion.
+    /// Async only: futures dropped before completion (not in `calls`).
     pub cancelled: u64,
+    /// Async only: futures among `cancelled` whose time was measured.
+    pub timed_cancelled: u64,
+    /// Async only: wall time, creation to drop, of the timed futures
+    /// dropped before completion. Not in `total_ns`; their busy and self
+    /// time are in `busy_ns` and `self_ns`.
+    pub cancelled_ns: u64,
     /// Per-call inclusive durations, in clock ticks.
     pub hist_total: Histogram,
     /// Per-call exclusive durations, in clock ticks.

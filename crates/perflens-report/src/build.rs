@@ -45,11 +45,15 @@ pub(crate) struct Merged {
     /// Unscaled inclusive time of the timed calls (for means).
     raw_total_ns: u64,
     /// Inclusive, self and busy time, scaled to all calls when sampled.
+    /// Futures dropped before completion count here (their wall time in
+    /// the inclusive time) but not in `calls`, `raw_total_ns` or the
+    /// histograms, which describe completed calls.
     pub(crate) total_ns: u64,
     pub(crate) self_ns: u64,
     busy_ns: u64,
     polls: u64,
     cancelled: u64,
+    timed_cancelled: u64,
     hist_total: Histogram,
     hist_self: Histogram,
     /// Exclusive allocation counters (never scaled).
@@ -58,6 +62,14 @@ pub(crate) struct Merged {
     free_bytes: u64,
     /// Per-call inclusive bytes.
     hist_alloc: Histogram,
+}
+
+impl Merged {
+    /// Whether the path ran: a call completed or a future was dropped
+    /// before completing.
+    fn ran(&self) -> bool {
+        self.calls > 0 || self.cancelled > 0
+    }
 }
 
 /// `v * calls / timed`, rounded; 0 when nothing was timed.
@@ -94,22 +106,20 @@ pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.alloc_count = m.alloc_count.saturating_add(node.alloc_count);
         m.free_bytes = m.free_bytes.saturating_add(node.free_bytes);
         m.hist_alloc.merge(&node.hist_alloc);
-        let timed = match snap.mode {
+        let (timed, timed_cancelled) = match snap.mode {
             Mode::Count => continue,
-            Mode::Timed => node.calls,
-            Mode::Sampled { .. } => node.timed_calls,
+            Mode::Timed => (node.calls, node.cancelled),
+            Mode::Sampled { .. } => (node.timed_calls, node.timed_cancelled),
         };
         m.timed_calls += timed;
+        m.timed_cancelled += timed_cancelled;
         m.raw_total_ns = m.raw_total_ns.saturating_add(node.total_ns);
-        m.total_ns = m
-            .total_ns
-            .saturating_add(scale(node.total_ns, node.calls, timed));
-        m.self_ns = m
-            .self_ns
-            .saturating_add(scale(node.self_ns, node.calls, timed));
-        m.busy_ns = m
-            .busy_ns
-            .saturating_add(scale(node.busy_ns, node.calls, timed));
+        // Every future counts towards the sampling ratio, completed or not.
+        let (all, measured) = (node.calls + node.cancelled, timed + timed_cancelled);
+        let wall = node.total_ns.saturating_add(node.cancelled_ns);
+        m.total_ns = m.total_ns.saturating_add(scale(wall, all, measured));
+        m.self_ns = m.self_ns.saturating_add(scale(node.self_ns, all, measured));
+        m.busy_ns = m.busy_ns.saturating_add(scale(node.busy_ns, all, measured));
         m.hist_total.merge(&node.hist_total);
         m.hist_self.merge(&node.hist_self);
     }
@@ -341,6 +351,7 @@ fn function_rows(
         a.self_ns = a.self_ns.saturating_add(m.self_ns);
         a.polls += m.polls;
         a.cancelled += m.cancelled;
+        a.timed_cancelled += m.timed_cancelled;
         if outermost {
             a.total_ns = a.total_ns.saturating_add(m.total_ns);
             a.busy_ns = a.busy_ns.saturating_add(m.busy_ns);
@@ -349,7 +360,7 @@ fn function_rows(
     }
     let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
     let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc).zip(alloc_acc))
-        .filter(|((_, a), _)| a.calls > 0 || a.cancelled > 0)
+        .filter(|((_, a), _)| a.ran())
         .map(|((mut row, a), b)| {
             row.calls = a.calls;
             row.timed_calls = a.timed_calls;
@@ -370,7 +381,8 @@ fn function_rows(
                 row.polls = Some(a.polls);
                 row.cancelled = Some(a.cancelled);
             }
-            row.sampled = sampled_mode && a.timed_calls != a.calls;
+            row.sampled =
+                sampled_mode && a.timed_calls + a.timed_cancelled != a.calls + a.cancelled;
             if incl.is_some() {
                 row.alloc_bytes = Some(b.bytes);
                 row.alloc_count = Some(b.count);
@@ -430,11 +442,11 @@ fn hot_paths(
     quantile: &dyn Fn(&Histogram, f64) -> u64,
 ) -> Vec<HotPath> {
     let snap = tree.snap;
-    // A path is not a leaf when some function child of it has calls.
+    // A path is not a leaf when some function child of it ran.
     let mut has_live_child = vec![false; snap.paths.len()];
     for (q, info) in snap.paths.iter().enumerate().skip(1) {
         let parent = info.parent as usize;
-        if merged[q].calls > 0 && tree.row_of_path[q].is_some() && parent != q {
+        if merged[q].ran() && tree.row_of_path[q].is_some() && parent != q {
             if let Some(flag) = has_live_child.get_mut(parent) {
                 *flag = true;
             }
@@ -442,7 +454,7 @@ fn hot_paths(
     }
     let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
     let mut out: Vec<HotPath> = (1..snap.paths.len())
-        .filter(|&p| merged[p].calls > 0 && !has_live_child[p])
+        .filter(|&p| merged[p].ran() && !has_live_child[p])
         .filter_map(|leaf| {
             let chain = tree.chain(leaf)?;
             let segments = (chain.iter())

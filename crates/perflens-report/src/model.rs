@@ -139,7 +139,9 @@ pub struct FunctionRow {
     /// Calls whose duration was measured (all of them when timed).
     pub timed_calls: u64,
     /// Inclusive time of the outermost frames only, so recursion is not
-    /// counted twice. Estimated from timed calls when sampled.
+    /// counted twice. Estimated from timed calls when sampled. Async:
+    /// wall time of the futures, including those dropped before
+    /// completion (creation to drop).
     pub total_ns: u64,
     /// Exclusive time summed over every frame.
     pub self_ns: u64,

@@ -193,6 +193,54 @@ fn async_rows_report_busy_wait_polls_and_cancellations() {
 }
 
 #[test]
+fn cancelled_futures_count_in_time_but_not_in_calls_or_latency() {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    b.callsite("fetch", CallsiteKind::Async);
+    b.callsite("abandoned", CallsiteKind::Async);
+    let t = b.thread("main");
+    // Two completed futures of 500 ns wall each, and one dropped after
+    // living 800 ns; 300 ns of polls in all, 50 of them the dropped one's.
+    let fetch = b.node(t, &["fetch"], 2, 1_000, 250);
+    (fetch.busy_ns, fetch.polls) = (300, 5);
+    (fetch.cancelled, fetch.timed_cancelled, fetch.cancelled_ns) = (1, 1, 800);
+    // Only ever dropped.
+    let gone = b.node(t, &["abandoned"], 0, 0, 0);
+    (gone.busy_ns, gone.self_ns, gone.polls) = (100, 100, 2);
+    (gone.cancelled, gone.timed_cancelled, gone.cancelled_ns) = (2, 2, 600);
+    let r = report(b);
+
+    let fetch = r.function("fetch").unwrap();
+    assert_eq!((fetch.calls, fetch.cancelled), (2, Some(1)));
+    assert_eq!((fetch.total_ns, fetch.self_ns), (1_800, 250));
+    assert_eq!((fetch.busy_ns, fetch.wait_ns), (Some(300), Some(1_500)));
+    // Latency is the completed futures' only.
+    assert_eq!((fetch.avg_ns, fetch.p50_ns), (500, 500));
+
+    let gone = r.function("abandoned").unwrap();
+    assert_eq!(
+        (gone.calls, gone.cancelled, gone.polls),
+        (0, Some(2), Some(2))
+    );
+    assert_eq!((gone.total_ns, gone.self_ns), (600, 100));
+    assert_eq!((gone.busy_ns, gone.wait_ns), (Some(100), Some(500)));
+    assert_eq!((gone.avg_ns, gone.p50_ns), (0, 0));
+    let path = r.path(&["abandoned"]).expect("a path that only ran");
+    assert_eq!((path.calls, path.total_ns), (0, 600));
+
+    // Sampled: every future counts towards the ratio. 8 completed (2 of
+    // them timed) and 2 dropped (none timed): times scale by 10 / 2.
+    let mut b = SnapBuilder::new(Mode::Sampled { every: 5 });
+    b.callsite("fetch", CallsiteKind::Async);
+    let t = b.thread("main");
+    let fetch = b.sampled_node(t, &["fetch"], 8, 2, 1_000, 200);
+    (fetch.busy_ns, fetch.cancelled) = (400, 2);
+    let fetch = report(b).functions.remove(0);
+    assert_eq!((fetch.total_ns, fetch.self_ns), (5_000, 1_000));
+    assert_eq!((fetch.busy_ns, fetch.avg_ns), (Some(2_000), 500));
+    assert!(fetch.sampled);
+}
+
+#[test]
 fn overflow_is_counted_but_never_a_row_or_a_path() {
     let mut b = SnapBuilder::new(Mode::Timed);
     let t = b.thread("main");

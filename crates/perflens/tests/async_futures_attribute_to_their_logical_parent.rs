@@ -64,6 +64,38 @@ impl Future for YieldOnce {
     }
 }
 
+/// Spins `ms` milliseconds in each poll; `Ready` on poll `ready_at`
+/// (never when 0).
+struct Spin {
+    ms: u64,
+    polls: u32,
+    ready_at: u32,
+}
+
+impl Future for Spin {
+    type Output = ();
+    fn poll(mut self: std::pin::Pin<&mut Self>, _cx: &mut Context<'_>) -> Poll<()> {
+        let start = std::time::Instant::now();
+        while start.elapsed() < Duration::from_millis(self.ms) {}
+        self.polls += 1;
+        if self.polls == self.ready_at {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+#[perflens::measure]
+async fn spun(ms: u64, ready_at: u32) {
+    Spin {
+        ms,
+        polls: 0,
+        ready_at,
+    }
+    .await
+}
+
 #[perflens::measure]
 fn spawner() -> impl Future<Output = u32> + Send {
     two_step(Arc::new(Mutex::new(0)))
@@ -122,6 +154,22 @@ fn async_futures_attribute_to_their_logical_parent() {
     let r = rt.block_on(async { tokio::time::timeout(Duration::from_millis(1), never()).await });
     assert!(r.is_err());
 
+    // 4. A cancelled future's time: one polled once (20 ms of work), then
+    //    left waiting 30 ms and dropped; one completed in two polls of
+    //    10 ms with 5 ms between them.
+    let mut cx = Context::from_waker(Waker::noop());
+    {
+        let mut f = pin!(spun(20, 0));
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    {
+        let mut f = pin!(spun(10, 2));
+        assert!(f.as_mut().poll(&mut cx).is_pending());
+        std::thread::sleep(Duration::from_millis(5));
+        assert!(f.as_mut().poll(&mut cx).is_ready());
+    }
+
     let report = session.finish();
     let path = |frames: &[&str]| {
         let names: Vec<String> = frames.iter().map(|f| name(f)).collect();
@@ -161,4 +209,25 @@ fn async_futures_attribute_to_their_logical_parent() {
     // One manual poll; `timeout` polls its future when first polled and
     // again when woken by the timer, before it sees the deadline.
     assert_eq!(never_row.polls, Some(3));
+    // Futures that never completed still show how long they lived.
+    assert!(never_row.total_ns >= 1_000_000, "{never_row:?}");
+    assert_eq!(report.path(&[name("never").as_str()]).unwrap().calls, 0);
+
+    // The cancelled future's work and wait count in the row's time, with
+    // self <= busy <= total; calls and latency describe the completed one.
+    let spun = report.function(&name("spun")).unwrap();
+    let ms = |ns: u64| ns / 1_000_000;
+    assert_eq!(
+        (spun.calls, spun.cancelled, spun.polls),
+        (1, Some(1), Some(3))
+    );
+    let (busy, wait) = (spun.busy_ns.unwrap(), spun.wait_ns.unwrap());
+    assert!(ms(busy) >= 40, "{spun:?}");
+    assert!(ms(wait) >= 35, "{spun:?}");
+    assert_eq!(spun.total_ns, busy + wait);
+    assert!(spun.self_ns <= busy && ms(spun.self_ns) >= 40, "{spun:?}");
+    assert!(ms(spun.total_ns) >= 75, "{spun:?}");
+    for latency in [spun.avg_ns, spun.p50_ns, spun.p99_ns] {
+        assert!((25..50).contains(&ms(latency)), "{spun:?}");
+    }
 }
