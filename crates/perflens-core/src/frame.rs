@@ -55,6 +55,10 @@ pub(crate) fn find_or_create(hot: &Hot, parent_path: u32, callsite: u32) -> Node
     let k = key(parent_path, tag(callsite));
     let block = hot.block();
     let h = block.header();
+    if h.node_count.load(Ordering::Relaxed) == block::INTERNAL_NODES {
+        // The thread's first measured function or future this session.
+        crate::thread::run_first_call_hook();
+    }
     // A full tree maps new contexts to the overflow node without a table
     // entry, so the table never holds more than `node_cap` keys.
     if h.node_count.load(Ordering::Relaxed) >= h.node_cap {

@@ -55,7 +55,7 @@ pub use snapshot::{
     AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
     RawSnapshot, ThreadSnapshot,
 };
-pub use thread::sample_context;
+pub use thread::{sample_context, set_first_call_hook};
 
 /// Layout facts of the per-thread blocks, for tools that read them.
 pub mod layout {

@@ -335,6 +335,32 @@ pub(crate) fn generation() -> u32 {
     EPOCH.load(Ordering::Acquire)
 }
 
+/// Run on each thread at its first measured call of a session.
+static FIRST_CALL_HOOK: Mutex<Option<fn()>> = Mutex::new(None);
+
+/// Sets (or with `None` clears) a function that runs on each thread at
+/// its first measured call (or future) of a session, with the profiler's
+/// own allocation accounting on (nothing it allocates is counted). The
+/// CPU sampler arms the thread there: a thread that starts after the
+/// session and ends before the sampler's next scan for new threads is
+/// then still sampled from its first measured call.
+///
+/// The hook must not call measured functions.
+pub fn set_first_call_hook(hook: Option<fn()>) {
+    *FIRST_CALL_HOOK.lock().unwrap_or_else(|e| e.into_inner()) = hook;
+}
+
+/// Runs the first-call hook, if any. Called when a thread creates its
+/// first node of a session, inside an [`Internal`](crate::Internal)
+/// section.
+#[cold]
+pub(crate) fn run_first_call_hook() {
+    let hook = *FIRST_CALL_HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(hook) = hook {
+        hook();
+    }
+}
+
 /// The thread's name without `std::thread::current()`, which may panic
 /// while thread-locals are being destroyed (this can run from inside the
 /// allocator then). Rust names spawned threads at the OS level too (cut to

@@ -43,8 +43,11 @@ impl CpuSession {
             .blocklist(&["libc", "libgcc", "pthread", "vdso"])
             .build()
             .map_err(|e| e.to_string());
-        if let Err(e) = &guard {
-            eprintln!("[perflens] CPU sampling unavailable: {e}");
+        match &guard {
+            // Threads started from now on are armed at their first
+            // measured call, not only at the watcher's next scan.
+            Ok(_) => perflens_core::set_first_call_hook(Some(arm_thread)),
+            Err(e) => eprintln!("[perflens] CPU sampling unavailable: {e}"),
         }
         CpuSession { guard, frequency }
     }
@@ -52,6 +55,7 @@ impl CpuSession {
     /// Stops sampling. Nothing after this is sampled.
     pub(crate) fn stop(self) -> StoppedCpu {
         let _internal = perflens_core::Internal::enter();
+        perflens_core::set_first_call_hook(None);
         let builder = self.guard.map(|g| g.stop());
         perflens_sampler::clear_context_hook();
         StoppedCpu {
@@ -59,6 +63,13 @@ impl CpuSession {
             frequency: self.frequency,
         }
     }
+}
+
+/// Arms the calling thread for sampling (the first-call hook). An error
+/// (say, more threads than the sampler has room for) is counted by the
+/// sampler and shown in the report.
+fn arm_thread() {
+    let _ = perflens_sampler::arm_current_thread();
 }
 
 /// A stopped sampler whose samples are not symbolized yet.

@@ -1,7 +1,8 @@
 //! CPU samples go to the innermost measured function on the interrupted
 //! thread's shadow stack: exclusive and inclusive figures for nested
 //! functions, an `#[inline(always)]` function that has no symbol of its
-//! own, and a thread that parks while another burns CPU.
+//! own, a thread that parks while another burns CPU, and threads that
+//! live shorter than the sampler's scan for new threads.
 #![cfg(feature = "cpu")]
 
 use perflens::Session;
@@ -56,6 +57,11 @@ fn inlined() {
     spin_cpu(150);
 }
 
+#[perflens::measure]
+fn short_burst() {
+    spin_cpu(6);
+}
+
 #[test]
 fn cpu_samples_attribute_to_measured_functions() {
     let session = Session::builder()
@@ -96,5 +102,35 @@ fn cpu_samples_attribute_to_measured_functions() {
         cpu.outside_cpu_ns as f64 / total < 0.03,
         "{}",
         cpu.outside_cpu_ns
+    );
+
+    // Threads started after the session that live shorter than the
+    // sampler's watcher scan (10 ms): each is armed at its first measured
+    // call, so their measured CPU is sampled whole.
+    let session = Session::builder()
+        .ignore_env()
+        .cpu_sampling(true)
+        .start()
+        .unwrap();
+    let mut measured = Duration::ZERO;
+    for _ in 0..20 {
+        measured += std::thread::spawn(|| {
+            let start = thread_cpu();
+            short_burst();
+            thread_cpu() - start
+        })
+        .join()
+        .unwrap();
+    }
+    let report = session.finish();
+    let burst = report.function(&name("short_burst")).unwrap();
+    let sampled = burst.cpu_ns.unwrap() as f64;
+    let truth = measured.as_nanos() as f64;
+    // Each thread can lose the partial sampling period (1 ms) it exits
+    // in; beyond that, within 3%.
+    let period = 1e6;
+    assert!(
+        sampled >= 0.97 * truth - 20.0 * period && sampled <= 1.03 * truth,
+        "short threads: {sampled} ns sampled of {truth} ns"
     );
 }
