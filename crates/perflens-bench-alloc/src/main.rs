@@ -13,7 +13,7 @@
 //! One process can have only one global allocator, so this one dispatches
 //! on a mode switched between runs: the system allocator directly,
 //! perflens's counting allocator, or hotpath's; every variant pays the
-//! same dispatch. Rounds interleave the variants (`BENCH_ROUNDS`, default
+//! same dispatch. Rounds interleave the variants (`PERFLENS_BENCH_ROUNDS`, default
 //! 5) and the tables show medians. "added per pair" is the variant minus
 //! the uninstrumented run of the same round, divided by 1000 pairs.
 //! "scaling" is per-thread throughput with all threads busy over the
@@ -252,7 +252,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(20_000);
-    let rounds: usize = std::env::var("BENCH_ROUNDS")
+    let rounds: usize = std::env::var("PERFLENS_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);
@@ -261,16 +261,18 @@ fn main() {
     if cores > 2 {
         counts.push(cores);
     }
-    // `BENCH_ONLY=perflens` (or `bare`, `hotpath`, `floor`) runs one variant on one
+    // `PERFLENS_BENCH_ONLY=perflens` (or `bare`, `hotpath`, `floor`) runs one variant on one
     // thread, once: for instruction counts under callgrind.
-    if let Ok(only) = std::env::var("BENCH_ONLY") {
+    if let Ok(only) = std::env::var("PERFLENS_BENCH_ONLY") {
         let v = match only.as_str() {
             "bare" => Variant::Bare,
             "perflens" => Variant::Perflens,
             "hotpath" => Variant::Hotpath,
             "floor" => Variant::Floor,
             other => {
-                eprintln!("BENCH_ONLY: expected bare, perflens, hotpath or floor, got {other:?}");
+                eprintln!(
+                    "PERFLENS_BENCH_ONLY: expected bare, perflens, hotpath or floor, got {other:?}"
+                );
                 std::process::exit(2);
             }
         };

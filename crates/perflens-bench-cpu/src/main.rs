@@ -9,7 +9,7 @@
 //! ```
 //!
 //! Every run is a fresh child process (so RSS is the run's own), rounds
-//! interleave the variants (`BENCH_ROUNDS`, default 3), and the table
+//! interleave the variants (`PERFLENS_BENCH_ROUNDS`, default 3), and the table
 //! shows medians: wall-time overhead against the unprofiled run of the
 //! same round, samples delivered against the CPU time the threads used
 //! times the frequency, the signal handler's time per sample (perflens
@@ -196,7 +196,7 @@ fn main() {
         child(p, args[3].parse().unwrap(), args[4].parse().unwrap());
         return;
     }
-    let rounds: usize = std::env::var("BENCH_ROUNDS")
+    let rounds: usize = std::env::var("PERFLENS_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(3);

@@ -8,7 +8,7 @@
 //!
 //! Each round runs every variant once, on 1 thread and then on 2 threads
 //! at once, in a fixed order; the table shows the median over rounds
-//! (`BENCH_ROUNDS`, default 5). "added" is the variant minus the
+//! (`PERFLENS_BENCH_ROUNDS`, default 5). "added" is the variant minus the
 //! uninstrumented twin measured in the same round. The cost of one
 //! `rdtsc` is measured in each round too. RSS growth is read from
 //! `/proc/self/status` after 1,000,000 calls and after N calls of the same
@@ -183,7 +183,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000_000);
-    let rounds: usize = std::env::var("BENCH_ROUNDS")
+    let rounds: usize = std::env::var("PERFLENS_BENCH_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(5);

@@ -285,10 +285,17 @@ impl Drop for Internal {
     }
 }
 
-/// Leaves the current thread out of allocation counting for good: for
-/// threads the profiler runs for itself (the CPU sampler's watcher).
+/// Leaves the current thread out of allocation counting and out of
+/// reports for good: for threads the profiler runs for itself (the CPU
+/// sampler's watcher). What the thread allocated before the call (thread
+/// start-up allocates) is not reported either.
 pub fn exclude_current_thread() {
     std::mem::forget(Internal::enter());
+    // SAFETY: owner thread; no other reference to the hot state is alive.
+    let hot = unsafe { &*thread::hot() };
+    if hot.has_block() {
+        hot.block().header().excluded.store(1, Ordering::Release);
+    }
 }
 
 /// Clears the process-wide counters for a new session.

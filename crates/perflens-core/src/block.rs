@@ -84,6 +84,9 @@ pub struct Header {
     pub sample_every: AtomicU32,
     /// 1 once the owning thread has exited.
     pub exited: AtomicU32,
+    /// 1 when the owning thread works for the profiler (see
+    /// `exclude_current_thread`): reports leave the block out.
+    pub excluded: AtomicU32,
     /// Calls deeper than the shadow stack (not recorded).
     pub dropped_frames: AtomicU64,
     /// The histogram entries of this thread's last timed call, not added

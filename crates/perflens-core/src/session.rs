@@ -249,7 +249,7 @@ impl Drop for Recording {
 
 fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<ThreadSnapshot> {
     let h = block.header();
-    if h.epoch.load(Ordering::Acquire) != epoch {
+    if h.epoch.load(Ordering::Acquire) != epoch || h.excluded.load(Ordering::Acquire) == 1 {
         return None;
     }
     let count = h.node_count.load(Ordering::Acquire);

@@ -284,6 +284,7 @@ fn create_for_current_thread() -> Option<*mut Header> {
                     (*h).tid = tid;
                 }
                 b.header().exited.store(0, Ordering::Relaxed);
+                b.header().excluded.store(0, Ordering::Relaxed);
                 b.header().epoch.store(0, Ordering::Relaxed);
                 b
             }

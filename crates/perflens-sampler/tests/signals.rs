@@ -104,7 +104,7 @@ fn child_raise_sigtrap() {
     if !in_child() {
         return;
     }
-    if std::env::var_os("IGNORE_SIGTRAP").is_some() {
+    if std::env::var_os("PERFLENS_TEST_IGNORE_SIGTRAP").is_some() {
         // SAFETY: setting SIGTRAP to SIG_IGN before any session.
         unsafe { libc::signal(libc::SIGTRAP, libc::SIG_IGN) };
     }
@@ -140,7 +140,10 @@ fn an_ignored_sigtrap_stays_ignored() {
     }
     // Children burn CPU: not while another test counts samples.
     let _s = serial();
-    let out = child("child_raise_sigtrap", &[("IGNORE_SIGTRAP", "1")]);
+    let out = child(
+        "child_raise_sigtrap",
+        &[("PERFLENS_TEST_IGNORE_SIGTRAP", "1")],
+    );
     let t = text(&out);
     assert!(out.status.success(), "{t}");
     assert!(

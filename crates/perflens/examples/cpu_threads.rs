@@ -42,7 +42,7 @@ fn sched_cpu_ns() -> u64 {
 
 #[perflens::main]
 fn main() {
-    let iters: u64 = std::env::var("CPU_THREADS_ITERS")
+    let iters: u64 = std::env::var("PERFLENS_EXAMPLE_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(400_000_000);

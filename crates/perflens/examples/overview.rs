@@ -11,7 +11,7 @@
 //!   busy time.
 //!
 //! Set `PERFLENS_JSON=report.json` to also keep the JSON report, and
-//! `OVERVIEW_ITERS=N` to change the number of iterations (default 100).
+//! `PERFLENS_EXAMPLE_ITERS=N` to change the number of iterations (default 100).
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -50,7 +50,7 @@ async fn iteration() -> u64 {
 #[tokio::main]
 #[perflens::main]
 async fn main() {
-    let iters: u64 = std::env::var("OVERVIEW_ITERS")
+    let iters: u64 = std::env::var("PERFLENS_EXAMPLE_ITERS")
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(100);

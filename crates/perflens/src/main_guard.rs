@@ -78,13 +78,15 @@ impl Drop for MainGuard {
         let Some(session) = self.session.take() else {
             return;
         };
-        let report = session.finish();
+        // The table first, then where the JSON went.
+        let report = session.finish_quietly();
         emit(&report, self.format);
+        write_json_env(&report);
     }
 }
 
-/// Prints the report in `format` to stderr and writes `PERFLENS_JSON`.
-/// Failures are reported on stderr; they never panic.
+/// Prints the report in `format` to stderr (the session wrote
+/// `PERFLENS_JSON`). Failures are reported on stderr; they never panic.
 pub(crate) fn emit(report: &Report, format: Format) {
     let stderr = std::io::stderr();
     let mut out = stderr.lock();
@@ -96,27 +98,35 @@ pub(crate) fn emit(report: &Report, format: Format) {
     if let Err(e) = res {
         let _ = writeln!(out, "[perflens] could not print the report: {e}");
     }
-    if let Some(path) = std::env::var_os("PERFLENS_JSON").filter(|p| !p.is_empty()) {
-        let written = std::fs::File::create(&path).and_then(|f| {
-            let mut w = std::io::BufWriter::new(f);
-            perflens_report::write_json(report, &mut w)?;
-            w.flush()
-        });
-        match written {
-            Ok(()) => {
-                let _ = writeln!(
-                    out,
-                    "[perflens] JSON report written to {}",
-                    path.to_string_lossy()
-                );
-            }
-            Err(e) => {
-                let _ = writeln!(
-                    out,
-                    "[perflens] could not write PERFLENS_JSON={}: {e}",
-                    path.to_string_lossy()
-                );
-            }
+}
+
+/// Writes the JSON report to `PERFLENS_JSON`, if set, and says so (or
+/// why not) on stderr. Never panics.
+pub(crate) fn write_json_env(report: &Report) {
+    let Some(path) = std::env::var_os("PERFLENS_JSON").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let stderr = std::io::stderr();
+    let mut out = stderr.lock();
+    let written = std::fs::File::create(&path).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        perflens_report::write_json(report, &mut w)?;
+        w.flush()
+    });
+    match written {
+        Ok(()) => {
+            let _ = writeln!(
+                out,
+                "[perflens] JSON report written to {}",
+                path.to_string_lossy()
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(
+                out,
+                "[perflens] could not write PERFLENS_JSON={}: {e}",
+                path.to_string_lossy()
+            );
         }
     }
 }

@@ -97,6 +97,7 @@ impl SessionBuilder {
         Ok(Session {
             recording,
             options,
+            use_env: self.use_env,
             #[cfg(feature = "cpu")]
             cpu: self.cpu.then(crate::cpu::CpuSession::start),
         })
@@ -107,6 +108,8 @@ impl SessionBuilder {
 pub struct Session {
     recording: Recording,
     options: ReportOptions,
+    /// Whether `PERFLENS_*` variables apply (`PERFLENS_JSON` at finish).
+    use_env: bool,
     #[cfg(feature = "cpu")]
     cpu: Option<crate::cpu::CpuSession>,
 }
@@ -150,9 +153,21 @@ impl Session {
         self.recording.snapshot()
     }
 
-    /// Stops recording and returns the final report.
+    /// Stops recording and returns the final report. With `PERFLENS_JSON`
+    /// set (and the environment not ignored), also writes the JSON report
+    /// there, saying so on stderr.
+    pub fn finish(self) -> Report {
+        let use_env = self.use_env;
+        let report = self.finish_quietly();
+        if use_env {
+            crate::main_guard::write_json_env(&report);
+        }
+        report
+    }
+
+    /// [`Session::finish`] without writing `PERFLENS_JSON`.
     #[allow(unused_mut)]
-    pub fn finish(mut self) -> Report {
+    pub(crate) fn finish_quietly(mut self) -> Report {
         // Stop sampling first, so that building the report is not
         // sampled; the paths the samples refer to stay valid.
         #[cfg(feature = "cpu")]

@@ -44,7 +44,7 @@ fn pprof_and_json_cpu_totals_match_proc() {
         dir.join("report.json"),
     );
     let out = Command::new(example("cpu_threads"))
-        .env("CPU_THREADS_ITERS", "60000000")
+        .env("PERFLENS_EXAMPLE_ITERS", "60000000")
         .env("PERFLENS_PPROF", &pprof)
         .env("PERFLENS_FOLDED", &folded)
         .env("PERFLENS_JSON", &json)

@@ -76,4 +76,21 @@ fn sessions_snapshot_while_recording() {
     let report = session.finish();
     assert_eq!(report.function(&name("nap")).unwrap().calls, 2);
     assert_eq!(report.function(&name("step")).unwrap().calls, 2);
+
+    // A session that reads the environment writes `PERFLENS_JSON` when
+    // it finishes, as `#[perflens::main]` does.
+    let path = std::env::temp_dir().join(format!("perflens-session-{}.json", std::process::id()));
+    // SAFETY: this test binary runs this one test, and no other thread
+    // of it reads the environment while the variable is set.
+    unsafe { std::env::set_var("PERFLENS_JSON", &path) };
+    let session = Session::builder().start().unwrap();
+    step(6);
+    let report = session.finish();
+    // SAFETY: as above.
+    unsafe { std::env::remove_var("PERFLENS_JSON") };
+    let written = std::fs::read_to_string(&path).expect("PERFLENS_JSON written");
+    std::fs::remove_file(&path).unwrap();
+    let written = perflens::Report::from_json_str(&written).unwrap();
+    assert_eq!(written.function(&name("step")).unwrap().calls, 1);
+    assert_eq!(written, report);
 }

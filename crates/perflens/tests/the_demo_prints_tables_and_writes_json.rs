@@ -13,7 +13,7 @@ fn the_demo_prints_tables_and_writes_json() {
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("report.json");
     let out = Command::new(example("overview"))
-        .env("OVERVIEW_ITERS", "3")
+        .env("PERFLENS_EXAMPLE_ITERS", "3")
         .env("PERFLENS_JSON", &json)
         .env_remove("PERFLENS_FORMAT")
         .env_remove("PERFLENS_MODE")
@@ -84,6 +84,14 @@ fn the_demo_prints_tables_and_writes_json() {
         assert_eq!(
             (work.alloc_bytes, work.alloc_incl_bytes),
             (Some(0), Some(0))
+        );
+    }
+    // Threads the profiler runs for itself (the CPU sampler's watcher)
+    // are not the program's: they are not in the report.
+    for t in &report.threads {
+        assert!(
+            !t.name.as_deref().unwrap_or("").starts_with("perflens"),
+            "{t:?}"
         );
     }
     // Re-serialising gives the same report.
