@@ -93,13 +93,35 @@ impl SessionBuilder {
         for w in warnings {
             eprintln!("[perflens] {w}");
         }
-        let recording = perflens_core::start(&config)?;
+        // The sampler starts first, so that its set-up (perf events,
+        // unwind tables) is not part of the session's wall time, the
+        // denominator of every "% Total".
+        #[cfg(feature = "cpu")]
+        let cpu = if self.cpu {
+            if perflens_core::is_recording() {
+                return Err(Error::AlreadyRecording);
+            }
+            Some(crate::cpu::CpuSession::start())
+        } else {
+            None
+        };
+        let recording = match perflens_core::start(&config) {
+            Ok(r) => r,
+            Err(e) => {
+                // Another session started in between: undo the sampler.
+                #[cfg(feature = "cpu")]
+                if let Some(cpu) = cpu {
+                    drop(cpu.stop());
+                }
+                return Err(e);
+            }
+        };
         Ok(Session {
             recording,
             options,
             use_env: self.use_env,
             #[cfg(feature = "cpu")]
-            cpu: self.cpu.then(crate::cpu::CpuSession::start),
+            cpu,
         })
     }
 }

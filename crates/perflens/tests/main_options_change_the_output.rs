@@ -1,0 +1,80 @@
+//! The options of `#[perflens::main]` change what a program prints:
+//! `examples/main_options.rs` asks for percentiles 50 and 99.9, two rows
+//! per table and JSON output; `PERFLENS_FORMAT` overrides the format.
+#![cfg(feature = "enabled")]
+
+mod common;
+use common::example;
+use std::process::{Command, Output};
+
+fn run(format: Option<&str>) -> String {
+    let mut cmd = Command::new(example("main_options"));
+    for var in [
+        "PERFLENS_FORMAT",
+        "PERFLENS_PERCENTILES",
+        "PERFLENS_LIMIT",
+        "PERFLENS_MODE",
+        "PERFLENS_JSON",
+    ] {
+        cmd.env_remove(var);
+    }
+    if let Some(f) = format {
+        cmd.env("PERFLENS_FORMAT", f);
+    }
+    let out: Output = cmd
+        .output()
+        .expect("examples/main_options is built by a plain `cargo test`");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    stderr
+}
+
+#[test]
+fn main_options_change_the_output() {
+    // format = "json": the whole report on stderr, every row whatever
+    // the limit, with the configured percentiles.
+    let json = run(None);
+    let report = perflens::Report::from_json_str(&json).expect("stderr is the JSON report");
+    assert_eq!(report.percentiles, [50.0, 99.9]);
+    let mut names: Vec<&str> = report.functions.iter().map(|f| f.name.as_str()).collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "main_options::fast",
+            "main_options::main",
+            "main_options::medium",
+            "main_options::slow"
+        ]
+    );
+    assert_eq!(report.paths.len(), 3, "every path, whatever the limit");
+    let slow = report.function("main_options::slow").unwrap();
+    assert_eq!(slow.calls, 5);
+    let labels: Vec<&str> = slow.percentiles.0.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["p50", "p99.9"]);
+    assert!(slow.percentiles.get("p99.9").unwrap() >= 3_000_000);
+
+    // The table: p50 and p99.9 columns (no p95), two function rows.
+    let table = run(Some("table"));
+    let header = table
+        .lines()
+        .find(|l| l.starts_with("Function"))
+        .unwrap_or_else(|| panic!("no function table:\n{table}"));
+    let columns: Vec<&str> = header.split_whitespace().collect();
+    assert_eq!(
+        columns,
+        [
+            "Function", "Calls", "Avg", "p50", "p99.9", "Total", "Self", "%", "Total"
+        ]
+    );
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with("Function"))
+        .skip(2)
+        .take_while(|l| !l.is_empty())
+        .collect();
+    assert_eq!(rows.len(), 3, "two rows and the 'more' line:\n{table}");
+    assert!(rows[0].starts_with("main_options::main"), "{table}");
+    assert!(rows[1].starts_with("main_options::slow"), "{table}");
+    assert!(rows[2].contains("2 more"), "{table}");
+}
