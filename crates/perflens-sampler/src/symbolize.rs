@@ -141,6 +141,43 @@ impl Drop for MappedFile {
     }
 }
 
+/// `symbol` (a demangled symbol-table name) when it is the path-qualified
+/// form of `dwarf`, a bare function name as line-tables-only debug info
+/// gives it (`busy_for`, `call_once<fn(), ()>`); else `None`.
+fn qualified(dwarf: &str, symbol: &str) -> Option<String> {
+    if dwarf.contains("::") || !symbol.contains("::") {
+        return None;
+    }
+    let base = without_generics(dwarf);
+    let path = without_generics(symbol);
+    let path = path.strip_suffix("::").unwrap_or(&path);
+    (!base.is_empty() && path.ends_with(&format!("::{base}"))).then(|| symbol.to_string())
+}
+
+/// `name` with every `<...>` group (and a turbofish `::` before one)
+/// removed: `a::f::<T>` and `<T as a::Tr>::g` become `a::f` and `::g`.
+fn without_generics(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut depth = 0usize;
+    let mut prev = ' ';
+    for c in name.chars() {
+        match c {
+            '<' => {
+                if depth == 0 && out.ends_with("::") {
+                    out.truncate(out.len() - 2);
+                }
+                depth += 1;
+            }
+            // `->` in `fn() -> T` closes nothing.
+            '>' if depth > 0 && prev != '-' => depth -= 1,
+            _ if depth == 0 => out.push(c),
+            _ => {}
+        }
+        prev = c;
+    }
+    out.trim().to_string()
+}
+
 fn demangle(name: &str) -> String {
     addr2line::demangle_auto(Cow::Borrowed(name), None).into_owned()
 }
@@ -196,6 +233,14 @@ impl<'m> Symbolizer<'m> {
         } else {
             for s in out.iter_mut().filter(|s| s.name.is_empty()) {
                 s.name = fallback.clone();
+            }
+            // The outermost frame is the function the symbol table names.
+            // Line-tables-only debug info (a common release setting) names
+            // functions without their path: take the symbol's path then.
+            if let Some(last) = out.last_mut() {
+                if let Some(full) = qualified(&last.name, &fallback) {
+                    last.name = full;
+                }
             }
         }
         out
@@ -259,5 +304,54 @@ impl<'m> Symbolizer<'m> {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_dwarf_names_take_the_symbol_path() {
+        let q = |d: &str, s: &str| qualified(d, s);
+        assert_eq!(
+            q("busy_for", "main_thread::common::busy_for").as_deref(),
+            Some("main_thread::common::busy_for")
+        );
+        // Generics on either side do not matter; the symbol's spelling wins.
+        assert_eq!(
+            q(
+                "call_once<fn(), ()>",
+                "core::ops::function::FnOnce::call_once"
+            )
+            .as_deref(),
+            Some("core::ops::function::FnOnce::call_once")
+        );
+        assert_eq!(
+            q(
+                "call_once<fn() -> i32>",
+                "core::ops::function::FnOnce::call_once::<fn() -> i32>"
+            )
+            .as_deref(),
+            Some("core::ops::function::FnOnce::call_once::<fn() -> i32>")
+        );
+        assert_eq!(
+            q("fmt", "<app::Point as core::fmt::Display>::fmt").as_deref(),
+            Some("<app::Point as core::fmt::Display>::fmt")
+        );
+        // Already qualified, a different function, or nothing to add.
+        assert_eq!(q("app::run", "app::run"), None);
+        assert_eq!(q("main", "main"), None);
+        assert_eq!(q("helper", "app::other_helper"), None);
+        assert_eq!(q("run", "app::run_fast"), None);
+        assert_eq!(q("", "app::run"), None);
+    }
+
+    #[test]
+    fn generics_are_stripped_with_their_turbofish() {
+        assert_eq!(without_generics("a::f::<T>"), "a::f");
+        assert_eq!(without_generics("<T as a::Tr>::g"), "::g");
+        assert_eq!(without_generics("f<fn() -> Vec<u8>, ()>"), "f");
+        assert_eq!(without_generics("plain"), "plain");
     }
 }
