@@ -44,7 +44,15 @@ fn pprof_and_json_cpu_totals_match_proc() {
         dir.join("report.json"),
     );
     let out = Command::new(example("cpu_threads"))
-        .env("PERFLENS_EXAMPLE_ITERS", "60000000")
+        // About 0.5 s of CPU in a dev build, and in a release one.
+        .env(
+            "PERFLENS_EXAMPLE_ITERS",
+            if cfg!(debug_assertions) {
+                "60000000"
+            } else {
+                "200000000"
+            },
+        )
         .env("PERFLENS_PPROF", &pprof)
         .env("PERFLENS_FOLDED", &folded)
         .env("PERFLENS_JSON", &json)
