@@ -340,8 +340,8 @@ pub(crate) fn generation() -> u32 {
 static FIRST_CALL_HOOK: Mutex<Option<fn()>> = Mutex::new(None);
 
 /// Sets (or with `None` clears) a function that runs on each thread at
-/// its first measured call (or future) of a session, with the profiler's
-/// own allocation accounting on (nothing it allocates is counted). The
+/// its first measured call (or future) of a session, before that call's
+/// clock starts, as profiler work (nothing it allocates is counted). The
 /// CPU sampler arms the thread there: a thread that starts after the
 /// session and ends before the sampler's next scan for new threads is
 /// then still sampled from its first measured call.
