@@ -5,23 +5,13 @@
 mod common;
 
 use common::schema::{documented_example, errors_after, remove_key, report_schema, validate};
-use common::{SnapBuilder, alloc_fixture, fixture, set_alloc};
+use common::{SnapBuilder, alloc_fixture, fixture, json, set_alloc};
 use perflens_core::snapshot::{AllocSummary, Mode, NodeSnapshot, PathInfo};
 use perflens_report::{AllocTotals, Report, ReportOptions, write_json, write_table};
 use serde_json::Value;
 
 fn report(unit: u64) -> Report {
     Report::from_snapshot(&alloc_fixture(unit), &ReportOptions::default())
-}
-
-fn json(report: &Report) -> String {
-    let mut out = Vec::new();
-    write_json(report, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
-fn schema() -> Value {
-    report_schema()
 }
 
 /// `(alloc_bytes, alloc_count, free_bytes, alloc_incl_bytes,
@@ -256,7 +246,7 @@ fn alloc_fields_round_trip_and_conform_to_the_schema() {
     assert_eq!(back, r);
     assert_eq!(json(&back), text);
     let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(validate(&schema(), &doc, true), Vec::<String>::new());
+    assert_eq!(validate(&report_schema(), &doc, true), Vec::<String>::new());
     let fib = doc["functions"]
         .as_array()
         .unwrap()
@@ -281,7 +271,7 @@ fn alloc_fields_round_trip_and_conform_to_the_schema() {
 
 #[test]
 fn the_schema_requires_alloc_fields_together() {
-    let schema = schema();
+    let schema = report_schema();
     let good: Value = serde_json::from_str(&json(&report(1))).unwrap();
     let broken = |edit: &dyn Fn(&mut Value)| errors_after(&schema, &good, edit);
     let remove = remove_key;
@@ -421,7 +411,10 @@ all threads   3.00 MiB      12  1.00 MiB      4  2.00 MiB   3.00 MiB            
 fn the_documented_allocation_example_reads_back_and_conforms() {
     let example = &documented_example(2);
     let value: Value = serde_json::from_str(example).unwrap();
-    assert_eq!(validate(&schema(), &value, true), Vec::<String>::new());
+    assert_eq!(
+        validate(&report_schema(), &value, true),
+        Vec::<String>::new()
+    );
     let r = Report::from_json_str(example).unwrap();
     let totals = r.alloc.unwrap();
     let thread = &r.threads[0];

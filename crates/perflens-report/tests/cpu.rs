@@ -6,7 +6,7 @@
 mod common;
 
 use common::schema::{documented_example, errors_after, remove_key, report_schema, validate};
-use common::{MS, SnapBuilder, cpu_fixture, cpu_unavailable, fixture};
+use common::{MS, SnapBuilder, cpu_fixture, cpu_unavailable, fixture, json, table};
 use perflens_core::snapshot::{CallsiteKind, Mode, PathInfo};
 use perflens_report::{
     CpuInput, CpuSummary, CpuThreadRow, Report, ReportOptions, write_json, write_table,
@@ -18,22 +18,6 @@ fn report() -> Report {
     let mut r = Report::from_snapshot(&snap, &ReportOptions::default());
     r.add_cpu(&snap, &cpu);
     r
-}
-
-fn json(report: &Report) -> String {
-    let mut out = Vec::new();
-    write_json(report, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
-fn table(report: &Report) -> String {
-    let mut out = Vec::new();
-    write_table(report, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
-
-fn schema() -> Value {
-    report_schema()
 }
 
 /// `(cpu_samples, cpu_ns, cpu_incl_ns)` of a function.
@@ -211,7 +195,7 @@ fn unavailable_sampling_keeps_the_reason_and_no_figures() {
         doc["cpu"]["source"],
         "unavailable: perf_event_open: permission denied"
     );
-    assert_eq!(validate(&schema(), &doc, true), Vec::<String>::new());
+    assert_eq!(validate(&report_schema(), &doc, true), Vec::<String>::new());
     assert_eq!(Report::from_json_str(&text).unwrap(), r);
 
     let bare = CpuSummary {
@@ -257,7 +241,7 @@ fn cpu_fields_round_trip_and_conform_to_the_schema() {
     assert_eq!(back, r);
     assert_eq!(json(&back), text);
     let doc: Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(validate(&schema(), &doc, true), Vec::<String>::new());
+    assert_eq!(validate(&report_schema(), &doc, true), Vec::<String>::new());
     let c = doc["functions"]
         .as_array()
         .unwrap()
@@ -293,7 +277,7 @@ fn cpu_fields_round_trip_and_conform_to_the_schema() {
 
 #[test]
 fn the_schema_requires_cpu_fields_together() {
-    let schema = schema();
+    let schema = report_schema();
     let good: Value = serde_json::from_str(&json(&report())).unwrap();
     let broken = |edit: &dyn Fn(&mut Value)| errors_after(&schema, &good, edit);
     let remove = remove_key;
@@ -438,7 +422,10 @@ CPU sampling: 4 samples, 40.00 ms CPU at 99 Hz (timer); 100.0% outside instrumen
 fn the_documented_cpu_example_reads_back_and_conforms() {
     let example = &documented_example(3);
     let value: Value = serde_json::from_str(example).unwrap();
-    assert_eq!(validate(&schema(), &value, true), Vec::<String>::new());
+    assert_eq!(
+        validate(&report_schema(), &value, true),
+        Vec::<String>::new()
+    );
     let r = Report::from_json_str(example).unwrap();
     let cpu = r.cpu.as_ref().unwrap();
     let main = r.function("app::main").unwrap();

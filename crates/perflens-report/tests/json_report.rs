@@ -4,20 +4,10 @@
 mod common;
 
 use common::schema::{documented_example, pattern_matches, report_schema, validate};
-use common::{SnapBuilder, alloc_fixture, fixture};
+use common::{SnapBuilder, alloc_fixture, fixture, json};
 use perflens_core::snapshot::Mode;
-use perflens_report::{Report, ReportError, ReportOptions, write_json};
+use perflens_report::{Report, ReportError, ReportOptions};
 use serde_json::Value;
-
-fn schema() -> Value {
-    report_schema()
-}
-
-fn json(report: &Report) -> String {
-    let mut out = Vec::new();
-    write_json(report, &mut out).unwrap();
-    String::from_utf8(out).unwrap()
-}
 
 fn fixture_report() -> Report {
     let options = ReportOptions {
@@ -57,7 +47,7 @@ fn round_trip_is_lossless() {
 
 #[test]
 fn every_report_conforms_to_the_schema_file() {
-    let schema = schema();
+    let schema = report_schema();
     for report in all_reports() {
         let doc: Value = serde_json::from_str(&json(&report)).unwrap();
         let errors = validate(&schema, &doc, true);
@@ -67,7 +57,7 @@ fn every_report_conforms_to_the_schema_file() {
 
 #[test]
 fn the_validator_catches_what_the_schema_forbids() {
-    let schema = schema();
+    let schema = report_schema();
     let good: Value = serde_json::from_str(&json(&fixture_report())).unwrap();
     let broken = |edit: &dyn Fn(&mut Value)| {
         let mut doc = good.clone();
@@ -245,7 +235,10 @@ fn io_errors_are_reported() {
 fn the_documented_example_reads_back_and_conforms() {
     let example = &documented_example(1);
     let value: Value = serde_json::from_str(example).unwrap();
-    assert_eq!(validate(&schema(), &value, true), Vec::<String>::new());
+    assert_eq!(
+        validate(&report_schema(), &value, true),
+        Vec::<String>::new()
+    );
     let report = Report::from_json_str(example).unwrap();
     let fetch = report.function("app::fetch").unwrap();
     assert_eq!(fetch.wait_ns, Some(fetch.total_ns - fetch.busy_ns.unwrap()));

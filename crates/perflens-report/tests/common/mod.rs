@@ -15,7 +15,21 @@ use perflens_core::snapshot::{
     AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
     RawSnapshot, ThreadSnapshot,
 };
-use perflens_report::{CpuInput, CpuThreadInput};
+use perflens_report::{CpuInput, CpuThreadInput, Report, write_json, write_table};
+
+/// The JSON report as text.
+pub fn json(report: &Report) -> String {
+    let mut out = Vec::new();
+    write_json(report, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// The terminal tables as text.
+pub fn table(report: &Report) -> String {
+    let mut out = Vec::new();
+    write_table(report, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
 
 pub struct SnapBuilder {
     pub snap: RawSnapshot,
