@@ -19,6 +19,9 @@
 //! "scaling" is per-thread throughput with all threads busy over the
 //! 1-thread figure, and "vs bare" that ratio over the uninstrumented
 //! run's: 1.00 means the profiler adds no contention between threads.
+#[path = "../../perflens-bench/src/stats.rs"]
+#[allow(dead_code)] // not every bench uses every helper
+mod stats;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
@@ -233,16 +236,6 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
     per_thread
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 fn mean(v: &[f64]) -> f64 {
     v.iter().sum::<f64>() / v.len() as f64
 }
@@ -252,10 +245,7 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(20_000);
-    let rounds: usize = std::env::var("PERFLENS_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let rounds: usize = stats::rounds(5);
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
     let mut counts = vec![1usize, 2];
     if cores > 2 {
@@ -301,7 +291,7 @@ fn main() {
     }
     let med: Vec<Vec<f64>> = ns
         .into_iter()
-        .map(|per_v| per_v.into_iter().map(median).collect())
+        .map(|per_v| per_v.into_iter().map(stats::median).collect())
         .collect();
     println!(
         "| {:<20} | {:>7} | {:>12} | {:>16} | {:>8} | {:>8} |",

@@ -15,6 +15,8 @@
 //! times the frequency, the signal handler's time per sample (perflens
 //! measures it; pprof-rs does not expose it), and peak RSS added over the
 //! unprofiled run.
+#[path = "../../perflens-bench/src/stats.rs"]
+mod stats;
 
 use std::hint::black_box;
 use std::process::Command;
@@ -74,18 +76,6 @@ fn thread_cpu_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn peak_rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// One measured run in this process; prints
 /// `wall_ns cpu_ns samples handler_ns_per_sample peak_rss_kib`: the wall
 /// time of the workload alone (the profiler already running), the CPU
@@ -137,7 +127,10 @@ fn child(p: Profiler, hz: i32, threads: usize) {
             (n as u64, f64::NAN)
         }
     };
-    println!("{wall} {cpu} {samples} {handler} {}", peak_rss_kib());
+    println!(
+        "{wall} {cpu} {samples} {handler} {}",
+        stats::status_kib("VmHWM")
+    );
 }
 
 #[derive(Clone, Copy)]
@@ -175,20 +168,6 @@ fn spawn(p: Profiler, hz: i32, threads: usize) -> Run {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.retain(|x| !x.is_nan());
-    if v.is_empty() {
-        return f64::NAN;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("child") {
@@ -196,10 +175,7 @@ fn main() {
         child(p, args[3].parse().unwrap(), args[4].parse().unwrap());
         return;
     }
-    let rounds: usize = std::env::var("PERFLENS_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(3);
+    let rounds: usize = stats::rounds(3);
     let variants: [(Profiler, i32); 6] = [
         (Profiler::None, 0),
         (Profiler::Perflens, 100),
@@ -239,20 +215,20 @@ fn main() {
             }
             eprintln!("  {threads} thread(s): round {}/{rounds} done", round + 1);
         }
-        let base_rss = median(runs[0].iter().map(|r| r.rss).collect());
+        let base_rss = stats::median(runs[0].iter().map(|r| r.rss).collect());
         for (i, &(p, hz)) in variants.iter().enumerate() {
             if p == Profiler::None {
                 continue;
             }
-            let delivered = median(
+            let delivered = stats::median(
                 runs[i]
                     .iter()
                     .map(|r| r.samples / (r.cpu / 1e9 * hz as f64) * 100.0)
                     .collect(),
             );
-            let samples = median(runs[i].iter().map(|r| r.samples).collect());
-            let handler = median(runs[i].iter().map(|r| r.handler).collect());
-            let rss = median(runs[i].iter().map(|r| r.rss).collect()) - base_rss;
+            let samples = stats::median(runs[i].iter().map(|r| r.samples).collect());
+            let handler = stats::median(runs[i].iter().map(|r| r.handler).collect());
+            let rss = stats::median(runs[i].iter().map(|r| r.rss).collect()) - base_rss;
             let handler = if handler.is_nan() {
                 "n/a".to_string()
             } else {
@@ -263,7 +239,7 @@ fn main() {
                 p.name(),
                 hz,
                 threads,
-                median(overhead[i].clone()),
+                stats::median(overhead[i].clone()),
                 samples,
                 delivered,
                 handler,

@@ -14,6 +14,8 @@
 //! `/proc/self/status` after 1,000,000 calls and after N calls of the same
 //! run (single-threaded runs of the first round).
 
+mod stats;
+
 use std::hint::black_box;
 use std::sync::Barrier;
 use std::time::Instant;
@@ -73,18 +75,6 @@ impl Variant {
     }
 }
 
-fn rss_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmRSS:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|v| v.parse().ok())
-        })
-        .unwrap_or(0)
-}
-
 /// Runs `n` calls of the variant's function; returns ns per call and the
 /// RSS growth (KiB) between call 1,000,000 and call `n`.
 fn run_calls(v: Variant, n: u64) -> (f64, i64) {
@@ -99,13 +89,13 @@ fn run_calls(v: Variant, n: u64) -> (f64, i64) {
     for i in 0..mark {
         acc = acc.wrapping_add(f(i));
     }
-    let rss_at_mark = rss_kib();
+    let rss_at_mark = stats::status_kib("VmRSS");
     for i in mark..n {
         acc = acc.wrapping_add(f(i));
     }
     let elapsed = start.elapsed();
     black_box(acc);
-    let growth = rss_kib() as i64 - rss_at_mark as i64;
+    let growth = stats::status_kib("VmRSS") as i64 - rss_at_mark as i64;
     (elapsed.as_nanos() as f64 / n as f64, growth)
 }
 
@@ -168,25 +158,12 @@ fn rdtsc_loop(n: u64) -> f64 {
     start.elapsed().as_nanos() as f64 / n as f64
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
-    let m = v.len() / 2;
-    if v.len() % 2 == 1 {
-        v[m]
-    } else {
-        (v[m - 1] + v[m]) / 2.0
-    }
-}
-
 fn main() {
     let n: u64 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000_000);
-    let rounds: usize = std::env::var("PERFLENS_BENCH_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(5);
+    let rounds: usize = stats::rounds(5);
     let hotpath_guard = hotpath::HotpathGuardBuilder::new("perflens-bench")
         .format(hotpath::Format::None)
         .build();
@@ -212,13 +189,13 @@ fn main() {
     drop(hotpath_guard);
 
     for threads in [1usize, 2] {
-        let rdtsc = median(&mut rdtsc[threads - 1]);
+        let rdtsc = stats::median(rdtsc[threads - 1].clone());
         println!(
             "one rdtsc on {threads} thread(s): {rdtsc:.2} ns (two: {:.2} ns)",
             2.0 * rdtsc
         );
         let med: Vec<f64> = (0..VARIANTS.len())
-            .map(|i| median(&mut ns[threads - 1][i]))
+            .map(|i| stats::median(ns[threads - 1][i].clone()))
             .collect();
         let base = med[0];
         let added = |i: usize| (med[i] - base).max(0.0);
