@@ -311,7 +311,7 @@ impl ProfilerGuard {
 
 /// No-op stand-ins on unsupported targets, so callers need no `cfg`.
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-mod stubs {
+mod unsupported {
     /// Unsupported target: never arms anything.
     pub fn arm_current_thread() -> Result<bool, crate::Error> {
         Ok(false)
@@ -332,4 +332,4 @@ mod stubs {
     }
 }
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-pub use stubs::*;
+pub use unsupported::*;
