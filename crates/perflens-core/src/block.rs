@@ -10,7 +10,8 @@
 //! +--------------------+ off_frames
 //! | Frame[stack_cap]   |  shadow stack (64 B each); frame 0 is the root sentinel
 //! +--------------------+ off_table
-//! | Slot[table_cap]    |  open addressing: (parent path, callsite) -> node
+//! | Slot[table_cap]    |  open addressing: (parent context, callsite) -> node
+//! |                    |  and context; (path, nested) -> node
 //! +--------------------+ off_nodes
 //! | Node[node_cap]     |  128-byte counters; node 0 collects overflow,
 //! |                    |  node 1 is the root (allocations outside frames)
@@ -25,7 +26,11 @@
 //! file that another process maps (the live view). The region comes from
 //! an anonymous `mmap` with `MAP_NORESERVE`: untouched pages cost no
 //! memory, so a node whose latencies span a couple of octaves costs about
-//! two pages of histogram, not 30 KiB.
+//! two pages of histogram, not 30 KiB. The same goes for the shadow
+//! stack: it is sized from the thread's own stack (see
+//! `thread::auto_stack_cap`), so that the native stack overflows before
+//! the shadow stack can, and only the frames a thread actually reached
+//! ever cost memory.
 //!
 //! Concurrency: only the owning thread writes. Counters another thread
 //! reads (nodes, histograms, `node_count`) are atomics updated with a
@@ -40,7 +45,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
 /// Bumped whenever the layout below changes.
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 /// Byte offset of frame 0 from the start of a block: the header, rounded
 /// up to a cache line. Fixed, so the hot state derives the block from its
 /// frame pointer.
@@ -89,6 +94,8 @@ pub struct Header {
     pub excluded: AtomicU32,
     /// Calls deeper than the shadow stack (not recorded).
     pub dropped_frames: AtomicU64,
+    /// Keys in the table (owner-written; at most half the slots).
+    pub table_keys: AtomicU32,
     /// The histogram entries of this thread's last timed call, not added
     /// yet: element indices into the histogram area (inclusive, then
     /// exclusive time), or both [`Layout::sink`] when there is none. The
@@ -140,6 +147,16 @@ pub const UNTIMED: u32 = 0;
 pub const TIMED_TSC: u32 = 1;
 /// `Frame::timed`: timed, `start` is an `Instant` reading (slow path).
 pub const TIMED_INSTANT: u32 = 2;
+/// `Frame::timed` flag, or-ed to one of the values above: the frame is a
+/// nested call of a recursion (see `paths.rs`). Its node counts the
+/// open nested frames, so such frames always leave through the slow
+/// path: neither inlined exit test (`UNTIMED`, `TIMED_TSC`) matches.
+pub const NESTED_FRAME: u32 = 4;
+/// The clock part of `Frame::timed`.
+pub const TIMED_MASK: u32 = 3;
+
+/// Set in `Node::path` for the node of a path's nested calls.
+pub const NESTED_NODE: u32 = 1 << 31;
 
 /// One shadow-stack entry: one cache line, so a push and the pop that
 /// follows touch a single line.
@@ -205,6 +222,11 @@ pub struct Node {
     /// Wall time (creation to drop) of the timed futures dropped before
     /// completion; not in `total`.
     pub cancelled_wall: AtomicU64,
+    /// Nested nodes only: frames of this node now on the stack.
+    pub rec_open: AtomicU32,
+    /// Nested nodes only: the deepest recursion seen, counting the
+    /// outermost frame (so at least 2 once a nested call ran).
+    pub rec_max: AtomicU32,
 }
 
 const _: () = assert!(size_of::<Node>() == 128);
@@ -212,6 +234,12 @@ const _: () = assert!(size_of::<Node>() == 128);
 /// Adds to a single-writer counter without a locked instruction.
 #[inline(always)]
 pub fn bump(c: &AtomicU64, v: u64) {
+    c.store(c.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
+}
+
+/// [`bump`] for a 32-bit counter.
+#[inline(always)]
+pub fn bump32(c: &AtomicU32, v: u32) {
     c.store(c.load(Ordering::Relaxed).wrapping_add(v), Ordering::Relaxed);
 }
 
@@ -251,8 +279,11 @@ impl Layout {
     pub fn new(contexts: u32, stack_cap: u32) -> Layout {
         let node_cap = contexts.clamp(1, u32::MAX / 4) + INTERNAL_NODES;
         let stack_cap = stack_cap.max(2);
-        // At most half full: probes stay short and a miss always ends.
-        let table_cap = (node_cap as usize * 2).next_power_of_two() as u32;
+        // Each node has a node key and usually one context key; more
+        // when recursion reaches it from several contexts. Four slots per
+        // node keep the table at most half full in the common case;
+        // beyond half full, new keys are not cached (see `insert`).
+        let table_cap = (node_cap as usize * 4).next_power_of_two() as u32;
         let off_frames = FRAMES_OFFSET;
         let off_table = align_up(off_frames + stack_cap as usize * size_of::<Frame>(), 64);
         let off_nodes = align_up(off_table + table_cap as usize * size_of::<Slot>(), 64);
@@ -374,19 +405,36 @@ impl Block {
         unsafe { &*(self.base().add(off) as *const AtomicU64) }
     }
 
-    /// Inserts `key -> (node, path)`; owner thread only. The table holds
-    /// at most `node_cap` keys and has at least twice as many slots, so
-    /// an empty slot always exists.
-    pub fn insert(&self, key: u64, np: NodePath) {
-        let mask = self.header().table_mask;
+    /// Whether the table has room for `n` more keys.
+    pub fn table_room(&self, n: u32) -> bool {
+        let h = self.header();
+        // Half the slots: `table_mask + 1` is a power of two.
+        h.table_keys.load(Ordering::Relaxed) + n <= h.table_mask / 2 + 1
+    }
+
+    /// Inserts `key -> (node, context)`; owner thread only. Returns false
+    /// (and inserts nothing) when the table is half full: probes stay
+    /// short, a miss always ends at an empty slot, and a key that was not
+    /// cached is only slower to find (the slow path works it out again).
+    pub fn insert(&self, key: u64, np: NodePath) -> bool {
+        let h = self.header();
+        let mask = h.table_mask;
         let mut i = hash(key) & mask;
         loop {
             // SAFETY: `i <= mask`; owner thread.
             let slot = unsafe { self.slot(i) };
-            if slot.key == 0 || slot.key == key {
+            if slot.key == key {
+                slot.np = np;
+                return true;
+            }
+            if slot.key == 0 {
+                if !self.table_room(1) {
+                    return false;
+                }
                 slot.np = np;
                 slot.key = key;
-                return;
+                bump32(&h.table_keys, 1);
+                return true;
             }
             i = (i + 1) & mask;
         }
@@ -444,6 +492,7 @@ impl Block {
         unsafe { crate::memory::zero(self.base().add(start), len) };
         h.node_count.store(0, Ordering::Relaxed);
         h.dropped_frames.store(0, Ordering::Relaxed);
+        h.table_keys.store(0, Ordering::Relaxed);
         self.clear_pending();
         h.mode.store(mode, Ordering::Relaxed);
         h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
@@ -482,10 +531,31 @@ pub const fn tag(id: u32) -> u32 {
     id | TAG
 }
 
-/// Table key of `(parent path, tagged callsite id)`.
+/// Table key of `(parent context, tagged callsite id)`: a call that is
+/// not a nested call of a recursion, found by the inlined fast path.
 #[inline(always)]
-pub fn key(parent_path: u32, tagged: u32) -> u64 {
-    ((parent_path as u64) << 32) | tagged as u64
+pub fn key(parent: u32, tagged: u32) -> u64 {
+    ((parent as u64) << 32) | tagged as u64
+}
+
+/// Set in the low word of the key of a nested call: [`TAG`] is clear, so
+/// the fast path never finds it and such calls take the slow path.
+/// Callsite ids stay below this.
+pub const NESTED_KEY: u32 = 1 << 30;
+
+/// Table key of `(parent context, callsite id)` for a call that is nested
+/// in a frame of the same function (see `paths.rs`).
+#[inline(always)]
+pub fn nested_key(parent: u32, id: u32) -> u64 {
+    ((parent as u64) << 32) | (id | NESTED_KEY) as u64
+}
+
+/// Table key of the node of `path` (its nested calls' node if `nested`).
+/// The low word is 1 or 2: neither [`TAG`] nor [`NESTED_KEY`] is set,
+/// and the key is never 0.
+#[inline(always)]
+pub fn node_key(path: u32, nested: bool) -> u64 {
+    ((path as u64) << 32) | (1 + nested as u64)
 }
 
 /// Multiplicative hash. The multiplier fits a sign-extended 32-bit

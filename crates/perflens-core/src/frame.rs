@@ -4,8 +4,8 @@
 //! the guard's slow paths, and handle both clocks.
 
 use crate::block::{
-    self, Frame, HISTS, MODE_TIMED, Node, NodePath, OVERFLOW_NODE, TIMED_INSTANT, TIMED_TSC,
-    UNTIMED, bump, key, tag,
+    self, Frame, HISTS, MODE_TIMED, NESTED_FRAME, NESTED_NODE, Node, NodePath, OVERFLOW_NODE,
+    TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, bump, key, nested_key, node_key, tag,
 };
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
@@ -37,44 +37,80 @@ pub(crate) fn find(hot: &Hot, parent_path: u32, tagged: u32) -> Option<NodePath>
     unsafe { block::lookup(hot.table, hot.table_mask, key(parent_path, tagged)) }
 }
 
-/// The node for `callsite` (an untagged id) under `parent_path`, creating
-/// it (and the global path) on first use. Falls back to the overflow node
-/// when the thread's tree or the path table is full.
+/// Where a call goes: its node and context, and whether it is a nested
+/// call of a recursion (see `paths.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Resolved {
+    pub np: NodePath,
+    pub nested: bool,
+}
+
+/// The node and context of a call of `callsite` (an untagged id) made in
+/// context `parent`, creating them (and the global path) on first use.
+/// Falls back to the overflow node when the thread's tree or the path
+/// table is full.
 #[cold]
 #[inline(never)]
-pub(crate) fn find_or_create(hot: &Hot, parent_path: u32, callsite: u32) -> NodePath {
-    const OVERFLOW: NodePath = NodePath {
-        node: OVERFLOW_NODE,
-        path: OVERFLOW_PATH,
+pub(crate) fn resolve(hot: &Hot, parent: u32, callsite: u32) -> Resolved {
+    const OVERFLOW: Resolved = Resolved {
+        np: NodePath {
+            node: OVERFLOW_NODE,
+            path: OVERFLOW_PATH,
+        },
+        nested: false,
     };
-    if let Some(found) = find(hot, parent_path, tag(callsite)) {
-        return found;
+    if let Some(np) = find(hot, parent, tag(callsite)) {
+        return Resolved { np, nested: false };
+    }
+    // SAFETY: as in `find_child`.
+    let nested = unsafe { block::lookup(hot.table, hot.table_mask, nested_key(parent, callsite)) };
+    if let Some(np) = nested {
+        return Resolved { np, nested: true };
     }
     // Registering a path allocates: not counted.
     let _internal = crate::alloc::Internal::enter();
-    let k = key(parent_path, tag(callsite));
     let block = hot.block();
     let h = block.header();
     if h.node_count.load(Ordering::Relaxed) == block::INTERNAL_NODES {
         // The thread's first measured function or future this session.
         crate::thread::run_first_call_hook();
     }
-    // A full tree maps new contexts to the overflow node without a table
-    // entry, so the table never holds more than `node_cap` keys.
-    if h.node_count.load(Ordering::Relaxed) >= h.node_cap {
+    let step = paths::step(parent, callsite);
+    if step.path == OVERFLOW_PATH {
         return OVERFLOW;
     }
-    let path = paths::child(parent_path, callsite);
-    if path == OVERFLOW_PATH {
-        return OVERFLOW;
-    }
-    match block.push_node(path) {
-        Some(node) => {
-            let np = NodePath { node, path };
-            block.insert(k, np);
-            np
+    let nk = node_key(step.path, step.nested);
+    // SAFETY: as in `find_child`.
+    let node = match unsafe { block::lookup(hot.table, hot.table_mask, nk) } {
+        Some(np) => np.node,
+        // A full tree maps new contexts to the overflow node without a
+        // table entry. A node is only made with room for its node key
+        // and its first context key.
+        None if !block.table_room(2) => return OVERFLOW,
+        None => {
+            let path = step.path | if step.nested { NESTED_NODE } else { 0 };
+            let Some(node) = block.push_node(path) else {
+                return OVERFLOW;
+            };
+            block.insert(nk, NodePath { node, path: 0 });
+            node
         }
-        None => OVERFLOW,
+    };
+    let np = NodePath {
+        node,
+        path: step.context,
+    };
+    let k = if step.nested {
+        nested_key(parent, callsite)
+    } else {
+        key(parent, tag(callsite))
+    };
+    // When the table is too full to remember this, the next call works
+    // it out again here: slower, never wrong.
+    block.insert(k, np);
+    Resolved {
+        np,
+        nested: step.nested,
     }
 }
 
@@ -136,7 +172,7 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
 
 /// Pushes a frame. Returns a pointer to it and its index, or `None` if
 /// the shadow stack is full (the call is then counted as dropped).
-pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Frame, u32)> {
+pub(crate) fn push(hot: &mut Hot, to: Resolved, timed: bool) -> Option<(*mut Frame, u32)> {
     let depth = hot.depth;
     if depth >= hot.stack_cap {
         bump(&hot.block().header().dropped_frames, 1);
@@ -144,17 +180,28 @@ pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Fra
     }
     // SAFETY: depth < stack_cap; owner thread.
     let f = unsafe { frame(hot, depth) };
-    f.np = np;
+    f.np = to.np;
     f.cache_cs = 0;
     #[cfg(feature = "alloc")]
     {
         f.alloc_start = alloc_mark(hot);
     }
-    f.timed = match (timed, hot.tsc()) {
+    let clock = match (timed, hot.tsc()) {
         (false, _) => UNTIMED,
         (true, true) => TIMED_TSC,
         (true, false) => TIMED_INSTANT,
     };
+    f.timed = clock;
+    if to.nested {
+        f.timed |= NESTED_FRAME;
+        let n = node(hot, to.np.node);
+        let open = n.rec_open.load(Ordering::Relaxed) + 1;
+        n.rec_open.store(open, Ordering::Relaxed);
+        // The outermost frame of the recursion is not a nested one.
+        if open + 1 > n.rec_max.load(Ordering::Relaxed) {
+            n.rec_max.store(open + 1, Ordering::Relaxed);
+        }
+    }
     if timed {
         f.child = 0;
         f.start = clock::now_with(hot.tsc());
@@ -169,12 +216,36 @@ pub(crate) fn push(hot: &mut Hot, np: NodePath, timed: bool) -> Option<(*mut Fra
 /// Returns `(inclusive, exclusive)` ticks when the call was timed, after
 /// charging the inclusive time to the parent frame.
 pub(crate) fn pop(hot: &mut Hot, f: &Frame, depth: u32) -> Option<(u64, u64)> {
+    discard_above(hot, depth);
+    close_nested(hot, f);
     hot.depth = depth;
-    if f.timed == UNTIMED {
+    let clock = f.timed & TIMED_MASK;
+    if clock == UNTIMED {
         return None;
     }
-    let now = clock::now_with(f.timed == TIMED_TSC);
+    let now = clock::now_with(clock == TIMED_TSC);
     Some(charge(hot, f, depth, now))
+}
+
+/// Drops the frames above `depth` without recording them: their guards
+/// were leaked, or a poll unwound through them.
+pub(crate) fn discard_above(hot: &mut Hot, depth: u32) {
+    while hot.depth > depth + 1 {
+        // SAFETY: depth + 1 < hot.depth <= stack_cap; owner thread.
+        let f = unsafe { frame(hot, hot.depth - 1) };
+        close_nested(hot, f);
+        hot.depth -= 1;
+    }
+}
+
+/// A nested frame leaves the stack: its node has one open frame fewer.
+#[inline]
+fn close_nested(hot: &Hot, f: &Frame) {
+    if f.timed & NESTED_FRAME != 0 {
+        let n = node(hot, f.np.node);
+        let open = n.rec_open.load(Ordering::Relaxed);
+        n.rec_open.store(open.saturating_sub(1), Ordering::Relaxed);
+    }
 }
 
 /// Inclusive and exclusive time of timed frame `f` (at index `depth`)

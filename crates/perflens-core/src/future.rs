@@ -58,11 +58,11 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
     // SAFETY: owner thread; the only frame reference alive here.
     let parent = unsafe { frame::top(hot) };
     let parent_path = parent.path();
-    let np = match frame::find_child(hot, parent, tag(id)) {
-        Some(found) => found,
-        None => frame::find_or_create(hot, parent_path, id),
+    let node = match frame::find_child(hot, parent, tag(id)) {
+        Some(found) => found.node,
+        None => frame::resolve(hot, parent_path, id).np.node,
     };
-    w.timed = frame::decide_timed(hot, np.node, parent);
+    w.timed = frame::decide_timed(hot, node, parent);
     w.callsite = id;
     w.parent = parent_path;
     w.epoch = hot.epoch;
@@ -102,7 +102,7 @@ impl Drop for PollFrame {
             // SAFETY: owner thread; no other reference alive here.
             let hot = unsafe { &mut *thread::hot() };
             if hot.epoch == self.epoch && hot.depth > self.depth {
-                hot.depth = self.depth;
+                frame::discard_above(hot, self.depth - 1);
             }
         }
     }
@@ -128,12 +128,12 @@ impl<F: Future> Future for Instrumented<F> {
             this.state = INERT;
             return inner.poll(cx);
         }
-        let np = match frame::find(hot, this.parent, tag(this.callsite)) {
-            Some(found) => found,
-            None => frame::find_or_create(hot, this.parent, this.callsite),
+        let to = match frame::find(hot, this.parent, tag(this.callsite)) {
+            Some(np) => frame::Resolved { np, nested: false },
+            None => frame::resolve(hot, this.parent, this.callsite),
         };
-        let node = np.node;
-        let Some((fp, depth)) = frame::push(hot, np, this.timed) else {
+        let node = to.np.node;
+        let Some((fp, depth)) = frame::push(hot, to, this.timed) else {
             return inner.poll(cx);
         };
         let mut guard = PollFrame {
@@ -193,10 +193,7 @@ impl<F> Drop for Instrumented<F> {
         if hot.epoch != self.epoch {
             return;
         }
-        let n = frame::node(
-            hot,
-            frame::find_or_create(hot, self.parent, self.callsite).node,
-        );
+        let n = frame::node(hot, frame::resolve(hot, self.parent, self.callsite).np.node);
         bump(&n.cancelled, 1);
         bump(&n.polls, self.polls);
         if self.timed {

@@ -87,9 +87,9 @@ impl Guard {
         let id = callsite.id(CallsiteKind::Sync);
         // SAFETY: owner thread; the only frame reference alive here.
         let parent = unsafe { frame::top(hot) };
-        let np = frame::find_or_create(hot, parent.path(), id);
-        let timed = frame::decide_timed(hot, np.node, parent);
-        match frame::push(hot, np, timed) {
+        let to = frame::resolve(hot, parent.path(), id);
+        let timed = frame::decide_timed(hot, to.np.node, parent);
+        match frame::push(hot, to, timed) {
             Some((_, depth)) => Guard { depth },
             None => Guard::INERT,
         }
@@ -100,7 +100,8 @@ impl Guard {
 
 /// Drop of a guard that the inlined path does not handle: its frame is
 /// not on top (guards inside it were leaked, or a new session started),
-/// or it was timed with the `Instant` clock.
+/// it was timed with the `Instant` clock, or it is a nested call of a
+/// recursion.
 #[cold]
 #[inline(never)]
 fn drop_slow(depth: u32) {

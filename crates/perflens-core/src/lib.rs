@@ -48,8 +48,8 @@ pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
 pub use session::{
-    Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, StartError,
-    is_recording, parse_mode, start,
+    Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
+    StartError, is_recording, parse_mode, start,
 };
 pub use snapshot::{
     AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,

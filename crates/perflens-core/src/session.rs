@@ -1,6 +1,6 @@
 //! Starting and stopping recording, and taking snapshots.
 
-use crate::block::{Block, HISTS, OVERFLOW_NODE};
+use crate::block::{Block, HISTS, NESTED_NODE, OVERFLOW_NODE};
 use crate::frame::HIST_ALLOC;
 use crate::histogram::{BUCKETS, Histogram};
 use crate::snapshot::{AllocSummary, ClockSource, Mode, NodeSnapshot, RawSnapshot, ThreadSnapshot};
@@ -15,9 +15,22 @@ use std::time::Instant;
 /// the address space reserved is about 31 MiB per thread, of which only
 /// touched pages cost memory.
 pub const DEFAULT_NODES: u32 = 1024;
-/// Default shadow-stack depth (`PERFLENS_STACK_DEPTH`): nested measured
-/// calls deeper than this are counted as dropped.
-pub const DEFAULT_STACK_DEPTH: u32 = 256;
+/// Default shadow-stack depth (`PERFLENS_STACK_DEPTH`): 0, as deep as
+/// each thread's own stack allows (its stack size / 16 frames, address
+/// space reserved without memory; see the README). A non-zero depth is
+/// a fixed limit: measured calls nested deeper are counted as dropped.
+pub const DEFAULT_STACK_DEPTH: u32 = 0;
+
+/// How a call to a function already on the stack is recorded.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Recursion {
+    /// Charged to the node where the function is outermost, as a nested
+    /// call: a recursion of any depth is a handful of nodes (default).
+    #[default]
+    Fold,
+    /// One node (and path) per depth (`PERFLENS_RECURSION=expand`).
+    Expand,
+}
 /// Default sampling period for `Mode::Sampled` (`PERFLENS_SAMPLE_EVERY`).
 pub const DEFAULT_SAMPLE_EVERY: u32 = 64;
 
@@ -28,8 +41,11 @@ pub struct Config {
     pub mode: Mode,
     /// Maximum calling contexts per thread.
     pub node_capacity: u32,
-    /// Maximum nesting of measured calls per thread.
+    /// Maximum nesting of measured calls per thread; 0 = as deep as the
+    /// thread's stack allows.
     pub stack_depth: u32,
+    /// Folding or expanding recursion.
+    pub recursion: Recursion,
     /// Maximum distinct paths in the process.
     pub path_capacity: u32,
     /// Force a clock (`None` = TSC when invariant, else `Instant`).
@@ -42,6 +58,7 @@ impl Default for Config {
             mode: Mode::Timed,
             node_capacity: DEFAULT_NODES,
             stack_depth: DEFAULT_STACK_DEPTH,
+            recursion: Recursion::Fold,
             path_capacity: paths::DEFAULT_PATH_CAPACITY,
             clock: None,
         }
@@ -50,7 +67,8 @@ impl Default for Config {
 
 impl Config {
     /// Applies `PERFLENS_MODE`, `PERFLENS_SAMPLE_EVERY`, `PERFLENS_NODES`,
-    /// `PERFLENS_STACK_DEPTH`, `PERFLENS_PATHS` and `PERFLENS_CLOCK` from
+    /// `PERFLENS_STACK_DEPTH`, `PERFLENS_RECURSION`, `PERFLENS_PATHS` and
+    /// `PERFLENS_CLOCK` from
     /// the environment. Invalid values are ignored and described in the
     /// returned warnings.
     pub fn apply_env(mut self) -> (Config, Vec<String>) {
@@ -83,8 +101,24 @@ impl Config {
         if let Some(n) = num("PERFLENS_NODES", 2, 1 << 24, &mut warnings) {
             self.node_capacity = n;
         }
-        if let Some(n) = num("PERFLENS_STACK_DEPTH", 2, 1 << 20, &mut warnings) {
-            self.stack_depth = n;
+        if let Some(v) = var("PERFLENS_STACK_DEPTH") {
+            match v.trim() {
+                "auto" => self.stack_depth = 0,
+                _ => {
+                    if let Some(n) = num("PERFLENS_STACK_DEPTH", 2, 1 << 24, &mut warnings) {
+                        self.stack_depth = n;
+                    }
+                }
+            }
+        }
+        if let Some(r) = var("PERFLENS_RECURSION") {
+            match r.trim() {
+                "fold" => self.recursion = Recursion::Fold,
+                "expand" => self.recursion = Recursion::Expand,
+                _ => warnings.push(format!(
+                    "PERFLENS_RECURSION={r} is not one of fold, expand; ignored."
+                )),
+            }
         }
         if let Some(n) = num("PERFLENS_PATHS", 2, 1 << 28, &mut warnings) {
             self.path_capacity = n;
@@ -163,6 +197,7 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
     };
     let clock = clock::init(config.clock);
     paths::set_capacity(config.path_capacity);
+    paths::set_fold(config.recursion == Recursion::Fold);
     let mode = match config.mode {
         Mode::Sampled { every } => Mode::Sampled {
             every: every.max(1),
@@ -192,8 +227,12 @@ impl Recording {
 
     /// Stops recording and returns the final snapshot.
     pub fn finish(mut self) -> RawSnapshot {
+        thread::deactivate(self.epoch);
+        // Another session may start only once this snapshot is taken:
+        // its threads reset their blocks, which this one reads.
+        let snap = self.collect(true);
         self.stop();
-        self.collect(true)
+        snap
     }
 
     fn stop(&mut self) {
@@ -277,8 +316,16 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
                 hist_alloc.record_n(0, zero_calls);
             }
         }
+        let path = n.path.load(Ordering::Relaxed);
+        let nested = path & NESTED_NODE != 0;
         let node = NodeSnapshot {
-            path: n.path.load(Ordering::Relaxed),
+            path: path & !NESTED_NODE,
+            nested,
+            max_depth: if nested {
+                n.rec_max.load(Ordering::Relaxed)
+            } else {
+                0
+            },
             calls,
             timed_calls,
             total_ns: to_ns(r(&n.total)),

@@ -103,6 +103,17 @@ pub struct PathInfo {
 pub struct NodeSnapshot {
     /// Index into [`RawSnapshot::paths`].
     pub path: u32,
+    /// The node of the path's *nested* calls: calls of a function made
+    /// while a frame of the same function was already on the stack at
+    /// this path (a folded recursion, directly or through a cycle). Their
+    /// calls, self time, polls and allocations count like any other;
+    /// their inclusive time (`total_ns`, `busy_ns`, `cancelled_ns`) lies
+    /// inside the outermost frame's and must not be added to it again.
+    /// A thread has at most one nested node per path.
+    pub nested: bool,
+    /// Nested nodes: the deepest recursion seen, counting the outermost
+    /// frame (at least 2). 0 otherwise.
+    pub max_depth: u32,
     /// Completed calls (async: futures that returned `Ready`). A sync call
     /// that unwinds from a panic counts as completed.
     pub calls: u64,

@@ -236,8 +236,16 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
     }
     // Registering and resetting allocate: not counted.
     let _internal = crate::alloc::Internal::enter();
+    let layout = Layout::new(
+        NODE_CAP.load(Ordering::Relaxed),
+        stack_cap_for_current_thread(),
+    );
     let block = if !hot.has_block() {
-        Block(create_for_current_thread()?)
+        Block(create_for_current_thread(layout)?)
+    } else if !fits(hot.block(), layout) {
+        // An earlier session's block with other capacities: this
+        // session's settings apply to every thread.
+        Block(replace_for_current_thread(hot.block(), layout)?)
     } else {
         hot.block()
     };
@@ -252,42 +260,120 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
     Some(hot)
 }
 
-fn create_for_current_thread() -> Option<*mut Header> {
+/// Whether `block` has the capacities of `layout`.
+fn fits(block: Block, layout: Layout) -> bool {
+    let h = block.header();
+    h.node_cap == layout.node_cap && h.stack_cap == layout.stack_cap
+}
+
+/// The shadow-stack capacity for the current thread: the session's
+/// `stack_depth`, or with 0 (the default) one that the thread's own
+/// stack cannot outgrow.
+fn stack_cap_for_current_thread() -> u32 {
+    match STACK_CAP.load(Ordering::Relaxed) {
+        0 => auto_stack_cap(current_stack_size()),
+        n => n,
+    }
+}
+
+/// Frames for a thread whose stack is `stack_bytes` long (`None` if
+/// unknown). A measured call takes at least 16 bytes of native stack
+/// (the return address, and the guard's frame index kept across the
+/// call, with the stack 16-byte aligned at every call), so
+/// `stack_bytes / 16` frames cannot run out before the native stack
+/// does. Rounded up to a power of two so that threads with equal stacks
+/// can reuse each other's blocks; at least [`MIN_AUTO_FRAMES`] and at
+/// most [`MAX_AUTO_FRAMES`].
+///
+/// Cost: frames are 64 bytes of address space reserved with
+/// `MAP_NORESERVE`, so a 2 MiB thread stack reserves 8 MiB, and only the
+/// pages of frames the thread reaches are ever backed by memory.
+pub(crate) fn auto_stack_cap(stack_bytes: Option<usize>) -> u32 {
+    let frames = stack_bytes.map_or(DEFAULT_AUTO_FRAMES, |b| b / 16);
+    (frames.clamp(MIN_AUTO_FRAMES, MAX_AUTO_FRAMES) as u32).next_power_of_two()
+}
+
+/// At least this many frames (64 KiB of address space).
+const MIN_AUTO_FRAMES: usize = 1 << 10;
+/// When the thread's stack size is unknown: an 8 MiB stack's worth.
+const DEFAULT_AUTO_FRAMES: usize = 1 << 19;
+/// At most this many frames (1 GiB of address space, for a 256 MiB
+/// stack or larger; deeper calls are counted as dropped).
+const MAX_AUTO_FRAMES: usize = 1 << 24;
+
+/// The size of the current thread's stack, if the system tells.
+#[cfg(target_os = "linux")]
+fn current_stack_size() -> Option<usize> {
+    // SAFETY: `attr` is initialised by pthread_getattr_np before use and
+    // destroyed after; the out-pointers point to locals.
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
+            return None;
+        }
+        let mut addr = std::ptr::null_mut();
+        let mut size = 0usize;
+        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
+        libc::pthread_attr_destroy(&mut attr);
+        (ok && size > 0).then_some(size)
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn current_stack_size() -> Option<usize> {
+    None
+}
+
+/// Gives the current thread a new block with `layout` in place of `old`,
+/// which becomes free for reuse (no reader looks at it: it holds an
+/// earlier session's data, and that session's final snapshot is taken
+/// before a new session can start).
+fn replace_for_current_thread(old: Block, layout: Layout) -> Option<*mut Header> {
+    let mut reg = registry();
+    let new = take_free(
+        &mut reg,
+        layout,
+        old.header().thread_index,
+        old.header().tid,
+    )
+    .or_else(|| Block::create(layout, old.header().thread_index, old.header().tid))?;
+    if let Some(e) = reg.live.iter_mut().find(|e| e.block == old) {
+        e.block = new;
+    }
+    reg.free.push(old);
+    Some(new.0)
+}
+
+/// A free block with `layout`'s capacities, made ready for thread `tid`.
+fn take_free(reg: &mut Registry, layout: Layout, index: u32, tid: u64) -> Option<Block> {
+    let i = reg.free.iter().position(|&b| fits(b, layout))?;
+    let b = reg.free.swap_remove(i);
+    // SAFETY: a free block's thread has exited (or moved to another
+    // block) and no longer writes it; nobody else does.
+    unsafe {
+        let h = b.0;
+        (*h).thread_index = index;
+        (*h).tid = tid;
+    }
+    b.header().exited.store(0, Ordering::Relaxed);
+    b.header().excluded.store(0, Ordering::Relaxed);
+    b.header().epoch.store(0, Ordering::Relaxed);
+    Some(b)
+}
+
+fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
     // Learn about thread exit; fails once the thread is being torn down,
     // in which case nothing is recorded for it from now on.
     EXIT_HOOK.try_with(|_| ()).ok()?;
-    let layout = Layout::new(
-        NODE_CAP.load(Ordering::Relaxed),
-        STACK_CAP.load(Ordering::Relaxed),
-    );
     let name = os_thread_name();
     let tid = os_tid();
     let block = {
         let mut reg = registry();
         let index = reg.next_index;
         reg.next_index += 1;
-        let recycled = reg
-            .free
-            .iter()
-            .position(|b| {
-                let h = b.header();
-                h.node_cap == layout.node_cap && h.stack_cap == layout.stack_cap
-            })
-            .map(|i| reg.free.swap_remove(i));
+        let recycled = take_free(&mut reg, layout, index, tid);
         let block = match recycled {
-            Some(b) => {
-                // SAFETY: a recycled block's thread has exited and nulled
-                // its pointer; nobody else writes it.
-                unsafe {
-                    let h = b.0;
-                    (*h).thread_index = index;
-                    (*h).tid = tid;
-                }
-                b.header().exited.store(0, Ordering::Relaxed);
-                b.header().excluded.store(0, Ordering::Relaxed);
-                b.header().epoch.store(0, Ordering::Relaxed);
-                b
-            }
+            Some(b) => b,
             None => Block::create(layout, index, tid)?,
         };
         reg.live.push(Entry { block, name });
@@ -423,10 +509,19 @@ pub fn sample_context() -> u64 {
         let depth = std::ptr::read_volatile(&raw const (*hot).depth);
         let cap = std::ptr::read_volatile(&raw const (*hot).stack_cap);
         let frames = std::ptr::read_volatile(&raw const (*hot).frames);
-        if depth == 0 || depth > cap || frames.is_null() {
+        let nodes = std::ptr::read_volatile(&raw const (*hot).nodes);
+        if depth == 0 || depth > cap || frames.is_null() || nodes.is_null() {
             return 0;
         }
-        let path = std::ptr::read_volatile(&raw const (*frames.add(depth as usize - 1)).np.path);
+        // The frame names a context; its node names the path the call is
+        // charged to (a nested call of a recursion is charged to the path
+        // where the function is outermost).
+        let node = std::ptr::read_volatile(&raw const (*frames.add(depth as usize - 1)).np.node);
+        if node >= (*crate::block::header_of(frames)).node_cap {
+            return 0;
+        }
+        let path =
+            (*nodes.add(node as usize)).path.load(Ordering::Relaxed) & !crate::block::NESTED_NODE;
         if path == crate::paths::ROOT_PATH {
             0
         } else {

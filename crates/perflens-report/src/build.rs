@@ -56,6 +56,8 @@ pub(crate) struct Merged {
     timed_cancelled: u64,
     hist_total: Histogram,
     hist_self: Histogram,
+    /// Deepest folded recursion at this path (0: none).
+    max_depth: u32,
     /// Exclusive allocation counters (never scaled).
     alloc_bytes: u64,
     alloc_count: u64,
@@ -106,6 +108,9 @@ pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.alloc_count = m.alloc_count.saturating_add(node.alloc_count);
         m.free_bytes = m.free_bytes.saturating_add(node.free_bytes);
         m.hist_alloc.merge(&node.hist_alloc);
+        m.max_depth = m.max_depth.max(node.max_depth);
+        m.hist_total.merge(&node.hist_total);
+        m.hist_self.merge(&node.hist_self);
         let (timed, timed_cancelled) = match snap.mode {
             Mode::Count => continue,
             Mode::Timed => (node.calls, node.cancelled),
@@ -116,12 +121,23 @@ pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.raw_total_ns = m.raw_total_ns.saturating_add(node.total_ns);
         // Every future counts towards the sampling ratio, completed or not.
         let (all, measured) = (node.calls + node.cancelled, timed + timed_cancelled);
+        m.self_ns = m.self_ns.saturating_add(scale(node.self_ns, all, measured));
+        if node.nested {
+            // Inside the outermost frame's inclusive time already.
+            continue;
+        }
         let wall = node.total_ns.saturating_add(node.cancelled_ns);
         m.total_ns = m.total_ns.saturating_add(scale(wall, all, measured));
-        m.self_ns = m.self_ns.saturating_add(scale(node.self_ns, all, measured));
         m.busy_ns = m.busy_ns.saturating_add(scale(node.busy_ns, all, measured));
-        m.hist_total.merge(&node.hist_total);
-        m.hist_self.merge(&node.hist_self);
+    }
+    // What holds of every call holds of the sums: self <= busy <= total.
+    // Nodes are converted to ns one by one, so a path's outermost and
+    // nested nodes can round 1 ns past it; sampled estimates are scaled
+    // node by node, so they can overshoot by more.
+    for m in &mut merged {
+        m.busy_ns = m.busy_ns.min(m.total_ns);
+        let bound = if m.polls > 0 { m.busy_ns } else { m.total_ns };
+        m.self_ns = m.self_ns.min(bound);
     }
     merged
 }
@@ -205,6 +221,23 @@ impl Tree<'_> {
             p = self.snap.paths[p].parent as usize;
         }
         None
+    }
+
+    /// Frames of function `row` on the chain of `path`, `path` included
+    /// (more than 1 when an expanded recursion reached it).
+    pub(crate) fn depth_of(&self, path: usize, row: usize) -> u32 {
+        let mut depth = 1;
+        let mut p = self.snap.paths[path].parent as usize;
+        for _ in 0..self.snap.paths.len() {
+            if p == 0 || p >= self.snap.paths.len() {
+                break;
+            }
+            if self.row_of_path[p] == Some(row) {
+                depth += 1;
+            }
+            p = self.snap.paths[p].parent as usize;
+        }
+        depth
     }
 
     /// True when no ancestor of `path` belongs to the same function row.
@@ -355,17 +388,29 @@ fn function_rows(
         if outermost {
             a.total_ns = a.total_ns.saturating_add(m.total_ns);
             a.busy_ns = a.busy_ns.saturating_add(m.busy_ns);
+        } else if m.ran() {
+            a.max_depth = a.max_depth.max(tree.depth_of(path, row));
         }
+        a.max_depth = a.max_depth.max(m.max_depth);
         a.hist_total.merge(&m.hist_total);
     }
     let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
     let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc).zip(alloc_acc))
         .filter(|((_, a), _)| a.ran())
-        .map(|((mut row, a), b)| {
+        .map(|((mut row, mut a), b)| {
             row.calls = a.calls;
             row.timed_calls = a.timed_calls;
             row.total_ns = a.total_ns;
             row.self_ns = a.self_ns;
+            // As for paths (see `merge_paths`).
+            a.busy_ns = a.busy_ns.min(a.total_ns);
+            let bound = if row.is_async() {
+                a.busy_ns
+            } else {
+                a.total_ns
+            };
+            row.self_ns = row.self_ns.min(bound);
+            row.max_depth = (a.max_depth >= 2).then_some(a.max_depth);
             row.avg_ns = mean(a.raw_total_ns, a.timed_calls);
             row.p50_ns = quantile(&a.hist_total, 50.0);
             row.p95_ns = quantile(&a.hist_total, 95.0);
@@ -421,6 +466,7 @@ fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
         polls: None,
         cancelled: None,
         sampled: false,
+        max_depth: None,
         alloc_bytes: None,
         alloc_count: None,
         free_bytes: None,
@@ -465,6 +511,7 @@ fn hot_paths(
                     self_ns: merged[p].self_ns,
                     self_p50_ns: quantile(&merged[p].hist_self, 50.0),
                     self_p99_ns: quantile(&merged[p].hist_self, 99.0),
+                    max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
                     alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
                     alloc_incl_bytes: incl.map(|i| i.bytes[p]),
                 })

@@ -171,6 +171,12 @@ pub struct FunctionRow {
     pub cancelled: Option<u64>,
     /// True when the durations were scaled up from a sample of the calls.
     pub sampled: bool,
+    /// Recursive functions only: the deepest recursion seen (frames of
+    /// this function on one stack at once), at least 2. Its nested calls
+    /// count in `calls`, `self_ns` and the percentiles; `total_ns` holds
+    /// the outermost frames only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
     /// Bytes allocated while a frame of this function was the innermost
     /// measured frame (exclusive), summed over every frame. `None` when
     /// allocations were not counted, as for every `alloc_*` field.
@@ -227,6 +233,22 @@ impl FunctionRow {
     /// 0). Can exceed 100 when the function runs on several threads.
     pub fn percent_of(&self, elapsed_ns: u64) -> Option<f64> {
         (elapsed_ns > 0).then(|| self.total_ns as f64 * 100.0 / elapsed_ns as f64)
+    }
+
+    /// The row's share of the session, as the table's `% Total` shows it:
+    /// `total_ns` of a sync function, `busy_ns` (time inside `poll`) of
+    /// an async one, as a percentage of `elapsed_ns`. An async row's wall
+    /// time is no share of anything: futures alive at the same time (a
+    /// thousand requests waiting on a socket) add up to far more than
+    /// the session. Its busy time is work done on some thread, like a
+    /// sync row's time: on one thread it cannot exceed 100%.
+    pub fn share_of(&self, elapsed_ns: u64) -> Option<f64> {
+        let time = if self.is_async() {
+            self.busy_ns.unwrap_or(0)
+        } else {
+            self.total_ns
+        };
+        (elapsed_ns > 0).then(|| time as f64 * 100.0 / elapsed_ns as f64)
     }
 
     /// `alloc_incl_bytes` as a percentage of the session's allocated
@@ -336,6 +358,11 @@ pub struct Segment {
     pub self_p50_ns: u64,
     /// 99th percentile of the exclusive duration of one call.
     pub self_p99_ns: u64,
+    /// When the frame's function recursed here: the deepest recursion
+    /// seen. Nested calls are folded into this node (in `calls` and
+    /// `self_ns`; `total_ns` counts the outermost frames only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_depth: Option<u32>,
     /// Bytes allocated while this node was innermost (exclusive). `None`
     /// when allocations were not counted.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -215,19 +215,45 @@ fn timing_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     let mut grid = Grid::new(headers);
     let n = shown(report, report.functions.len());
     for row in &report.functions[..n] {
-        let mut cells = vec![truncate_left(&row.name, NAME_WIDTH), count(row.calls)];
+        let mut cells = vec![
+            with_depth(truncate_left(&row.name, NAME_WIDTH), row.max_depth),
+            count(row.calls),
+        ];
         cells.push(time_cell(report, row.avg_ns, false));
         cells.extend(percentile_cells(report, row));
         cells.push(time_cell(report, row.total_ns, row.sampled));
         cells.push(time_cell(report, row.self_ns, row.sampled));
-        cells.push(match row.percent_of(report.elapsed_ns) {
+        cells.push(match row.share_of(report.elapsed_ns) {
             Some(p) if report.has_timing() => percent(p),
             _ => "-".to_string(),
         });
         grid.row(cells);
     }
     grid.write(w)?;
-    more(w, report.functions.len() - n, "functions")
+    more(w, report.functions.len() - n, "functions")?;
+    let shown = &report.functions[..n];
+    if shown.iter().any(|r| r.max_depth.is_some()) {
+        writeln!(
+            w,
+            "↻ N: recursive, N frames deep at most; Total counts the outermost frames once."
+        )?;
+    }
+    if report.has_timing() && shown.iter().any(FunctionRow::is_async) {
+        writeln!(
+            w,
+            "Async rows: Total is wall time (creation to completion), which overlapping futures \
+             add up past the session; their % Total is busy time (inside poll)."
+        )?;
+    }
+    Ok(())
+}
+
+/// A row name with its recursion mark, if any.
+fn with_depth(name: String, max_depth: Option<u32>) -> String {
+    match max_depth {
+        Some(d) => format!("{name} ↻{}", count(u64::from(d))),
+        None => name,
+    }
 }
 
 fn async_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
@@ -264,7 +290,10 @@ fn paths_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         ]);
         for seg in &path.segments {
             grid.row(vec![
-                format!("  {}", truncate_left(&seg.name, NAME_WIDTH)),
+                format!(
+                    "  {}",
+                    with_depth(truncate_left(&seg.name, NAME_WIDTH), seg.max_depth)
+                ),
                 count(seg.calls),
                 time_cell(report, seg.total_ns, estimate),
                 time_cell(report, seg.self_ns, estimate),

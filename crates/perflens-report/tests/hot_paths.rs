@@ -41,6 +41,7 @@ fn seg(name: &str, calls: u64, total: u64, self_: u64, p50: u64, p99: u64) -> Se
         self_ns,
         self_p50_ns,
         self_p99_ns,
+        max_depth: None,
         alloc_bytes: None,
         alloc_incl_bytes: None,
     }

@@ -61,7 +61,7 @@ mod main_guard;
 mod session;
 
 #[cfg(feature = "enabled")]
-pub use perflens_core::{ClockSource, Mode, RawSnapshot};
+pub use perflens_core::{ClockSource, Mode, RawSnapshot, Recursion};
 #[cfg(feature = "enabled")]
 pub use perflens_report::{Report, ReportOptions, write_json, write_table};
 #[cfg(feature = "enabled")]

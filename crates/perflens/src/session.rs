@@ -1,6 +1,6 @@
 //! The programmatic session: start, snapshot at any time, finish.
 
-use perflens_core::{ClockSource, Config, Mode, Recording};
+use perflens_core::{ClockSource, Config, Mode, Recording, Recursion};
 use perflens_report::{Report, ReportOptions};
 
 /// Why a session could not start.
@@ -31,9 +31,21 @@ impl SessionBuilder {
         self
     }
 
-    /// Maximum nesting of measured calls per thread (default 256).
+    /// Maximum nesting of measured calls per thread. The default, 0, is
+    /// as deep as each thread's own stack allows (the shadow stack is
+    /// address space reserved without memory, sized from the thread's
+    /// stack); a non-zero depth is a fixed limit, and deeper calls are
+    /// counted as dropped.
     pub fn stack_depth(mut self, depth: u32) -> Self {
         self.config.stack_depth = depth;
+        self
+    }
+
+    /// How a call to a function already on the stack is recorded:
+    /// folded into the node where the function is outermost (default),
+    /// or one node per depth (the same as `PERFLENS_RECURSION=expand`).
+    pub fn recursion(mut self, recursion: Recursion) -> Self {
+        self.config.recursion = recursion;
         self
     }
 

@@ -173,10 +173,15 @@ fn sync_functions_nested_recursive_and_realloc() {
     assert_eq!(excl(&snap, "inner"), (512, 2, 512, 2));
     assert_eq!(on_path(&snap, &["outer", "inner"]), 512);
     assert_eq!(excl(&snap, "recurse"), (500, 5, 500, 5));
-    for depth in 1..=5 {
-        let frames = vec!["recurse"; depth];
-        assert_eq!(on_path(&snap, &frames), 100, "depth {depth}");
-    }
+    // The recursion folds into one path: the outermost call's node holds
+    // its own 100 bytes, the nested calls' node the other 400.
+    assert_eq!(on_path(&snap, &["recurse"]), 500);
+    assert_eq!(on_path(&snap, &["recurse", "recurse"]), 0);
+    let nested: Vec<u64> = (snap.threads.iter().flat_map(|t| &t.nodes))
+        .filter(|n| n.path > 1 && n.nested)
+        .map(|n| n.alloc_bytes)
+        .collect();
+    assert_eq!(nested, [400]);
     // alloc 100, realloc to 1000, realloc to 50, free 50: three blocks
     // handed out, three released.
     assert_eq!(excl(&snap, "by_hand"), (1150, 3, 1150, 3));
