@@ -19,7 +19,7 @@
 //! - if dropped before `Ready`, counts a cancellation (its busy time and
 //!   polls still count).
 
-use crate::block::{bump, tag};
+use crate::block::{Frame, bump, tag};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
@@ -46,10 +46,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         state: INERT,
         timed: false,
         created: 0,
-        busy: 0,
-        self_busy: 0,
-        polls: 0,
-        allocated: 0,
+        acc: Polls::default(),
     };
     let Some(hot) = thread::active().or_else(thread::prepare) else {
         return w;
@@ -81,29 +78,61 @@ pub struct Instrumented<F> {
     state: u8,
     timed: bool,
     created: u64,
+    acc: Polls,
+}
+
+/// What a future's polls added up to so far.
+#[derive(Default)]
+struct Polls {
     busy: u64,
     self_busy: u64,
-    polls: u64,
-    /// Bytes allocated during its polls so far (inclusive).
+    count: u64,
+    /// Bytes allocated during its polls (inclusive).
     allocated: u64,
 }
 
-/// Pops the poll frame even if the inner `poll` panics.
+/// The frame of one poll: popped and added to the future's [`Polls`] when
+/// the poll returns, or when it unwinds from a panic (a poll that panics
+/// is a poll, and its time was spent).
 struct PollFrame {
     epoch: u32,
     depth: u32,
-    armed: bool,
+    frame: *const Frame,
+    acc: *mut Polls,
+    ended: bool,
+}
+
+impl PollFrame {
+    /// Pops the frame and adds the poll to the future's sums. False when
+    /// the frame is no longer ours (a new session reset the stack).
+    fn end(&mut self) -> bool {
+        self.ended = true;
+        // SAFETY: owner thread; the reference taken by `poll` is not used
+        // after the inner poll, which may have touched the hot state.
+        let hot = unsafe { &mut *thread::hot() };
+        if hot.epoch != self.epoch || hot.depth <= self.depth {
+            return false;
+        }
+        // SAFETY: checked above that frame `depth` is still ours; `acc`
+        // points into the future, which outlives its poll (`poll` takes
+        // it pinned, and this frame lives inside `poll`).
+        let (f, acc) = unsafe { (&*self.frame, &mut *self.acc) };
+        acc.allocated = acc.allocated.wrapping_add(frame::alloc_since(hot, f));
+        let timing = frame::pop(hot, f, self.depth);
+        acc.count += 1;
+        if let Some((dur, excl)) = timing {
+            acc.busy += dur;
+            acc.self_busy += excl;
+        }
+        true
+    }
 }
 
 impl Drop for PollFrame {
     fn drop(&mut self) {
-        if self.armed {
-            // Unwinding out of the inner poll: restore the stack.
-            // SAFETY: owner thread; no other reference alive here.
-            let hot = unsafe { &mut *thread::hot() };
-            if hot.epoch == self.epoch && hot.depth > self.depth {
-                frame::discard_above(hot, self.depth - 1);
-            }
+        if !self.ended {
+            // Unwinding out of the inner poll.
+            self.end();
         }
     }
 }
@@ -136,43 +165,35 @@ impl<F: Future> Future for Instrumented<F> {
         let Some((fp, depth)) = frame::push(hot, to, this.timed) else {
             return inner.poll(cx);
         };
-        let mut guard = PollFrame {
+        let mut poll_frame = PollFrame {
             epoch: this.epoch,
             depth,
-            armed: true,
+            frame: fp,
+            acc: &raw mut this.acc,
+            ended: false,
         };
         // The inner poll runs measured code that uses the hot state too.
         let result = inner.poll(cx);
-        guard.armed = false;
-        // SAFETY: owner thread; the reference taken above is not used
-        // after the inner poll, which may have touched the hot state.
-        let hot = unsafe { &mut *thread::hot() };
-        if hot.epoch != this.epoch || hot.depth <= depth {
+        if !poll_frame.end() {
             return result;
         }
-        // SAFETY: checked above that frame `depth` is still ours.
-        let f = unsafe { &*fp };
-        this.allocated = this.allocated.wrapping_add(frame::alloc_since(hot, f));
-        let timing = frame::pop(hot, f, depth);
-        this.polls += 1;
-        if let Some((dur, excl)) = timing {
-            this.busy += dur;
-            this.self_busy += excl;
-        }
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive (the poll frame has ended).
+        let hot = unsafe { &mut *thread::hot() };
         if result.is_ready() {
             this.state = DONE;
             let n = frame::node(hot, node);
-            bump(&n.polls, this.polls);
-            if this.allocated != 0 {
-                frame::hist_add(hot, node, frame::HIST_ALLOC, this.allocated);
+            bump(&n.polls, this.acc.count);
+            if this.acc.allocated != 0 {
+                frame::hist_add(hot, node, frame::HIST_ALLOC, this.acc.allocated);
             }
             if this.timed {
                 let wall = clock::now().saturating_sub(this.created);
                 bump(&n.total, wall);
-                bump(&n.self_, this.self_busy);
-                bump(&n.busy, this.busy);
+                bump(&n.self_, this.acc.self_busy);
+                bump(&n.busy, this.acc.busy);
                 frame::hist_add(hot, node, 0, wall);
-                frame::hist_add(hot, node, 1, this.self_busy);
+                frame::hist_add(hot, node, 1, this.acc.self_busy);
             } else {
                 // Timed calls are counted by the inclusive histogram.
                 bump(&n.calls, 1);
@@ -195,15 +216,15 @@ impl<F> Drop for Instrumented<F> {
         }
         let n = frame::node(hot, frame::resolve(hot, self.parent, self.callsite).np.node);
         bump(&n.cancelled, 1);
-        bump(&n.polls, self.polls);
+        bump(&n.polls, self.acc.count);
         if self.timed {
             // Its lifetime, polls and self time count like a completed
             // call's; only its duration stays out of `total` and the
             // histograms, which describe completed calls.
             bump(&n.cancelled_timed, 1);
             bump(&n.cancelled_wall, clock::now().saturating_sub(self.created));
-            bump(&n.busy, self.busy);
-            bump(&n.self_, self.self_busy);
+            bump(&n.busy, self.acc.busy);
+            bump(&n.self_, self.acc.self_busy);
         }
     }
 }
