@@ -37,6 +37,17 @@ pub(crate) fn find(hot: &Hot, parent_path: u32, tagged: u32) -> Option<NodePath>
     unsafe { block::lookup(hot.table, hot.table_mask, key(parent_path, tagged)) }
 }
 
+/// The node and context of a call of `callsite` (an untagged id) in
+/// context `parent` that is a nested call of a recursion, if this thread
+/// knows it as one. Such calls always come through the slow path, so it
+/// looks here first.
+#[inline(always)]
+pub(crate) fn find_nested(hot: &Hot, parent: u32, callsite: u32) -> Option<Resolved> {
+    // SAFETY: as in `find_child`.
+    let np = unsafe { block::lookup(hot.table, hot.table_mask, nested_key(parent, callsite)) }?;
+    Some(Resolved { np, nested: true })
+}
+
 /// Where a call goes: its node and context, and whether it is a nested
 /// call of a recursion (see `paths.rs`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,10 +73,8 @@ pub(crate) fn resolve(hot: &Hot, parent: u32, callsite: u32) -> Resolved {
     if let Some(np) = find(hot, parent, tag(callsite)) {
         return Resolved { np, nested: false };
     }
-    // SAFETY: as in `find_child`.
-    let nested = unsafe { block::lookup(hot.table, hot.table_mask, nested_key(parent, callsite)) };
-    if let Some(np) = nested {
-        return Resolved { np, nested: true };
+    if let Some(nested) = find_nested(hot, parent, callsite) {
+        return nested;
     }
     // Registering a path allocates: not counted.
     let _internal = crate::alloc::Internal::enter();

@@ -81,13 +81,14 @@ impl Guard {
     #[cold]
     #[inline(never)]
     fn enter_slow(callsite: &'static Callsite) -> Guard {
-        let Some(hot) = thread::prepare() else {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
             return Guard::INERT;
         };
         let id = callsite.id(CallsiteKind::Sync);
         // SAFETY: owner thread; the only frame reference alive here.
         let parent = unsafe { frame::top(hot) };
-        let to = frame::resolve(hot, parent.path(), id);
+        let to = frame::find_nested(hot, parent.path(), id)
+            .unwrap_or_else(|| frame::resolve(hot, parent.path(), id));
         let timed = frame::decide_timed(hot, to.np.node, parent);
         match frame::push(hot, to, timed) {
             Some((_, depth)) => Guard { depth },
