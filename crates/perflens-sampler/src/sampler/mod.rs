@@ -92,6 +92,15 @@ pub(crate) fn thread_cpu_ns(tid: i32) -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// Whether thread `tid` of process `pid` still exists. `tgkill` with
+/// signal 0 sends nothing, it only looks the thread up; an exited thread
+/// is gone at once (the kernel reaps threads as they exit).
+fn thread_alive(pid: i32, tid: i32) -> bool {
+    // SAFETY: signal 0 delivers nothing; the call only checks the thread.
+    let rc = unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, 0) };
+    rc == 0 || last_err().raw_os_error() != Some(libc::ESRCH)
+}
+
 fn last_err() -> io::Error {
     io::Error::last_os_error()
 }

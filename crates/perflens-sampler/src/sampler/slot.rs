@@ -23,8 +23,8 @@ use std::sync::atomic::{
 
 use super::session::{Session, Shared};
 use super::sources::{self, SOURCE_NONE, SOURCE_PERF};
-use super::thread_cpu_ns;
 use super::watcher::thread_name;
+use super::{thread_alive, thread_cpu_ns};
 use crate::arch::{self, UnwindCache};
 use crate::modules::MapsSnapshot;
 use crate::snapshot::ThreadEntry;
@@ -258,9 +258,14 @@ impl Session {
         let measured = thread_cpu_ns(tid);
         slot.live.store(false, Ordering::SeqCst);
         // A handler already past the `live` check on that thread finishes
-        // its push (it runs on the thread itself; an exited thread runs
-        // none). Wait for it before draining and releasing the maps.
-        while slot.busy.load(Ordering::SeqCst) && !exited {
+        // its push and its reads of the source handle, ring, cache and
+        // maps. Wait for it before releasing any of them, whether or not
+        // the thread is said to have exited: only a thread the kernel no
+        // longer knows runs no handler.
+        while slot.busy.load(Ordering::SeqCst) {
+            if !thread_alive(self.pid, tid) {
+                break;
+            }
             std::thread::yield_now();
         }
         sources::release(source, handle);

@@ -7,8 +7,8 @@
 //!
 //! Ownership: the watcher borrows the session (a raw pointer that
 //! `Running` keeps alive until it has joined the watcher) and does all its
-//! work under the session's mutex, so it never races `arm_current_thread`,
-//! a snapshot or `stop`. It drops a slot's maps snapshot once the slot's
+//! work under the session's mutex, listing the threads included, so it
+//! never races `arm_current_thread`, a snapshot or `stop`. It drops a slot's maps snapshot once the slot's
 //! stack bounds are resolved; the handler stops reading the snapshot then.
 
 use std::io;
@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
 use super::session::Session;
-use super::{gettid, thread_cpu_ns};
+use super::{gettid, thread_alive, thread_cpu_ns};
 use crate::modules::{self, MapsSnapshot};
 
 /// `fn()` run first on the sampler's watcher thread (0 = none).
@@ -53,14 +53,22 @@ pub(super) fn list_tids() -> Vec<i32> {
 impl Session {
     /// One watcher pass: arm new threads, disarm exited ones, drain rings,
     /// reload modules if new ones were loaded.
+    ///
+    /// A thread is disarmed as exited only if it is missing from a listing
+    /// of `/proc/self/task` taken under the mutex, so after it was armed
+    /// (a thread armed itself between an unlocked listing and the lock
+    /// used to be taken for an exited one, its source closed under its
+    /// handler and the thread armed again with a second entry), and if the
+    /// kernel confirms it is gone: `/proc` directory reads are not atomic
+    /// snapshots, and a live thread must never be disarmed as exited.
     pub(super) fn rescan(&self) {
-        let tids = list_tids();
         let me = self.watcher_tid.load(Ordering::Relaxed);
         let mut sh = self.lock();
+        let tids = list_tids();
         let gone: Vec<usize> = sh
             .by_tid
             .iter()
-            .filter(|(t, _)| tids.binary_search(t).is_err())
+            .filter(|&(&t, _)| tids.binary_search(&t).is_err() && !thread_alive(self.pid, t))
             .map(|(_, &i)| i)
             .collect();
         for idx in gone {
