@@ -116,6 +116,7 @@ impl Session {
                 t.dropped = s.dropped.load(Ordering::Relaxed);
                 t.dropped_ns = s.dropped_ns.load(Ordering::Relaxed);
                 t.truncated = s.truncated.load(Ordering::Relaxed);
+                t.off_stack = s.off_stack.load(Ordering::Relaxed);
                 t.cpu_ns =
                     thread_cpu_ns(t.tid).map_or(t.cpu_ns, |c| c.saturating_sub(t.cpu_at_arm));
                 t.name = thread_name(t.tid);

@@ -57,6 +57,9 @@ pub(super) struct Slot {
     pub(super) dropped: AtomicU64,
     pub(super) dropped_ns: AtomicU64,
     pub(super) truncated: AtomicU64,
+    /// Samples whose stack pointer was on none of the thread's known
+    /// stacks (see `stack.rs`); also counted in `truncated`.
+    pub(super) off_stack: AtomicU64,
 }
 
 impl Slot {
@@ -81,6 +84,7 @@ impl Slot {
             dropped: AtomicU64::new(0),
             dropped_ns: AtomicU64::new(0),
             truncated: AtomicU64::new(0),
+            off_stack: AtomicU64::new(0),
         }
     }
 }
@@ -191,6 +195,7 @@ impl Session {
             &slot.dropped,
             &slot.dropped_ns,
             &slot.truncated,
+            &slot.off_stack,
         ] {
             c.store(0, Ordering::Relaxed);
         }
@@ -231,6 +236,7 @@ impl Session {
             dropped: 0,
             dropped_ns: 0,
             truncated: 0,
+            off_stack: 0,
             exited: false,
             slot: Some(idx),
             cpu_at_arm,
@@ -278,6 +284,7 @@ impl Session {
         entry.dropped = slot.dropped.load(Ordering::Relaxed);
         entry.dropped_ns = slot.dropped_ns.load(Ordering::Relaxed);
         entry.truncated = slot.truncated.load(Ordering::Relaxed);
+        entry.off_stack = slot.off_stack.load(Ordering::Relaxed);
         let cpu = match (measured, final_count) {
             (Some(m), _) => m.saturating_sub(entry.cpu_at_arm),
             (None, Some(c)) => c,
