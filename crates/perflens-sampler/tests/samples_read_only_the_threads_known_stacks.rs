@@ -182,6 +182,8 @@ fn a_thread_first_sampled_on_its_altstack_is_unwound_on_both_stacks() {
         n.contains("thread_start")
     });
     eprintln!("{th:?}: {on_alt} samples unwound on the altstack, {on_own} on the thread's stack");
+    // Exited before the final report, yet named.
+    assert_eq!(th.name, "altstack");
     let expected = th.cpu_ns as f64 / 1e6;
     assert!(th.samples as f64 >= 0.85 * expected, "{th:?}");
     // About half the CPU time each; nearly every sample fully unwound.

@@ -26,7 +26,7 @@ use std::time::{Instant, SystemTime};
 use super::handler::{IN_HANDLERS, install_handler, trap_delivery};
 use super::slot::{Slot, SlotOwned};
 use super::stack::current_stack_bounds;
-use super::watcher::{self, list_tids, thread_name};
+use super::watcher::{self, list_tids, refresh_name};
 use super::{Config, gettid, thread_cpu_ns};
 use crate::Error;
 use crate::arch::{self, Unwinder};
@@ -119,7 +119,7 @@ impl Session {
                 t.off_stack = s.off_stack.load(Ordering::Relaxed);
                 t.cpu_ns =
                     thread_cpu_ns(t.tid).map_or(t.cpu_ns, |c| c.saturating_sub(t.cpu_at_arm));
-                t.name = thread_name(t.tid);
+                refresh_name(&mut t.name, t.tid);
             }
         }
         let mut modules: Vec<ModuleInfo> = Vec::new();

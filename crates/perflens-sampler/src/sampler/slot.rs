@@ -23,7 +23,7 @@ use std::sync::atomic::{
 
 use super::session::{Session, Shared};
 use super::sources::{self, SOURCE_NONE, SOURCE_PERF};
-use super::watcher::thread_name;
+use super::watcher::{refresh_name, thread_name};
 use super::{thread_alive, thread_cpu_ns};
 use crate::arch::{self, UnwindCache};
 use crate::modules::MapsSnapshot;
@@ -151,7 +151,7 @@ impl Session {
                 s.stack_lo.store(lo, Ordering::Relaxed);
                 s.stack_hi.store(hi, Ordering::Release);
                 let e = sh.owned[idx].entry;
-                sh.threads[e].name = thread_name(tid);
+                refresh_name(&mut sh.threads[e].name, tid);
             }
             return Ok(());
         }
@@ -292,11 +292,9 @@ impl Session {
         };
         entry.cpu_ns = cpu;
         entry.exited = exited;
-        entry.name = if exited {
-            entry.name.clone()
-        } else {
-            thread_name(tid)
-        };
+        if !exited {
+            refresh_name(&mut entry.name, tid);
+        }
         entry.slot = None;
         sh.by_tid.remove(&tid);
         slot.maps.store(std::ptr::null_mut(), Ordering::Relaxed);

@@ -31,10 +31,23 @@ pub fn set_watcher_start_hook(f: fn()) {
     WATCHER_START_HOOK.store(f as usize, Ordering::Release);
 }
 
+/// Thread `tid`'s name (`thread-<tid>` if it cannot be read).
 pub(super) fn thread_name(tid: i32) -> String {
+    read_name(tid).unwrap_or_else(|| format!("thread-{tid}"))
+}
+
+/// Re-reads thread `tid`'s name into `name`; keeps the name it has if the
+/// thread is gone (an exited thread keeps its last name).
+pub(super) fn refresh_name(name: &mut String, tid: i32) {
+    if let Some(n) = read_name(tid) {
+        *name = n;
+    }
+}
+
+fn read_name(tid: i32) -> Option<String> {
     std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+        .ok()
         .map(|s| s.trim_end().to_string())
-        .unwrap_or_else(|_| format!("thread-{tid}"))
 }
 
 pub(super) fn list_tids() -> Vec<i32> {
@@ -96,7 +109,7 @@ impl Session {
             let e = sh.owned[idx].entry;
             if pass.wrapping_sub(sh.threads[e].armed_pass) < 20 || pass.is_multiple_of(100) {
                 let tid = sh.threads[e].tid;
-                sh.threads[e].name = thread_name(tid);
+                refresh_name(&mut sh.threads[e].name, tid);
             }
             // Release the maps snapshot once the bounds are resolved.
             if self.slots[idx].stack_hi.load(Ordering::Acquire) != 0 && sh.owned[idx].maps.is_some()
