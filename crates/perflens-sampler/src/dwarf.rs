@@ -1581,6 +1581,7 @@ mod tests {
     /// over the test binary, with the lazy reader or with addr2line, and
     /// prints by how much that raised the peak resident set.
     #[test]
+    #[ignore = "child helper"]
     fn rss_child() {
         let Ok(mode) = std::env::var(RSS_MODE) else {
             return;
@@ -1620,6 +1621,7 @@ mod tests {
     fn measure(mode: &str) -> (u64, usize) {
         let out = std::process::Command::new(exe())
             .args([
+                "--ignored",
                 "--exact",
                 "dwarf::tests::rss_child",
                 "--nocapture",

@@ -7,8 +7,10 @@ use std::ops::{Deref, Range};
 use std::path::PathBuf;
 
 /// A byte range of loaded, read-only module memory (`.eh_frame_hdr`,
-/// `.eh_frame`, the executable segment). The modules are pinned with
-/// `dlopen(RTLD_NOLOAD)` for the whole session, so the memory stays mapped.
+/// `.eh_frame`, the executable segment). Only modules that cannot be
+/// unloaded get one: the executable, the vDSO, and shared objects pinned
+/// with `dlopen(RTLD_NOLOAD)` for the whole session, so the memory stays
+/// mapped.
 #[derive(Clone, Copy)]
 pub(crate) struct MemBytes {
     ptr: *const u8,
@@ -143,8 +145,9 @@ struct Raw {
 }
 
 #[cfg(target_os = "linux")]
-/// Enumerates the loaded modules and pins the shared objects.
-pub(crate) fn load_modules() -> ModuleSet {
+/// The loaded objects as `dl_iterate_phdr` reports them (names and
+/// program headers copied out; no module memory is read).
+fn iterate() -> Vec<Raw> {
     unsafe extern "C" fn cb(
         info: *mut libc::dl_phdr_info,
         _size: libc::size_t,
@@ -175,34 +178,106 @@ pub(crate) fn load_modules() -> ModuleSet {
     let mut raws: Vec<Raw> = Vec::new();
     // SAFETY: the callback only appends to `raws`, which outlives the call.
     unsafe { libc::dl_iterate_phdr(Some(cb), &mut raws as *mut Vec<Raw> as *mut libc::c_void) };
-    let adds = raws.first().map_or(0, |r| r.adds);
+    raws
+}
+
+#[cfg(target_os = "linux")]
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// The executable: loaded for the life of the process.
+    Exe,
+    /// The vDSO: mapped by the kernel for the life of the process.
+    Vdso,
+    /// A shared object: can be unloaded unless pinned.
+    Shared,
+}
+
+#[cfg(target_os = "linux")]
+fn kind(i: usize, raw: &Raw) -> Option<Kind> {
+    if i == 0 && raw.name.is_empty() {
+        Some(Kind::Exe)
+    } else if raw.name.contains("linux-vdso") || raw.name.contains("linux-gate") {
+        Some(Kind::Vdso)
+    } else if raw.name.is_empty() {
+        None
+    } else {
+        Some(Kind::Shared)
+    }
+}
+
+#[cfg(target_os = "linux")]
+/// Takes a reference on an already loaded object with
+/// `dlopen(RTLD_NOLOAD)` (which loads nothing), so it cannot be unloaded
+/// until the handle is closed.
+fn pin_loaded(name: &CStr) -> Option<usize> {
+    // SAFETY: plain dlopen of an already loaded object with RTLD_NOLOAD:
+    // only takes a reference, loads nothing.
+    let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+    (!h.is_null()).then_some(h as usize)
+}
+
+#[cfg(target_os = "linux")]
+/// Enumerates the loaded modules and pins the shared objects.
+pub(crate) fn load_modules() -> ModuleSet {
+    load_modules_with(pin_loaded)
+}
+
+#[cfg(target_os = "linux")]
+/// [`load_modules`] with `pin` taking the references.
+///
+/// Module memory (build id note, `.eh_frame_hdr`, the unwind sections
+/// framehop reads in the signal handler) is read only for modules that
+/// cannot go away: the executable, the vDSO, and shared objects pinned
+/// here. The objects are listed, pinned, then listed again, and a shared
+/// object's memory is used only if the second listing shows it under a
+/// pinned name, so it is the very object the pin holds. A shared object
+/// that could not be pinned (being unloaded, say) keeps its name, path
+/// and address range for symbolization but no unwind data, so no
+/// unwinder ever reads its memory.
+fn load_modules_with(pin: impl Fn(&CStr) -> Option<usize>) -> ModuleSet {
+    let first = iterate();
+    // The first listing's count: an object loaded from here on makes the
+    // watcher's next `current_adds` differ and reload (and pin) it.
+    let adds = first.first().map_or(0, |r| r.adds);
+    let mut pins = Vec::new();
+    let mut pinned: Vec<&str> = Vec::new();
+    for (i, raw) in first.iter().enumerate() {
+        if kind(i, raw) != Some(Kind::Shared) {
+            continue;
+        }
+        if let Some(h) = std::ffi::CString::new(raw.name.clone())
+            .ok()
+            .and_then(|c| pin(&c))
+        {
+            pins.push(h);
+            pinned.push(&raw.name);
+        }
+    }
+    let raws = iterate();
     let exe = std::fs::read_link("/proc/self/exe").ok();
     let mut modules = Vec::new();
-    let mut pins = Vec::new();
     for (i, raw) in raws.iter().enumerate() {
-        let Some(mut m) = module_from_raw(raw) else {
+        let Some(k) = kind(i, raw) else {
             continue;
         };
-        if i == 0 && raw.name.is_empty() {
-            m.name = exe
-                .as_ref()
-                .map_or_else(|| "[exe]".to_string(), |p| p.display().to_string());
-            m.path = exe.clone();
-        } else if raw.name.contains("linux-vdso") || raw.name.contains("linux-gate") {
-            m.name = "[vdso]".to_string();
-            m.path = None;
-        } else if raw.name.is_empty() {
+        let stays = k != Kind::Shared || pinned.contains(&raw.name.as_str());
+        let Some(mut m) = module_from_raw(raw, stays) else {
             continue;
-        } else {
-            m.name = raw.name.clone();
-            m.path = Some(PathBuf::from(&raw.name));
-            if let Ok(c) = std::ffi::CString::new(raw.name.clone()) {
-                // SAFETY: plain dlopen of an already loaded object with
-                // RTLD_NOLOAD: only takes a reference, loads nothing.
-                let h = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-                if !h.is_null() {
-                    pins.push(h as usize);
-                }
+        };
+        match k {
+            Kind::Exe => {
+                m.name = exe
+                    .as_ref()
+                    .map_or_else(|| "[exe]".to_string(), |p| p.display().to_string());
+                m.path = exe.clone();
+            }
+            Kind::Vdso => {
+                m.name = "[vdso]".to_string();
+                m.path = None;
+            }
+            Kind::Shared => {
+                m.name = raw.name.clone();
+                m.path = Some(PathBuf::from(&raw.name));
             }
         }
         modules.push(m);
@@ -215,7 +290,10 @@ pub(crate) fn load_modules() -> ModuleSet {
 }
 
 #[cfg(target_os = "linux")]
-fn module_from_raw(raw: &Raw) -> Option<ModuleInfo> {
+/// The module `raw` describes. `read_memory`: the module cannot be
+/// unloaded, so its build id and unwind sections are read from memory;
+/// otherwise only the program headers (copied out) are used.
+fn module_from_raw(raw: &Raw, read_memory: bool) -> Option<ModuleInfo> {
     let mut lo = u64::MAX;
     let mut hi = 0u64;
     let mut file_offset = 0;
@@ -256,6 +334,9 @@ fn module_from_raw(raw: &Raw) -> Option<ModuleInfo> {
         eh_frame_hdr_svma: None,
         eh_frame_svma: None,
     };
+    if !read_memory {
+        return Some(m);
+    }
     for n in &notes {
         if let Some(id) = find_build_id(&m.mem(n)) {
             m.build_id = id;
@@ -391,6 +472,35 @@ mod tests {
         let here = finds_own_modules_with_unwind_info as *const () as usize as u64;
         assert!(set.modules.iter().any(|m| m.contains(here)));
         assert!(exe.framehop_module().is_some());
+    }
+
+    #[test]
+    fn a_module_that_cannot_be_pinned_keeps_no_unwind_data() {
+        let set = load_modules_with(|_| None);
+        assert!(set.pins.is_empty());
+        let exe = &set.modules[0];
+        assert!(exe.framehop_module().is_some(), "{exe:?}");
+        let shared: Vec<_> = set
+            .modules
+            .iter()
+            .filter(|m| m.path.is_some() && m.name != exe.name)
+            .collect();
+        assert!(!shared.is_empty(), "the test binary links shared objects");
+        for m in shared {
+            assert!(m.framehop_module().is_none(), "{m:?}");
+            assert!(m.eh_frame_svma.is_none() && m.build_id.is_empty(), "{m:?}");
+            assert!(m.avma.start < m.avma.end, "kept for symbolization: {m:?}");
+        }
+        // Pinned, the same objects keep their unwind data.
+        let set = load_modules();
+        assert!(!set.pins.is_empty());
+        assert!(
+            set.modules[1..]
+                .iter()
+                .any(|m| m.framehop_module().is_some()),
+            "{:?}",
+            set.modules
+        );
     }
 
     #[test]

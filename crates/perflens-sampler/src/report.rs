@@ -88,6 +88,11 @@ pub struct ThreadReport {
     pub dropped: u64,
     /// Samples whose stack could not be walked (only the leaf was kept).
     pub truncated: u64,
+    /// Of the `truncated` samples, those taken while the thread's stack
+    /// pointer was on none of its known stacks (its own stack, its current
+    /// alternate signal stack), e.g. on a coroutine's stack: no stack
+    /// memory is read for them.
+    pub off_stack: u64,
     /// The thread exited during the session.
     pub exited: bool,
 }
@@ -256,6 +261,7 @@ impl<'a> ReportBuilder<'a> {
                 cpu_ns: t.cpu_ns,
                 dropped: t.dropped,
                 truncated: t.truncated,
+                off_stack: t.off_stack,
                 exited: t.exited,
             })
             .collect();

@@ -18,6 +18,7 @@ pub(crate) struct ThreadEntry {
     pub dropped: u64,
     pub dropped_ns: u64,
     pub truncated: u64,
+    pub off_stack: u64,
     pub exited: bool,
     pub(crate) slot: Option<usize>,
     pub(crate) cpu_at_arm: u64,

@@ -75,9 +75,13 @@ fn the_handler_duration_histogram_counts_every_run() {
         median <= p99 && median > 0,
         "median {median} ns, p99 {p99} ns"
     );
-    // The mean lies within the histogram's range.
+    // The mean lies within the histogram's range, unless some run fell in
+    // its last, open-ended bucket (a handler preempted on a loaded
+    // machine takes milliseconds of wall time).
     let mean = report.handler_ns / report.handler_calls;
-    assert!(mean <= report.handler_quantile_ns(1.0).unwrap());
+    if report.handler_hist.last() == Some(&0) {
+        assert!(mean <= report.handler_quantile_ns(1.0).unwrap());
+    }
     eprintln!("handler: median {median} ns, p99 {p99} ns, mean {mean} ns");
 }
 

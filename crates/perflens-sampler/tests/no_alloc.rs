@@ -1,5 +1,6 @@
 //! The signal handler allocates nothing: a counting global allocator
-//! records allocations made while the sampler's handler runs.
+//! records allocations made while the sampler's handler runs, on a
+//! thread's own stack and on an alternate signal stack.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
@@ -68,6 +69,41 @@ fn busy_allocating(cpu: Duration) {
     }
 }
 
+/// SIGUSR1 handler (on the altstack): burns CPU without allocating.
+extern "C" fn on_usr1(_: libc::c_int) {
+    std::hint::black_box(busy_for(Duration::from_millis(100)));
+}
+
+/// Runs `on_usr1` on an alternate signal stack of this thread.
+fn burn_on_altstack() {
+    const ALT: usize = 256 * 1024;
+    let alt = vec![0u8; ALT].into_boxed_slice();
+    let ss = libc::stack_t {
+        ss_sp: alt.as_ptr() as *mut libc::c_void,
+        ss_flags: 0,
+        ss_size: ALT,
+    };
+    // SAFETY: installing a plain handler that runs on the altstack, and
+    // an altstack that stays alive (and unused elsewhere) until it is
+    // disabled below.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_usr1 as *const () as usize;
+        sa.sa_flags = libc::SA_ONSTACK;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
+        assert_eq!(libc::sigaltstack(&ss, std::ptr::null_mut()), 0);
+        assert_eq!(libc::raise(libc::SIGUSR1), 0);
+        let off = libc::stack_t {
+            ss_sp: std::ptr::null_mut(),
+            ss_flags: libc::SS_DISABLE,
+            ss_size: 0,
+        };
+        assert_eq!(libc::sigaltstack(&off, std::ptr::null_mut()), 0);
+    }
+    drop(alt);
+}
+
 #[test]
 fn handler_allocates_nothing_at_4000_hz() {
     let _s = serial();
@@ -76,7 +112,12 @@ fn handler_allocates_nothing_at_4000_hz() {
         .frequency(4000)
         .build()
         .expect("start");
-    let t = std::thread::spawn(|| busy_allocating(Duration::from_millis(400)));
+    // Armed by the watcher (its own stack is found on its first sample),
+    // then sampled on an alternate signal stack too.
+    let t = std::thread::spawn(|| {
+        busy_allocating(Duration::from_millis(400));
+        burn_on_altstack();
+    });
     busy_allocating(Duration::from_millis(400));
     t.join().unwrap();
     let report = guard.stop().build().expect("report");

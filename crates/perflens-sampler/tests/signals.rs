@@ -23,12 +23,19 @@ fn sample(builder: ProfilerGuardBuilder) -> (i32, u64, f64) {
     (t.signal, t.samples, expected)
 }
 
-/// Runs test `name` of this binary in a child process with `env`.
+/// Runs the child helper `name` (an ignored test of this binary) in a
+/// child process with `env`.
 fn child(name: &str, env: &[(&str, &str)]) -> Output {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", name, "--nocapture", "--test-threads=1"])
-        .env("PERFLENS_SAMPLER_CHILD", "1")
-        .env_remove("PERFLENS_CPU_SIGNAL");
+    cmd.args([
+        "--ignored",
+        "--exact",
+        name,
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env("PERFLENS_SAMPLER_CHILD", "1")
+    .env_remove("PERFLENS_CPU_SIGNAL");
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -39,15 +46,14 @@ fn text(out: &Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
 }
 
+/// Child helpers are ignored tests that the parent tests run with
+/// `--ignored --exact`; run any other way they do nothing.
 fn in_child() -> bool {
     std::env::var_os("PERFLENS_SAMPLER_CHILD").is_some()
 }
 
 #[test]
 fn perf_events_deliver_sigtrap_by_default() {
-    if in_child() {
-        return;
-    }
     let _s = serial();
     let (sig, got, expected) = sample(ProfilerGuardBuilder::default());
     assert_eq!(sig, libc::SIGTRAP);
@@ -56,9 +62,6 @@ fn perf_events_deliver_sigtrap_by_default() {
 
 #[test]
 fn a_configured_signal_is_used_instead() {
-    if in_child() {
-        return;
-    }
     let _s = serial();
     let rt = libc::SIGRTMIN() + 5;
     let (sig, got, expected) = sample(ProfilerGuardBuilder::default().signal(rt));
@@ -67,6 +70,7 @@ fn a_configured_signal_is_used_instead() {
 }
 
 #[test]
+#[ignore = "child helper"]
 fn child_env_signal() {
     if !in_child() {
         return;
@@ -80,9 +84,6 @@ fn child_env_signal() {
 
 #[test]
 fn the_environment_chooses_the_signal() {
-    if in_child() {
-        return;
-    }
     // Children burn CPU: not while another test counts samples.
     let _s = serial();
     let out = child("child_env_signal", &[("PERFLENS_CPU_SIGNAL", "SIGRTMIN+6")]);
@@ -100,6 +101,7 @@ fn the_environment_chooses_the_signal() {
 
 /// Starts a session, then raises SIGTRAP as a breakpoint would.
 #[test]
+#[ignore = "child helper"]
 fn child_raise_sigtrap() {
     if !in_child() {
         return;
@@ -122,9 +124,6 @@ fn child_raise_sigtrap() {
 
 #[test]
 fn a_foreign_sigtrap_keeps_its_default_action() {
-    if in_child() {
-        return;
-    }
     // Children burn CPU: not while another test counts samples.
     let _s = serial();
     let out = child("child_raise_sigtrap", &[]);
@@ -135,9 +134,6 @@ fn a_foreign_sigtrap_keeps_its_default_action() {
 
 #[test]
 fn an_ignored_sigtrap_stays_ignored() {
-    if in_child() {
-        return;
-    }
     // Children burn CPU: not while another test counts samples.
     let _s = serial();
     let out = child(
@@ -161,6 +157,7 @@ extern "C" fn user_trap(_: libc::c_int) {
 /// The program has its own SIGTRAP handler: it keeps it, and sampling
 /// uses the real-time signal.
 #[test]
+#[ignore = "child helper"]
 fn child_user_handler() {
     if !in_child() {
         return;
@@ -178,9 +175,6 @@ fn child_user_handler() {
 
 #[test]
 fn a_program_handling_sigtrap_keeps_it() {
-    if in_child() {
-        return;
-    }
     // Children burn CPU: not while another test counts samples.
     let _s = serial();
     let out = child("child_user_handler", &[]);

@@ -47,6 +47,7 @@ fn forced_timer_fallback_weights_samples() {
 
 /// Child half of `env_forces_timer`: only does something when run by it.
 #[test]
+#[ignore = "child helper"]
 fn child_env_timer() {
     if std::env::var("PERFLENS_SAMPLER_CHILD").is_err() {
         return;
@@ -66,6 +67,7 @@ fn env_forces_timer() {
     let _s = serial();
     let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
+            "--ignored",
             "--exact",
             "child_env_timer",
             "--nocapture",

@@ -6,6 +6,7 @@
 //! - `Unwinder<D>`: the framehop unwinder type (allocation-free policy),
 //! - `UnwindCache`: its per-thread cache, created with `new_cache()`,
 //! - `unsafe fn regs_from_ucontext(uc) -> Regs`,
+//! - `fn thread_pointer() -> u64` (async-signal-safe),
 //! - `fn unwind(unwinder, cache, regs, read_stack, out) -> usize`.
 //!
 //! `SUPPORTED` is `false` where no such module exists; the crate still

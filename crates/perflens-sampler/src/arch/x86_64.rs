@@ -37,6 +37,24 @@ pub(crate) unsafe fn regs_from_ucontext(uc: *mut c_void) -> Regs {
     }
 }
 
+/// The calling thread's thread pointer (the `%fs` base): the address of
+/// its thread control block. Async-signal-safe (one load, no syscall).
+#[inline(always)]
+pub(crate) fn thread_pointer() -> u64 {
+    let tp: u64;
+    // SAFETY: the x86_64 TLS ABI keeps the thread pointer itself in the
+    // first word of the thread control block, at `%fs:0`; reading it has
+    // no side effects.
+    unsafe {
+        core::arch::asm!(
+            "mov {}, qword ptr fs:[0]",
+            out(reg) tp,
+            options(nostack, readonly, preserves_flags)
+        )
+    };
+    tp
+}
+
 /// Unwinds from `regs` into `out` (first entry: the interrupted pc, then
 /// return addresses). Returns the number of addresses written. Stops at the
 /// first error (unreadable stack, unknown code): what was found is kept.

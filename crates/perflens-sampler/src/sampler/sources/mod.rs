@@ -1,0 +1,106 @@
+//! Per-thread sampling sources: what makes a thread's samples happen.
+//!
+//! Each armed thread has exactly one source, recorded in its slot as
+//! `source` (which kind) and `handle` (perf fd or kernel timer id). The
+//! slot owns the handle: [`Session::open_source`] creates it disabled
+//! before the thread is published, [`enable`] starts it once the slot is
+//! ready, the thread's own handler reads it ([`Session::sample_weight`]),
+//! and `disarm` stops it ([`stop`]) and releases it ([`release`]) once no
+//! handler can be using it any more.
+
+mod perf;
+mod timer;
+
+use std::io;
+use std::sync::atomic::Ordering;
+
+pub(super) use perf::{Delivery, is_our_trap};
+
+use super::session::Session;
+use super::slot::Slot;
+use crate::SourcePreference;
+
+pub(super) const SOURCE_NONE: u8 = 0;
+pub(super) const SOURCE_PERF: u8 = 1;
+pub(super) const SOURCE_TIMER: u8 = 2;
+
+impl Session {
+    /// Opens the configured source for thread `tid`, disabled: nothing
+    /// fires until [`enable`]. Returns the kind, the handle and the signal
+    /// its samples will arrive with.
+    pub(super) fn open_source(&self, tid: i32) -> (u8, io::Result<i32>, i32) {
+        let sig = self.cfg.signal;
+        let perf = || {
+            if self.trap_ok.load(Ordering::Relaxed) {
+                match perf::open_perf(tid, self.period_ns, Delivery::Trap) {
+                    Ok(fd) => return (Ok(fd), libc::SIGTRAP),
+                    // A kernel before 5.13 (no sigtrap): stop trying.
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::E2BIG)) => {
+                        self.trap_ok.store(false, Ordering::Relaxed)
+                    }
+                    Err(_) => {}
+                }
+            }
+            (
+                perf::open_perf(tid, self.period_ns, Delivery::Signal(sig)),
+                sig,
+            )
+        };
+        match self.cfg.source {
+            SourcePreference::Timer => (SOURCE_TIMER, timer::open_timer(tid, sig), sig),
+            SourcePreference::PerfEvent => {
+                let (h, s) = perf();
+                (SOURCE_PERF, h, s)
+            }
+            SourcePreference::Auto => match perf() {
+                (Ok(fd), s) => (SOURCE_PERF, Ok(fd), s),
+                (Err(_), _) => (SOURCE_TIMER, timer::open_timer(tid, sig), sig),
+            },
+        }
+    }
+
+    /// The CPU time (ns) the current sample stands for. Signal path:
+    /// one `read` or one `timer_getoverrun`.
+    pub(super) fn sample_weight(&self, slot: &Slot) -> u64 {
+        let handle = slot.handle.load(Ordering::Relaxed);
+        match slot.source.load(Ordering::Relaxed) {
+            SOURCE_PERF => match perf::perf_read(handle as i32) {
+                Some(v) => v.saturating_sub(slot.last_count.swap(v, Ordering::Relaxed)),
+                None => self.period_ns,
+            },
+            _ => timer::timer_periods(handle as i32) * self.period_ns,
+        }
+    }
+}
+
+/// Starts a source opened by [`Session::open_source`].
+pub(super) fn enable(source: u8, handle: i32, period_ns: u64) -> io::Result<()> {
+    if source == SOURCE_PERF {
+        perf::perf_enable(handle)
+    } else {
+        timer::timer_set(handle, period_ns)
+    }
+}
+
+/// Stops a source: no further signals are sent for it (one may still be
+/// pending). A timer is deleted here; a perf event is disabled and its
+/// final count returned, and its fd stays open until [`release`].
+pub(super) fn stop(source: u8, handle: i32) -> Option<u64> {
+    if source == SOURCE_PERF {
+        perf::perf_disable(handle);
+        perf::perf_read(handle)
+    } else {
+        if source == SOURCE_TIMER {
+            timer::timer_delete(handle);
+        }
+        None
+    }
+}
+
+/// Releases what [`stop`] left: the perf event's fd. Call only when no
+/// handler can read the handle any more.
+pub(super) fn release(source: u8, handle: i32) {
+    if source == SOURCE_PERF {
+        perf::perf_close(handle);
+    }
+}

@@ -1,0 +1,154 @@
+//! The watcher: one thread per session that keeps the set of armed
+//! threads equal to the process's threads and moves samples out of the
+//! rings. Every `rescan` interval it arms threads that appeared, disarms
+//! threads that exited, drains every ring into the aggregate, re-reads
+//! the names of recently armed threads, and reloads the unwinder when new
+//! modules were loaded.
+//!
+//! Ownership: the watcher borrows the session (a raw pointer that
+//! `Running` keeps alive until it has joined the watcher) and does all its
+//! work under the session's mutex, listing the threads included, so it
+//! never races `arm_current_thread`, a snapshot or `stop`. It drops a slot's maps snapshot once the slot's
+//! stack bounds are resolved; the handler stops reading the snapshot then.
+
+use std::io;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread::JoinHandle;
+
+use super::session::Session;
+use super::{gettid, thread_alive, thread_cpu_ns};
+use crate::modules::{self, MapsSnapshot};
+
+/// `fn()` run first on the sampler's watcher thread (0 = none).
+static WATCHER_START_HOOK: AtomicUsize = AtomicUsize::new(0);
+
+/// Runs `f` at the start of every session's watcher thread, before it
+/// does anything else: a runtime can use it to leave that thread out of
+/// its own accounting (perflens does not count the sampler's
+/// allocations as the program's).
+pub fn set_watcher_start_hook(f: fn()) {
+    WATCHER_START_HOOK.store(f as usize, Ordering::Release);
+}
+
+/// Thread `tid`'s name (`thread-<tid>` if it cannot be read).
+pub(super) fn thread_name(tid: i32) -> String {
+    read_name(tid).unwrap_or_else(|| format!("thread-{tid}"))
+}
+
+/// Re-reads thread `tid`'s name into `name`; keeps the name it has if the
+/// thread is gone (an exited thread keeps its last name).
+pub(super) fn refresh_name(name: &mut String, tid: i32) {
+    if let Some(n) = read_name(tid) {
+        *name = n;
+    }
+}
+
+fn read_name(tid: i32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
+        .ok()
+        .map(|s| s.trim_end().to_string())
+}
+
+pub(super) fn list_tids() -> Vec<i32> {
+    let mut out = Vec::new();
+    if let Ok(rd) = std::fs::read_dir("/proc/self/task") {
+        for e in rd.flatten() {
+            if let Some(t) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
+                out.push(t);
+            }
+        }
+    }
+    out.sort_unstable();
+    out
+}
+
+impl Session {
+    /// One watcher pass: arm new threads, disarm exited ones, drain rings,
+    /// reload modules if new ones were loaded.
+    ///
+    /// A thread is disarmed as exited only if it is missing from a listing
+    /// of `/proc/self/task` taken under the mutex, so after it was armed
+    /// (a thread armed itself between an unlocked listing and the lock
+    /// used to be taken for an exited one, its source closed under its
+    /// handler and the thread armed again with a second entry), and if the
+    /// kernel confirms it is gone: `/proc` directory reads are not atomic
+    /// snapshots, and a live thread must never be disarmed as exited.
+    pub(super) fn rescan(&self) {
+        let me = self.watcher_tid.load(Ordering::Relaxed);
+        let mut sh = self.lock();
+        let tids = list_tids();
+        let gone: Vec<usize> = sh
+            .by_tid
+            .iter()
+            .filter(|&(&t, _)| tids.binary_search(&t).is_err() && !thread_alive(self.pid, t))
+            .map(|(_, &i)| i)
+            .collect();
+        for idx in gone {
+            self.disarm(&mut sh, idx, true);
+        }
+        let new: Vec<i32> = tids
+            .iter()
+            .copied()
+            .filter(|t| *t != me && !sh.by_tid.contains_key(t))
+            .collect();
+        if !new.is_empty() {
+            let maps = Arc::new(MapsSnapshot::read());
+            for tid in new {
+                let _ = self.arm(&mut sh, tid, None, Some(&maps));
+            }
+        }
+        let live: Vec<usize> = sh.by_tid.values().copied().collect();
+        let pass = self.passes.fetch_add(1, Ordering::Relaxed);
+        for idx in live {
+            self.drain(&mut sh, idx);
+            // Threads name themselves after they start (std does so before
+            // running user code): re-read names of recently armed threads
+            // every pass and of all threads every 100 passes, so exited
+            // threads keep their final name.
+            let e = sh.owned[idx].entry;
+            if pass.wrapping_sub(sh.threads[e].armed_pass) < 20 || pass.is_multiple_of(100) {
+                let tid = sh.threads[e].tid;
+                refresh_name(&mut sh.threads[e].name, tid);
+            }
+            // Release the maps snapshot once the bounds are resolved.
+            if self.slots[idx].stack_hi.load(Ordering::Acquire) != 0 && sh.owned[idx].maps.is_some()
+            {
+                self.slots[idx]
+                    .maps
+                    .store(std::ptr::null_mut(), Ordering::Release);
+                sh.owned[idx].maps = None;
+            }
+        }
+        let adds = sh.module_sets.last().map_or(0, |m| m.adds);
+        if modules::current_adds() != adds {
+            self.reload_modules(&mut sh);
+        }
+    }
+}
+
+/// Starts the watcher thread of `session`, which must stay allocated until
+/// the thread is joined (it runs until `session.stop` is set).
+pub(super) fn spawn(session: &Session) -> io::Result<JoinHandle<()>> {
+    let addr = session as *const Session as usize;
+    std::thread::Builder::new()
+        .name("perflens-sampler".into())
+        .spawn(move || {
+            let hook = WATCHER_START_HOOK.load(Ordering::Acquire);
+            if hook != 0 {
+                // SAFETY: only `set_watcher_start_hook` stores here,
+                // and it stores a `fn()`.
+                let f: fn() = unsafe { std::mem::transmute::<usize, fn()>(hook) };
+                f();
+            }
+            // SAFETY: the session outlives the watcher (joined in drop).
+            let s: &Session = unsafe { &*(addr as *const Session) };
+            s.watcher_tid.store(gettid(), Ordering::Relaxed);
+            while !s.stop.load(Ordering::Acquire) {
+                s.rescan();
+                std::thread::park_timeout(s.cfg.rescan);
+            }
+            let cpu = thread_cpu_ns(gettid()).unwrap_or(0);
+            s.watcher_cpu_ns.store(cpu, Ordering::Release);
+        })
+}
