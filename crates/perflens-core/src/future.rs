@@ -49,6 +49,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         acc: Polls::default(),
     };
     let Some(hot) = thread::active().or_else(thread::prepare) else {
+        thread::count_unrecorded();
         return w;
     };
     let id = callsite.id(CallsiteKind::Async);

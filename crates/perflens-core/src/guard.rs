@@ -82,6 +82,7 @@ impl Guard {
     #[inline(never)]
     fn enter_slow(callsite: &'static Callsite) -> Guard {
         let Some(hot) = thread::active().or_else(thread::prepare) else {
+            thread::count_unrecorded();
             return Guard::INERT;
         };
         let id = callsite.id(CallsiteKind::Sync);

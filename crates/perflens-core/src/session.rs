@@ -276,6 +276,7 @@ impl Recording {
             threads,
             path_capacity: paths::capacity(),
             overflow_paths: paths::overflowed(),
+            unrecorded_calls: thread::unrecorded(),
         }
     }
 }

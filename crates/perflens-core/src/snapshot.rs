@@ -230,6 +230,9 @@ pub struct RawSnapshot {
     /// Calls whose path could not be registered because the path table
     /// was full (they are counted under the overflow node).
     pub overflow_paths: u64,
+    /// Measured calls and futures made on threads that could get no
+    /// memory for their tree (address space exhausted): not recorded.
+    pub unrecorded_calls: u64,
     /// Allocation summary, `None` when the counting allocator is not
     /// installed (then every allocation field is 0).
     pub alloc: Option<AllocSummary>,

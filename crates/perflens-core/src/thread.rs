@@ -60,9 +60,13 @@ pub(crate) struct Hot {
     pub table_mask: u32,
     pub sample_every: u32,
     /// Nesting of [`Internal`] sections.
-    pub internal: u16,
+    pub internal: u8,
     /// 1 once the thread's exit hook ran: nothing is recorded any more.
-    pub exited: u16,
+    pub exited: u8,
+    /// [`no_memory_tag`] of the session in which this thread could not
+    /// get memory for a block (0: none): it does not retry in that
+    /// session, and its calls are counted as unrecorded.
+    pub no_memory: u16,
     /// Frame 0; the block header sits at a fixed offset before it.
     pub frames: *mut Frame,
     pub table: *mut Slot,
@@ -84,6 +88,7 @@ impl Hot {
         sample_every: 1,
         internal: 0,
         exited: 0,
+        no_memory: 0,
         frames: std::ptr::null_mut(),
         table: std::ptr::null_mut(),
         nodes: std::ptr::null_mut(),
@@ -231,7 +236,7 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
     if hot.epoch == epoch {
         return Some(hot);
     }
-    if hot.exited != 0 {
+    if hot.exited != 0 || hot.no_memory == no_memory_tag(epoch) {
         return None;
     }
     // Registering and resetting allocate: not counted.
@@ -241,13 +246,24 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
         stack_cap_for_current_thread(),
     );
     let block = if !hot.has_block() {
-        Block(create_for_current_thread(layout)?)
+        // Learn about thread exit; fails once the thread is being torn
+        // down, in which case nothing is recorded for it from now on.
+        if EXIT_HOOK.try_with(|_| ()).is_err() {
+            hot.exited = 1;
+            return None;
+        }
+        create_for_current_thread(layout)
     } else if !fits(hot.block(), layout) {
         // An earlier session's block with other capacities: this
-        // session's settings apply to every thread.
-        Block(replace_for_current_thread(hot.block(), layout)?)
+        // session's settings apply to every thread. Without memory for
+        // a new one, the old one still serves.
+        replace_for_current_thread(hot.block(), layout).or(Some(hot.block().0))
     } else {
-        hot.block()
+        Some(hot.block().0)
+    };
+    let Some(block) = block.map(Block) else {
+        hot.no_memory = no_memory_tag(epoch);
+        return None;
     };
     if block.header().epoch.load(Ordering::Relaxed) != epoch {
         block.reset(
@@ -324,19 +340,60 @@ fn current_stack_size() -> Option<usize> {
     None
 }
 
+/// Session `epoch` as [`Hot::no_memory`] holds it: never 0 (epochs are
+/// even). It wraps after 32,768 sessions, when a thread that had no
+/// memory then may skip one retry.
+fn no_memory_tag(epoch: u32) -> u16 {
+    epoch as u16 | 1
+}
+
+/// Calls made during this session on threads that could get no memory
+/// for a block (the address space is exhausted): not recorded, counted.
+static UNRECORDED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a measured call (or future) that found no block for the
+/// current thread, when the reason is that there was no memory for one.
+/// Only ever called on that rare path, so the shared counter costs the
+/// common case nothing.
+#[cold]
+pub(crate) fn count_unrecorded() {
+    let epoch = EPOCH.load(Ordering::Relaxed);
+    // SAFETY: owner thread; a read of a plain field.
+    let no_memory = unsafe { (*hot()).no_memory };
+    if epoch & 1 == 0 && no_memory == no_memory_tag(epoch) {
+        UNRECORDED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Calls not recorded this session for want of memory.
+pub(crate) fn unrecorded() -> u64 {
+    UNRECORDED.load(Ordering::Relaxed)
+}
+
+/// Smallest layout tried when a thread's block cannot be mapped: 64
+/// contexts and 1,024 frames, about 2 MiB.
+fn fallback(layout: Layout) -> Layout {
+    Layout::new(
+        (layout.node_cap - crate::block::INTERNAL_NODES).min(64),
+        layout.stack_cap.min(1024),
+    )
+}
+
+/// Maps a block with `layout`, or failing that (address space exhausted)
+/// a small one.
+fn create_block(layout: Layout, index: u32, tid: u64) -> Option<Block> {
+    Block::create(layout, index, tid).or_else(|| Block::create(fallback(layout), index, tid))
+}
+
 /// Gives the current thread a new block with `layout` in place of `old`,
 /// which becomes free for reuse (no reader looks at it: it holds an
 /// earlier session's data, and that session's final snapshot is taken
 /// before a new session can start).
 fn replace_for_current_thread(old: Block, layout: Layout) -> Option<*mut Header> {
     let mut reg = registry();
-    let new = take_free(
-        &mut reg,
-        layout,
-        old.header().thread_index,
-        old.header().tid,
-    )
-    .or_else(|| Block::create(layout, old.header().thread_index, old.header().tid))?;
+    let (index, tid) = (old.header().thread_index, old.header().tid);
+    let new =
+        take_free(&mut reg, layout, index, tid).or_else(|| create_block(layout, index, tid))?;
     if let Some(e) = reg.live.iter_mut().find(|e| e.block == old) {
         e.block = new;
     }
@@ -362,9 +419,6 @@ fn take_free(reg: &mut Registry, layout: Layout, index: u32, tid: u64) -> Option
 }
 
 fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
-    // Learn about thread exit; fails once the thread is being torn down,
-    // in which case nothing is recorded for it from now on.
-    EXIT_HOOK.try_with(|_| ()).ok()?;
     let name = os_thread_name();
     let tid = os_tid();
     let block = {
@@ -374,7 +428,7 @@ fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
         let recycled = take_free(&mut reg, layout, index, tid);
         let block = match recycled {
             Some(b) => b,
-            None => Block::create(layout, index, tid)?,
+            None => create_block(layout, index, tid)?,
         };
         reg.live.push(Entry { block, name });
         block
@@ -409,6 +463,7 @@ pub(crate) fn activate(epoch: u32, mode: Mode, node_cap: u32, stack_cap: u32) {
         reg.live.sort_by_key(|e| e.block.header().thread_index);
     }
     crate::alloc::reset();
+    UNRECORDED.store(0, Ordering::Relaxed);
     EPOCH.store(epoch, Ordering::Release);
 }
 

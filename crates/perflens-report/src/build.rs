@@ -292,6 +292,7 @@ impl Report {
         let dropped = Dropped {
             overflow_calls: snap.threads.iter().map(|t| t.overflow_calls).sum(),
             overflow_paths: snap.overflow_paths,
+            unrecorded_calls: snap.unrecorded_calls,
             dropped_frames: snap.threads.iter().map(|t| t.dropped_frames).sum(),
         };
         let (mode, sample_every) = match snap.mode {

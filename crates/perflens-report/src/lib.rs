@@ -72,6 +72,7 @@
 //!     }],
 //!     path_capacity: 1024,
 //!     overflow_paths: 0,
+//!     unrecorded_calls: 0,
 //!     alloc: None,
 //! };
 //!

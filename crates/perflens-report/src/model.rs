@@ -517,12 +517,19 @@ pub struct Dropped {
     /// Calls deeper than the shadow stack, not recorded (raise
     /// `PERFLENS_STACK_DEPTH`).
     pub dropped_frames: u64,
+    /// Calls made on threads that could get no memory for their call
+    /// tree (the address space was exhausted), not recorded.
+    #[serde(default)]
+    pub unrecorded_calls: u64,
 }
 
 impl Dropped {
     /// True when nothing was lost.
     pub fn is_empty(&self) -> bool {
-        self.overflow_calls == 0 && self.overflow_paths == 0 && self.dropped_frames == 0
+        self.overflow_calls == 0
+            && self.overflow_paths == 0
+            && self.dropped_frames == 0
+            && self.unrecorded_calls == 0
     }
 }
 

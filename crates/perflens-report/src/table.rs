@@ -111,20 +111,26 @@ fn warning<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         (
             d.overflow_calls,
             "found a thread's node table full and {were} counted under [overflow]",
-            "PERFLENS_NODES",
+            "raise PERFLENS_NODES",
         ),
         (
             d.overflow_paths,
             "found the path table full and {were} counted under [overflow]",
-            "PERFLENS_PATHS",
+            "raise PERFLENS_PATHS",
         ),
         (
             d.dropped_frames,
             "{were} deeper than the shadow stack and {were} not recorded",
-            "PERFLENS_STACK_DEPTH",
+            "raise PERFLENS_STACK_DEPTH",
+        ),
+        (
+            d.unrecorded_calls,
+            "{were} made on threads that could get no memory for their call tree \
+             (address space exhausted) and {were} not recorded",
+            "check `ulimit -v`, or lower PERFLENS_NODES",
         ),
     ];
-    for (n, what, var) in causes {
+    for (n, what, advice) in causes {
         if n > 0 {
             let (calls, were) = if n == 1 {
                 ("call", "was")
@@ -134,7 +140,7 @@ fn warning<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
             let what = what.replace("{were}", were);
             writeln!(
                 w,
-                "[perflens] warning: {} {calls} {what}; raise {var}.",
+                "[perflens] warning: {} {calls} {what}; {advice}.",
                 count(n)
             )?;
         }

@@ -69,6 +69,7 @@ impl SnapBuilder {
                 threads: Vec::new(),
                 path_capacity: 4096,
                 overflow_paths: 0,
+                unrecorded_calls: 0,
                 alloc: None,
             },
             callsite_of: HashMap::new(),
