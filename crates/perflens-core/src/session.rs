@@ -11,9 +11,11 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 /// Default node capacity per thread (`PERFLENS_NODES`). 1024 distinct
-/// calling contexts per thread covers every program we have profiled;
-/// the address space reserved is about 31 MiB per thread, of which only
-/// touched pages cost memory.
+/// calling contexts per thread covers every program we have profiled.
+/// The address space reserved per thread is about 45 MiB for the
+/// histograms of 1024 nodes plus four times the thread's stack size for
+/// the shadow stack (53 MiB for a thread with a 2 MiB stack), of which
+/// only touched pages cost memory.
 pub const DEFAULT_NODES: u32 = 1024;
 /// Default shadow-stack depth (`PERFLENS_STACK_DEPTH`): 0, as deep as
 /// each thread's own stack allows (its stack size / 16 frames, address
