@@ -1,0 +1,60 @@
+//! The symbolizer (lazy DWARF reader, addr2line fallback, symbol table)
+//! on arbitrary bytes as an ELF file: it answers or gives up, never
+//! panics, loops or allocates without bound.
+//!
+//! The lazy reader maps and `pread`s a file, so each input is written to
+//! a file first. The addresses looked up are those of the input's own
+//! text symbols (start and middle), which is where a report looks.
+#![no_main]
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use libfuzzer_sys::fuzz_target;
+use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+
+/// Most addresses looked up per input.
+const MAX_PROBES: usize = 64;
+
+fn scratch() -> &'static PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let dir = std::path::Path::new("/dev/shm");
+        let dir = if dir.is_dir() {
+            dir.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        };
+        dir.join(format!("perflens-fuzz-{}.elf", std::process::id()))
+    })
+}
+
+fn probes(data: &[u8]) -> Vec<u64> {
+    let mut out = vec![0, 0x1000];
+    if let Ok(file) = object::File::parse(data) {
+        if let Some(text) = file.section_by_name(".text") {
+            out.push(text.address());
+            out.push(text.address().wrapping_add(text.size() / 2));
+        }
+        for sym in file.symbols().filter(|s| s.kind() == SymbolKind::Text) {
+            if out.len() >= MAX_PROBES {
+                break;
+            }
+            out.push(sym.address());
+            out.push(sym.address().wrapping_add(sym.size() / 2));
+        }
+    }
+    out
+}
+
+fuzz_target!(|data: &[u8]| {
+    let path = scratch();
+    std::fs::write(path, data).expect("write the scratch file");
+    let probes = probes(data);
+    let frames = perflens_sampler::fuzzing::symbolize_file(path, &probes);
+    assert_eq!(frames.len(), probes.len());
+    assert!(
+        frames.iter().all(|f| !f.is_empty()),
+        "an address without a frame"
+    );
+});
