@@ -48,24 +48,8 @@ mod symbolize;
 #[cfg(feature = "criterion")]
 pub mod criterion;
 
-/// Entry points for the fuzz targets in `fuzz/`; not a stable API.
 #[doc(hidden)]
-pub mod fuzzing {
-    use std::path::Path;
-
-    use crate::Symbol;
-    use crate::modules::ModuleInfo;
-    use crate::symbolize::Symbolizer;
-
-    /// Symbolizes `probes` (addresses in the file's own address space) in
-    /// the ELF file at `path` as a report does: the lazy DWARF reader,
-    /// `addr2line` where it cannot answer, then the symbol table.
-    pub fn symbolize_file(path: &Path, probes: &[u64]) -> Vec<Vec<Symbol>> {
-        let modules = [ModuleInfo::unloaded_file(path.to_path_buf())];
-        let mut symbolizer = Symbolizer::new(&modules);
-        probes.iter().map(|&p| symbolizer.symbolize(p)).collect()
-    }
-}
+pub mod fuzzing;
 
 use std::time::Duration;
 
