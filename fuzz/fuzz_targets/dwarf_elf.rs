@@ -4,17 +4,16 @@
 //!
 //! The lazy reader maps and `pread`s a file, so each input is written to
 //! a file first. The addresses looked up are those of the input's own
-//! text symbols (start and middle), which is where a report looks.
+//! text symbols (start and middle), which is where a report looks. An
+//! input that crashed it goes to
+//! `crates/perflens-sampler/tests/data/fuzz/dwarf_elf/`, which the
+//! sampler's tests run.
 #![no_main]
 
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
-use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
-
-/// Most addresses looked up per input.
-const MAX_PROBES: usize = 64;
 
 fn scratch() -> &'static PathBuf {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
@@ -29,28 +28,10 @@ fn scratch() -> &'static PathBuf {
     })
 }
 
-fn probes(data: &[u8]) -> Vec<u64> {
-    let mut out = vec![0, 0x1000];
-    if let Ok(file) = object::File::parse(data) {
-        if let Some(text) = file.section_by_name(".text") {
-            out.push(text.address());
-            out.push(text.address().wrapping_add(text.size() / 2));
-        }
-        for sym in file.symbols().filter(|s| s.kind() == SymbolKind::Text) {
-            if out.len() >= MAX_PROBES {
-                break;
-            }
-            out.push(sym.address());
-            out.push(sym.address().wrapping_add(sym.size() / 2));
-        }
-    }
-    out
-}
-
 fuzz_target!(|data: &[u8]| {
     let path = scratch();
     std::fs::write(path, data).expect("write the scratch file");
-    let probes = probes(data);
+    let probes = perflens_sampler::fuzzing::probes(data);
     let frames = perflens_sampler::fuzzing::symbolize_file(path, &probes);
     assert_eq!(frames.len(), probes.len());
     assert!(

@@ -17,6 +17,31 @@ pub fn symbolize_file(path: &Path, probes: &[u64]) -> Vec<Vec<Symbol>> {
     probes.iter().map(|&p| symbolizer.symbolize(p)).collect()
 }
 
+/// Most addresses [`probes`] returns.
+const MAX_PROBES: usize = 64;
+
+/// The addresses the fuzz target looks up in the ELF file `data`: 0, a
+/// page in, the start and middle of `.text`, and the start and middle of
+/// text symbols (where a report looks), at most 64.
+pub fn probes(data: &[u8]) -> Vec<u64> {
+    use object::{Object, ObjectSection, ObjectSymbol, SymbolKind};
+    let mut out = vec![0, 0x1000];
+    if let Ok(file) = object::File::parse(data) {
+        if let Some(text) = file.section_by_name(".text") {
+            out.push(text.address());
+            out.push(text.address().wrapping_add(text.size() / 2));
+        }
+        for sym in file.symbols().filter(|s| s.kind() == SymbolKind::Text) {
+            if out.len() >= MAX_PROBES {
+                break;
+            }
+            out.push(sym.address());
+            out.push(sym.address().wrapping_add(sym.size() / 2));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +96,22 @@ mod tests {
             assert!(frames.iter().all(|f| !f.is_empty()));
         }
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Every input the `dwarf_elf` fuzz target crashed on (kept in
+    /// `tests/data/fuzz/dwarf_elf/`, named for the bug), as it ran it.
+    #[test]
+    fn fuzz_regressions_are_symbolized_without_panic() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/dwarf_elf");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).expect("the regression inputs") {
+            let path = entry.unwrap().path();
+            let data = std::fs::read(&path).unwrap();
+            let probes = probes(&data);
+            let frames = symbolize_file(&path, &probes);
+            assert_eq!(frames.len(), probes.len(), "{}", path.display());
+            n += 1;
+        }
+        assert!(n > 0, "no inputs in {}", dir.display());
     }
 }
