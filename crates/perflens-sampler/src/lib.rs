@@ -48,6 +48,9 @@ mod symbolize;
 #[cfg(feature = "criterion")]
 pub mod criterion;
 
+#[doc(hidden)]
+pub mod fuzzing;
+
 use std::time::Duration;
 
 pub use error::Error;

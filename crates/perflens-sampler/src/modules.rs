@@ -95,6 +95,23 @@ impl ModuleInfo {
     pub(crate) fn contains(&self, addr: u64) -> bool {
         self.avma.contains(&addr)
     }
+
+    /// The file at `path` as a module loaded at its own addresses (base 0)
+    /// and covering every address, without unwind info: for symbolizing
+    /// a file that is not loaded (the fuzz targets).
+    pub(crate) fn unloaded_file(path: PathBuf) -> ModuleInfo {
+        ModuleInfo {
+            name: path.display().to_string(),
+            path: Some(path),
+            base: 0,
+            avma: 0..u64::MAX,
+            file_offset: 0,
+            build_id: Vec::new(),
+            text_svma: None,
+            eh_frame_hdr_svma: None,
+            eh_frame_svma: None,
+        }
+    }
 }
 
 #[cfg(target_os = "linux")]

@@ -65,8 +65,9 @@ impl SymTab {
         let i = self.syms.partition_point(|s| s.0 <= probe).checked_sub(1)?;
         let (addr, size, name) = &self.syms[i];
         let next = self.syms.get(i + 1).map_or(u64::MAX, |s| s.0);
+        // `probe >= addr` here; `addr + size` may overflow in a bad file.
         let inside = if *size > 0 {
-            probe < addr + size
+            probe - addr < *size
         } else {
             probe < next
         };
@@ -345,6 +346,22 @@ mod tests {
         assert_eq!(q("helper", "app::other_helper"), None);
         assert_eq!(q("run", "app::run_fast"), None);
         assert_eq!(q("", "app::run"), None);
+    }
+
+    /// Found by the `dwarf_elf` fuzz target: a symbol whose address plus
+    /// size overflows (a mutated `.symtab`) made the lookup panic.
+    #[test]
+    fn a_symbol_reaching_past_the_address_space_is_found() {
+        let tab = SymTab {
+            syms: vec![
+                (0x1000, 0x10, "first".to_string()),
+                (u64::MAX - 8, 0x20, "last".to_string()),
+            ],
+        };
+        assert_eq!(tab.find(0x100f).as_deref(), Some("first"));
+        assert_eq!(tab.find(0x1010), None);
+        assert_eq!(tab.find(u64::MAX - 8).as_deref(), Some("last"));
+        assert_eq!(tab.find(u64::MAX).as_deref(), Some("last"));
     }
 
     #[test]
