@@ -1,4 +1,5 @@
-//! Shared by the tests that run the crate's examples.
+//! Shared by the tests: paths of the crate's examples, and in `stress`
+//! what the stress tests (alloc and CPU sampling on) inspect.
 
 use std::path::PathBuf;
 
@@ -14,3 +15,5 @@ pub fn example(name: &str) -> PathBuf {
         .join("examples")
         .join(name)
 }
+
+pub mod stress;
