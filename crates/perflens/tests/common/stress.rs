@@ -95,6 +95,19 @@ pub fn wait_for(pid: libc::pid_t, timeout: Duration) -> Result<i32, String> {
             return Ok(status);
         }
         if start.elapsed() > timeout {
+            // Where it hangs, if gdb is there to tell.
+            let stacks = Command::new("gdb")
+                .args([
+                    "-p",
+                    &pid.to_string(),
+                    "-batch",
+                    "-ex",
+                    "thread apply all bt",
+                ])
+                .output()
+                .map(|o| text(&o))
+                .unwrap_or_default();
+            eprintln!("child {pid} hangs; its threads:\n{stacks}");
             // SAFETY: killing and reaping our own child.
             unsafe {
                 libc::kill(pid, libc::SIGKILL);
