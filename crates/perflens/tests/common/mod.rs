@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 /// Path of example `name`, built by a plain `cargo test` next to the test
 /// binaries (a `--test` filter skips examples).
+#[allow(dead_code)] // the stress tests run no example
 pub fn example(name: &str) -> PathBuf {
     // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
     let exe = std::env::current_exe().unwrap();
