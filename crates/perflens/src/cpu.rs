@@ -9,9 +9,13 @@ use perflens_core::RawSnapshot;
 use perflens_report::{CpuInput, CpuThreadInput, Report};
 use perflens_sampler::{CpuSource, ProfilerGuard, ProfilerGuardBuilder};
 use std::io::Write;
+use std::sync::atomic::{AtomicI32, Ordering};
 
 /// Default sampling frequency (`PERFLENS_CPU_HZ` overrides it).
 pub const DEFAULT_HZ: u32 = 1000;
+
+/// The process the running CPU session samples (0: none).
+static SAMPLED_PID: AtomicI32 = AtomicI32::new(0);
 
 /// A running CPU sampler, or why there is none.
 pub(crate) struct CpuSession {
@@ -46,7 +50,10 @@ impl CpuSession {
         match &guard {
             // Threads started from now on are armed at their first
             // measured call, not only at the watcher's next scan.
-            Ok(_) => perflens_core::set_first_call_hook(Some(arm_thread)),
+            Ok(_) => {
+                SAMPLED_PID.store(std::process::id() as i32, Ordering::Relaxed);
+                perflens_core::set_first_call_hook(Some(arm_thread));
+            }
             Err(e) => eprintln!("[perflens] CPU sampling unavailable: {e}"),
         }
         CpuSession { guard, frequency }
@@ -68,7 +75,15 @@ impl CpuSession {
 /// Arms the calling thread for sampling (the first-call hook). An error
 /// (say, more threads than the sampler has room for) is counted by the
 /// sampler and shown in the report.
+///
+/// Not in a forked child: the sampler's watcher and locks belong to the
+/// parent (a lock another parent thread held at the fork stays locked in
+/// the child forever, and a child thread's first measured call would
+/// wait for it), and nothing drains a child's samples.
 fn arm_thread() {
+    if std::process::id() as i32 != SAMPLED_PID.load(Ordering::Relaxed) {
+        return;
+    }
     let _ = perflens_sampler::arm_current_thread();
 }
 

@@ -1,9 +1,11 @@
-//! Shared by the tests that run the crate's examples.
+//! Shared by the tests: paths of the crate's examples, and in `stress`
+//! what the stress tests (alloc and CPU sampling on) inspect.
 
 use std::path::PathBuf;
 
 /// Path of example `name`, built by a plain `cargo test` next to the test
 /// binaries (a `--test` filter skips examples).
+#[allow(dead_code)] // the stress tests run no example
 pub fn example(name: &str) -> PathBuf {
     // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
     let exe = std::env::current_exe().unwrap();
@@ -14,3 +16,5 @@ pub fn example(name: &str) -> PathBuf {
         .join("examples")
         .join(name)
 }
+
+pub mod stress;

@@ -1,0 +1,106 @@
+//! A program with its own SIGPROF handler driven by
+//! `setitimer(ITIMER_PROF)`, profiled with CPU sampling and allocation
+//! counting on: its handler keeps firing and perflens keeps sampling,
+//! whether the program set its timer up before the session or during it.
+#![cfg(all(feature = "alloc", feature = "cpu"))]
+
+mod common;
+use common::stress::*;
+use perflens::Session;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+
+fn name(f: &str) -> String {
+    format!("{}::{f}", module_path!())
+}
+
+static PROFS: AtomicU64 = AtomicU64::new(0);
+
+extern "C" fn on_sigprof(_: libc::c_int) {
+    PROFS.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Installs the program's SIGPROF handler and a 4 ms ITIMER_PROF.
+fn program_timer(on: bool) {
+    // SAFETY: installing a handler that only bumps an atomic, and setting
+    // the process's profiling timer, with valid structs.
+    unsafe {
+        if on {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_sigprof as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            assert_eq!(libc::sigaction(libc::SIGPROF, &sa, std::ptr::null_mut()), 0);
+        }
+        let us = if on { 4000 } else { 0 };
+        let t = libc::timeval {
+            tv_sec: 0,
+            tv_usec: us,
+        };
+        let it = libc::itimerval {
+            it_interval: t,
+            it_value: t,
+        };
+        assert_eq!(
+            libc::setitimer(libc::ITIMER_PROF, &it, std::ptr::null_mut()),
+            0
+        );
+    }
+}
+
+#[perflens::measure]
+fn spin(ms: u64) -> Duration {
+    let start = thread_cpu();
+    spin_cpu(ms);
+    thread_cpu() - start
+}
+
+/// Spins 200 ms of CPU; returns (SIGPROFs seen, spun).
+fn run(timer_first: bool) -> (u64, Duration, perflens::Report) {
+    PROFS.store(0, Ordering::Relaxed);
+    if timer_first {
+        program_timer(true);
+    }
+    let session = Session::builder()
+        .ignore_env()
+        .cpu_sampling(true)
+        .start()
+        .unwrap();
+    if !timer_first {
+        program_timer(true);
+    }
+    let spun = spin(200);
+    program_timer(false);
+    let report = session.finish();
+    (PROFS.load(Ordering::Relaxed), spun, report)
+}
+
+#[test]
+fn a_program_sigprof_handler_and_itimer_keep_firing() {
+    for timer_first in [true, false] {
+        let (profs, spun, report) = run(timer_first);
+        // ITIMER_PROF counts process CPU time at the kernel tick (250 Hz
+        // here, so every 4 ms); the timer is armed around the spin only.
+        let expected = spun.as_secs_f64() / 0.004;
+        assert!(
+            profs as f64 >= 0.7 * expected,
+            "timer first: {timer_first}: {profs} SIGPROFs in {spun:?}"
+        );
+        let cpu = report.cpu.as_ref().unwrap();
+        assert!(cpu.is_available(), "{}", cpu.source);
+        let samples = report.function(&name("spin")).unwrap().cpu_samples.unwrap() as f64;
+        let periods = spun.as_secs_f64() * 1000.0;
+        assert!(
+            samples >= 0.95 * periods - 1.0 && samples <= periods + 1.0,
+            "timer first: {timer_first}: {samples} samples in {periods:.1} periods"
+        );
+    }
+    // The program's handler is still the one it installed.
+    assert_eq!(
+        disposition(libc::SIGPROF).0,
+        on_sigprof as *const () as usize
+    );
+}

@@ -1,0 +1,284 @@
+//! `fork` and `exec` from measured functions while CPU sampling and
+//! allocation counting run: a forked child runs measured code (on its own
+//! thread and on a new one) and exits by itself with the status it means;
+//! the parent's report holds exactly the parent's calls; programs the
+//! process executes (through `Command`, and through `execv` in a forked
+//! child) inherit no perf event file descriptor.
+#![cfg(all(feature = "alloc", feature = "cpu"))]
+
+mod common;
+use common::stress::*;
+use perflens::Session;
+use std::ffi::CString;
+use std::hint::black_box;
+use std::io::Read;
+use std::os::fd::FromRawFd;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+#[global_allocator]
+static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+
+static ONE_SESSION: Mutex<()> = Mutex::new(());
+
+fn one_session() -> MutexGuard<'static, ()> {
+    ONE_SESSION.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn name(f: &str) -> String {
+    format!("{}::{f}", module_path!())
+}
+
+const FORKS: u64 = 20;
+const CHILD_CALLS: u64 = 100;
+/// What a child exits with when everything it checked held.
+const CHILD_OK: i32 = 42;
+/// What a child exits with when its thread was armed for sampling.
+const CHILD_ARMED: i32 = 43;
+
+/// Forks; the child runs measured code and exits by itself. Returns the
+/// child's pid (in the parent).
+#[perflens::measure]
+fn forks() -> libc::pid_t {
+    // SAFETY: fork has no preconditions; the child below only runs code
+    // that does not depend on other threads of the parent (the threads
+    // the child starts are its own), then exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let sum: u64 = (0..CHILD_CALLS).map(in_child).sum();
+        // A thread of the child's own, whose first measured call would arm
+        // it for sampling in the parent. In the child it must not: the
+        // sampler's locks may be held by parent threads that do not
+        // exist here (it deadlocked), and no watcher drains its samples.
+        // The child inherited the parent's perf fds; arming would add one.
+        let perf_before = perf_fds("self");
+        let on_thread = std::thread::spawn(|| (0..CHILD_CALLS).map(in_child_thread).sum::<u64>())
+            .join()
+            .unwrap_or(0);
+        let code = if perf_fds("self") != perf_before {
+            CHILD_ARMED
+        } else if sum == CHILD_CALLS * (CHILD_CALLS - 1) && on_thread == sum {
+            CHILD_OK
+        } else {
+            1
+        };
+        // Exits through `exit` (atexit handlers, stdio, thread-local
+        // destructors of this thread), as a program would.
+        std::process::exit(code);
+    }
+    pid
+}
+
+#[perflens::measure]
+fn in_child(i: u64) -> u64 {
+    black_box(vec![i; 16]).iter().take(2).sum()
+}
+
+#[perflens::measure]
+fn in_child_thread(i: u64) -> u64 {
+    black_box(vec![i; 16]).iter().take(2).sum()
+}
+
+/// Burns CPU in a measured function until `stop`, so that the sampler
+/// keeps signalling this thread while the other one forks.
+#[perflens::measure]
+fn background(stop: &AtomicBool) -> u64 {
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        spin_cpu(1);
+        n += 1;
+    }
+    n
+}
+
+#[test]
+fn a_forked_child_runs_measured_code_and_exits_by_itself() {
+    let _one = one_session();
+    let session = Session::builder()
+        .ignore_env()
+        .cpu_sampling(true)
+        .start()
+        .unwrap();
+    let stop = AtomicBool::new(false);
+    let statuses = std::thread::scope(|s| {
+        let bg = s.spawn(|| background(&stop));
+        let statuses: Vec<Result<i32, String>> = (0..FORKS)
+            .map(|_| wait_for(forks(), Duration::from_secs(3)))
+            .collect();
+        stop.store(true, Ordering::Relaxed);
+        assert!(bg.join().unwrap() > 0);
+        statuses
+    });
+    let report = session.finish();
+    for (i, st) in statuses.iter().enumerate() {
+        match st {
+            Ok(st) => assert!(
+                libc::WIFEXITED(*st) && libc::WEXITSTATUS(*st) == CHILD_OK,
+                "child {i}: {}",
+                describe(*st)
+            ),
+            Err(e) => panic!("child {i}: {e}"),
+        }
+    }
+    // The parent's report: its own calls, exactly, and none of the
+    // children's.
+    let calls = |f: &str| report.function(&name(f)).map(|r| r.calls);
+    assert_eq!(calls("forks"), Some(FORKS));
+    assert_eq!(calls("in_child"), None);
+    assert_eq!(calls("in_child_thread"), None);
+    assert_eq!(calls("background"), Some(1));
+    assert_eq!(report.dropped.dropped_frames, 0);
+    // The parent went on being sampled.
+    let cpu = report.cpu.as_ref().unwrap();
+    assert!(cpu.is_available(), "{}", cpu.source);
+    let bg = report.function(&name("background")).unwrap();
+    assert!(bg.cpu_samples.unwrap() > 10, "{:?}", bg.cpu_samples);
+}
+
+/// Whether `fds` (a listing of `/proc/<pid>/fd` of an exec'd program, as
+/// `ls -l` prints it or as [`fds`] returns it) holds a perf event.
+fn has_perf_fd(listing: &str) -> bool {
+    listing.contains(PERF_FD)
+}
+
+/// Spawns `ls -l /proc/self/fd` through `Command` (fork and exec) and
+/// returns what it printed.
+#[perflens::measure]
+fn command_lists_its_fds() -> String {
+    let out = Command::new("/bin/ls")
+        .args(["-l", "/proc/self/fd/"])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Spawns `sleep` through `Command` and returns its open file
+/// descriptors once it runs `sleep`, and its ignored signals.
+#[perflens::measure]
+fn command_sleep_fds() -> (Vec<(i32, String)>, u64) {
+    let mut child = Command::new("/bin/sleep")
+        .arg("10")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    // Wait until the child runs `sleep` (its comm changes at the exec).
+    let start = std::time::Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .unwrap()
+        .trim()
+        != "sleep"
+    {
+        assert!(start.elapsed() < Duration::from_secs(10), "no exec");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let got = (fds(&pid), ignored_signals(&pid));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    got
+}
+
+/// Forks; the child points stdout at a pipe and `execv`s `ls -l
+/// /proc/self/fd`. Returns the listing and the child's wait status.
+#[perflens::measure]
+fn execv_lists_its_fds() -> (String, i32) {
+    let mut pipe = [0; 2];
+    // SAFETY: valid out-array of two fds.
+    assert_eq!(
+        unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) },
+        0
+    );
+    let path = CString::new("/bin/ls").unwrap();
+    let args = [c"ls", c"-l", c"/proc/self/fd/"];
+    let argv: Vec<*const libc::c_char> = args
+        .iter()
+        .map(|a| a.as_ptr())
+        .chain([std::ptr::null()])
+        .collect();
+    // SAFETY: fork has no preconditions; the child calls only
+    // async-signal-safe functions (dup2, execv, _exit) on memory prepared
+    // before the fork.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0);
+    if pid == 0 {
+        // SAFETY: see above; `argv` is null-terminated and its strings
+        // live until exec.
+        unsafe {
+            libc::dup2(pipe[1], 1);
+            libc::execv(path.as_ptr(), argv.as_ptr());
+            libc::_exit(127);
+        }
+    }
+    // SAFETY: closing our copy of the write end; the read end is ours to
+    // own from here.
+    let mut reader = unsafe {
+        libc::close(pipe[1]);
+        std::fs::File::from_raw_fd(pipe[0])
+    };
+    let mut listing = String::new();
+    reader.read_to_string(&mut listing).unwrap();
+    let status = wait_for(pid, Duration::from_secs(10)).unwrap();
+    (listing, status)
+}
+
+#[test]
+fn exec_from_measured_functions_leaks_no_perf_fd() {
+    let _one = one_session();
+    // Before any session: what a spawned program inherits by itself.
+    let (before, ignored_before) = command_sleep_fds();
+    let session = Session::builder()
+        .ignore_env()
+        .cpu_sampling(true)
+        .start()
+        .unwrap();
+    // A thread burning CPU, so that its samples arrive around the execs.
+    let stop = AtomicBool::new(false);
+    let (held, listing, (sleep_fds, ignored), (execv_listing, status)) = std::thread::scope(|s| {
+        let bg = s.spawn(|| background(&stop));
+        let held = perf_fds("self");
+        let listing = command_lists_its_fds();
+        let sleep = command_sleep_fds();
+        let execv = execv_lists_its_fds();
+        stop.store(true, Ordering::Relaxed);
+        bg.join().unwrap();
+        (held, listing, sleep, execv)
+    });
+    let report = session.finish();
+
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "execv'd ls: {}",
+        describe(status)
+    );
+    assert!(
+        !has_perf_fd(&listing),
+        "Command'd ls inherited a perf fd:\n{listing}"
+    );
+    assert!(
+        !has_perf_fd(&execv_listing),
+        "execv'd ls inherited a perf fd:\n{execv_listing}"
+    );
+    assert!(
+        execv_listing.contains(" 0 -> ") && execv_listing.contains(" 1 -> pipe:"),
+        "{execv_listing}"
+    );
+    // `sleep` holds exactly what it held when no session ran.
+    assert_eq!(sleep_fds, before);
+    eprintln!(
+        "DEBUG ignored before {ignored_before:#x} during {ignored:#x} held {held} src {}",
+        report.cpu.as_ref().unwrap().source
+    );
+
+    let calls = |f: &str| report.function(&name(f)).map(|r| r.calls);
+    assert_eq!(calls("command_lists_its_fds"), Some(1));
+    assert_eq!(calls("command_sleep_fds"), Some(1));
+    assert_eq!(calls("execv_lists_its_fds"), Some(1));
+    assert_eq!(calls("background"), Some(1));
+}
