@@ -87,7 +87,7 @@ impl Callsite {
     }
 }
 
-struct Entry {
+pub(crate) struct Entry {
     name: String,
     kind: CallsiteKind,
     salt: u64,
@@ -95,7 +95,7 @@ struct Entry {
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
 
-fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
+pub(crate) fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
     let mut reg = REGISTRY.lock().unwrap_or_else(|e| e.into_inner());
     if reg.is_empty() {
         reg.push(Entry {

@@ -32,6 +32,7 @@ mod arch;
 mod block;
 mod callsite;
 mod clock;
+mod fork;
 mod frame;
 mod future;
 mod guard;

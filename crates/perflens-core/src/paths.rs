@@ -71,7 +71,7 @@ struct Alias {
     open: Vec<(u32, u32)>,
 }
 
-struct Table {
+pub(crate) struct Table {
     paths: Vec<PathInfo>,
     index: HashMap<(u32, u32), u32>,
     aliases: Vec<Alias>,
@@ -79,6 +79,11 @@ struct Table {
 }
 
 static TABLE: Mutex<Option<Table>> = Mutex::new(None);
+
+/// The locked table (held across `fork`, see `fork.rs`).
+pub(crate) fn lock() -> std::sync::MutexGuard<'static, Option<Table>> {
+    TABLE.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn with_table<R>(f: impl FnOnce(&mut Table) -> R) -> R {
     let mut guard = TABLE.lock().unwrap_or_else(|e| e.into_inner());

@@ -173,6 +173,17 @@ impl std::error::Error for StartError {}
 static NEXT_EPOCH: Mutex<u32> = Mutex::new(2);
 static ACTIVE: Mutex<bool> = Mutex::new(false);
 
+/// The locked session state (held across `fork`, see `fork.rs`).
+pub(crate) fn lock_state() -> (
+    std::sync::MutexGuard<'static, bool>,
+    std::sync::MutexGuard<'static, u32>,
+) {
+    (
+        ACTIVE.lock().unwrap_or_else(|e| e.into_inner()),
+        NEXT_EPOCH.lock().unwrap_or_else(|e| e.into_inner()),
+    )
+}
+
 /// A recording session. Dropping it without [`Recording::finish`] stops
 /// recording.
 #[derive(Debug)]
@@ -186,6 +197,7 @@ pub struct Recording {
 
 /// Starts recording with `config`.
 pub fn start(config: &Config) -> Result<Recording, StartError> {
+    crate::fork::register();
     let mut active = ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     if *active {
         return Err(StartError::AlreadyRecording);

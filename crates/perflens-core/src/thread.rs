@@ -198,7 +198,7 @@ pub(crate) struct Entry {
     pub name: Option<String>,
 }
 
-struct Registry {
+pub(crate) struct Registry {
     live: Vec<Entry>,
     free: Vec<Block>,
     next_index: u32,
@@ -210,7 +210,7 @@ static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     next_index: 0,
 });
 
-fn registry() -> std::sync::MutexGuard<'static, Registry> {
+pub(crate) fn registry() -> std::sync::MutexGuard<'static, Registry> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -479,6 +479,11 @@ pub(crate) fn generation() -> u32 {
 
 /// Run on each thread at its first measured call of a session.
 static FIRST_CALL_HOOK: Mutex<Option<fn()>> = Mutex::new(None);
+
+/// The locked first-call hook (held across `fork`, see `fork.rs`).
+pub(crate) fn lock_first_call_hook() -> std::sync::MutexGuard<'static, Option<fn()>> {
+    FIRST_CALL_HOOK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Sets (or with `None` clears) a function that runs on each thread at
 /// its first measured call (or future) of a session, before that call's

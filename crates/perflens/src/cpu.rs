@@ -60,10 +60,22 @@ impl CpuSession {
     }
 
     /// Stops sampling. Nothing after this is sampled.
+    ///
+    /// In a forked child that ends the session itself (a daemon under
+    /// `#[perflens::main]`), the sampler is the parent's: its watcher
+    /// thread does not exist here and must not be waited for. The child
+    /// was never sampled, and its report says so.
     pub(crate) fn stop(self) -> StoppedCpu {
         let _internal = perflens_core::Internal::enter();
         perflens_core::set_first_call_hook(None);
-        let builder = self.guard.map(|g| g.stop());
+        let forked = std::process::id() as i32 != SAMPLED_PID.load(Ordering::Relaxed);
+        let builder = match self.guard {
+            Ok(g) if forked => {
+                std::mem::forget(g);
+                Err("this process was forked from the sampled one; it was not sampled".into())
+            }
+            guard => guard.map(|g| g.stop()),
+        };
         perflens_sampler::clear_context_hook();
         StoppedCpu {
             builder,

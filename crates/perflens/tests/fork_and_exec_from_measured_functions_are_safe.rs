@@ -31,7 +31,7 @@ fn name(f: &str) -> String {
     format!("{}::{f}", module_path!())
 }
 
-const FORKS: u64 = 20;
+const FORKS: u64 = 50;
 const CHILD_CALLS: u64 = 100;
 /// What a child exits with when everything it checked held.
 const CHILD_OK: i32 = 42;
@@ -94,6 +94,14 @@ fn background(stop: &AtomicBool) -> u64 {
     n
 }
 
+/// A short-lived thread's one measured call: each takes the runtime's
+/// locks (a new thread's block, and its first path), so that some parent
+/// thread holds them when the other one forks.
+#[perflens::measure]
+fn churn_call(i: u64) -> u64 {
+    black_box(vec![i; 4]).iter().sum()
+}
+
 #[test]
 fn a_forked_child_runs_measured_code_and_exits_by_itself() {
     let _one = one_session();
@@ -105,11 +113,20 @@ fn a_forked_child_runs_measured_code_and_exits_by_itself() {
     let stop = AtomicBool::new(false);
     let statuses = std::thread::scope(|s| {
         let bg = s.spawn(|| background(&stop));
+        let churn = s.spawn(|| {
+            let mut n = 0;
+            while !stop.load(Ordering::Relaxed) {
+                std::thread::spawn(move || churn_call(n)).join().unwrap();
+                n += 1;
+            }
+            n
+        });
         let statuses: Vec<Result<i32, String>> = (0..FORKS)
             .map(|_| wait_for(forks(), Duration::from_secs(3)))
             .collect();
         stop.store(true, Ordering::Relaxed);
         assert!(bg.join().unwrap() > 0);
+        assert!(churn.join().unwrap() > 0);
         statuses
     });
     let report = session.finish();
@@ -271,14 +288,79 @@ fn exec_from_measured_functions_leaks_no_perf_fd() {
     );
     // `sleep` holds exactly what it held when no session ran.
     assert_eq!(sleep_fds, before);
-    eprintln!(
-        "DEBUG ignored before {ignored_before:#x} during {ignored:#x} held {held} src {}",
-        report.cpu.as_ref().unwrap().source
+    // ...and ignores exactly the signals it ignored then: the sampler
+    // leaves no disposition that survives `exec` (it catches SIGIO with
+    // a handler, which `exec` resets, rather than ignoring it).
+    // (An earlier session in this process would have left its mark
+    // before this one started too, so check SIGIO itself as well.)
+    assert_eq!(
+        ignored, ignored_before,
+        "signals ignored by an exec'd program: {ignored:#x}, before the session {ignored_before:#x}"
     );
+    assert_eq!(
+        ignored & (1 << (libc::SIGIO - 1)),
+        0,
+        "SIGIO ignored: {ignored:#x}"
+    );
+    assert!(held > 0, "the session held no perf fd to leak");
 
     let calls = |f: &str| report.function(&name(f)).map(|r| r.calls);
     assert_eq!(calls("command_lists_its_fds"), Some(1));
     assert_eq!(calls("command_sleep_fds"), Some(1));
     assert_eq!(calls("execv_lists_its_fds"), Some(1));
     assert_eq!(calls("background"), Some(1));
+}
+
+/// A daemon-style child ends the session it inherited: it must not wait
+/// for the parent's sampler (its watcher thread does not exist in the
+/// child), and its report says it was not sampled. The parent's session
+/// goes on as if nothing happened.
+#[test]
+fn a_forked_child_can_end_the_session_it_inherited() {
+    let _one = one_session();
+    let session = Session::builder()
+        .ignore_env()
+        .cpu_sampling(true)
+        .start()
+        .unwrap();
+    in_child(1);
+    // SAFETY: fork has no preconditions; the child only finishes the
+    // session (the profiler's own code) and exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let report = session.finish();
+        let cpu = report.cpu.as_ref().unwrap();
+        let ok = cpu
+            .unavailable_reason()
+            .is_some_and(|r| r.contains("forked"))
+            && report.function(&name("in_child")).map(|r| r.calls) == Some(1);
+        std::process::exit(if ok { CHILD_OK } else { 1 });
+    }
+    let status = wait_for(pid, Duration::from_secs(10));
+    let bg = background_for(Duration::from_millis(30));
+    let report = session.finish();
+    match status {
+        Ok(st) => assert!(
+            libc::WIFEXITED(st) && libc::WEXITSTATUS(st) == CHILD_OK,
+            "child: {}",
+            describe(st)
+        ),
+        Err(e) => panic!("child: {e}"),
+    }
+    assert!(bg > 0);
+    assert!(report.cpu.as_ref().unwrap().is_available());
+    let spun = report.function(&name("background")).unwrap();
+    assert!(spun.cpu_samples.unwrap() > 5, "{:?}", spun.cpu_samples);
+}
+
+/// [`background`] for about `d`.
+fn background_for(d: Duration) -> u64 {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let bg = s.spawn(|| background(&stop));
+        std::thread::sleep(d);
+        stop.store(true, Ordering::Relaxed);
+        bg.join().unwrap()
+    })
 }

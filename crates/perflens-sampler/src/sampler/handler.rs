@@ -250,6 +250,10 @@ pub(super) fn trap_delivery(cfg: &Config) -> bool {
     cfg.trap && !traced() && take_signal(libc::SIGTRAP).is_ok()
 }
 
+/// SIGIO's handler while the sampler runs: does nothing (see
+/// `install_handler`). Async-signal-safe.
+extern "C" fn swallow_sigio(_: libc::c_int) {}
+
 pub(super) fn install_handler(sig: i32) -> Result<(), Error> {
     if take_signal(sig)?.is_none() {
         return Ok(());
@@ -259,14 +263,17 @@ pub(super) fn install_handler(sig: i32) -> Result<(), Error> {
     unsafe {
         // If a real-time signal queue ever overflows, the kernel falls back
         // to SIGIO for perf fds, whose default action kills the process.
-        // Ignore SIGIO unless the program handles it.
+        // Catch SIGIO with a handler that does nothing, unless the program
+        // handles it. Not SIG_IGN: an ignored signal stays ignored in the
+        // programs this process executes, a handler is reset by `exec`.
         let mut io_old: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(libc::SIGIO, std::ptr::null(), &mut io_old) == 0
             && io_old.sa_sigaction == libc::SIG_DFL
         {
-            let mut ign: libc::sigaction = std::mem::zeroed();
-            ign.sa_sigaction = libc::SIG_IGN;
-            libc::sigaction(libc::SIGIO, &ign, std::ptr::null_mut());
+            let mut swallow: libc::sigaction = std::mem::zeroed();
+            swallow.sa_sigaction = swallow_sigio as extern "C" fn(libc::c_int) as usize;
+            swallow.sa_flags = libc::SA_RESTART;
+            libc::sigaction(libc::SIGIO, &swallow, std::ptr::null_mut());
         }
     }
     Ok(())

@@ -1,0 +1,73 @@
+//! `fork` while another thread holds one of the runtime's locks.
+//!
+//! A forked child has one thread, a copy of the one that called `fork`.
+//! A lock that another thread of the parent held at that moment stays
+//! locked in the child for ever, and the child's first measured call (or
+//! allocation, through the counting allocator) that needs it hangs: the
+//! thread registry when a thread gets its block, the path table and the
+//! callsite registry when a call path is new, the first-call hook.
+//!
+//! So the runtime takes all of its locks just before `fork`, in the one
+//! order the rest of the code nests them (the session state, then the
+//! thread registry, then the first-call hook, the path table and the
+//! callsite registry, which are never held together), and releases them
+//! just after, in the parent and in the child (`pthread_atfork`, set up
+//! with the first session). No lock is held while the program's own code
+//! runs, so the thread calling `fork` never holds one itself.
+//!
+//! The guards are kept in a thread-local between the two handlers: the
+//! child's one thread is a copy of the thread that ran the first handler,
+//! thread-locals included.
+
+use std::cell::RefCell;
+use std::sync::{MutexGuard, Once};
+
+struct Held {
+    // Dropped in reverse order of locking (fields drop in declaration
+    // order, so the last one locked comes first).
+    _callsites: MutexGuard<'static, Vec<crate::callsite::Entry>>,
+    _paths: MutexGuard<'static, Option<crate::paths::Table>>,
+    _hook: MutexGuard<'static, Option<fn()>>,
+    _threads: MutexGuard<'static, crate::thread::Registry>,
+    _state: (MutexGuard<'static, bool>, MutexGuard<'static, u32>),
+}
+
+thread_local! {
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+}
+
+/// Sets up the `fork` handlers, once per process.
+pub(crate) fn register() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // SAFETY: the three handlers are `extern "C"` functions that live
+        // for the whole process; pthread_atfork copies the pointers.
+        unsafe {
+            libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork));
+        }
+    });
+}
+
+extern "C" fn before_fork() {
+    // Nothing the profiler does here is counted (and the allocator hook
+    // must not take the thread registry while we hold it).
+    let _internal = crate::alloc::Internal::enter();
+    let state = crate::session::lock_state();
+    let threads = crate::thread::registry();
+    let hook = crate::thread::lock_first_call_hook();
+    let paths = crate::paths::lock();
+    let callsites = crate::callsite::registry();
+    let held = Held {
+        _callsites: callsites,
+        _paths: paths,
+        _hook: hook,
+        _threads: threads,
+        _state: state,
+    };
+    let _ = HELD.try_with(|h| *h.borrow_mut() = Some(held));
+}
+
+extern "C" fn after_fork() {
+    let _internal = crate::alloc::Internal::enter();
+    let _ = HELD.try_with(|h| h.borrow_mut().take());
+}
