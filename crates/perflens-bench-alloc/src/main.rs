@@ -14,11 +14,17 @@
 //! on a mode switched between runs: the system allocator directly,
 //! perflens's counting allocator, or hotpath's; every variant pays the
 //! same dispatch. Rounds interleave the variants (`PERFLENS_BENCH_ROUNDS`, default
-//! 5) and the tables show medians. "added per pair" is the variant minus
-//! the uninstrumented run of the same round, divided by 1000 pairs.
+//! 5) and the tables show medians. "added per pair" is computed per
+//! round, the variant minus the uninstrumented run of the same round
+//! divided by 1000 pairs, and the table shows the median of those.
 //! "scaling" is per-thread throughput with all threads busy over the
-//! 1-thread figure, and "vs bare" that ratio over the uninstrumented
-//! run's: 1.00 means the profiler adds no contention between threads.
+//! 1-thread figure of the same round, and "vs bare" that ratio over the
+//! uninstrumented run's: 1.00 means the profiler adds no contention
+//! between threads.
+//!
+//! Both profilers get the same lifecycle: each run starts its own (a
+//! perflens `Session`, or a hotpath guard) and ends it after the threads
+//! are joined, outside the timed loop.
 #[path = "../../perflens-bench/src/stats.rs"]
 #[allow(dead_code)] // not every bench uses every helper
 mod stats;
@@ -197,6 +203,11 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
             .start()
             .expect("no other session")
     });
+    let hotpath = (v == Variant::Hotpath).then(|| {
+        hotpath::HotpathGuardBuilder::new("perflens-bench-alloc")
+            .format(hotpath::Format::None)
+            .build()
+    });
     MODE.store(v as u8, Ordering::SeqCst);
     let barrier = Barrier::new(threads);
     let per_thread: Vec<f64> = std::thread::scope(|s| {
@@ -217,6 +228,8 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
         hs.into_iter().map(|h| h.join().unwrap()).collect()
     });
     MODE.store(0, Ordering::SeqCst);
+    // Drains what hotpath has not processed yet and builds its report.
+    drop(hotpath);
     if let Some(session) = session {
         let snap = session.raw_snapshot();
         drop(session.finish());
@@ -266,15 +279,9 @@ fn main() {
                 std::process::exit(2);
             }
         };
-        let _hotpath = hotpath::HotpathGuardBuilder::new("perflens-bench-alloc")
-            .format(hotpath::Format::None)
-            .build();
         println!("{} ns per call", mean(&run(v, calls, 1)));
         return;
     }
-    let _hotpath = hotpath::HotpathGuardBuilder::new("perflens-bench-alloc")
-        .format(hotpath::Format::None)
-        .build();
     eprintln!(
         "perflens-bench-alloc: {calls} calls per thread x {PAIRS_PER_CALL} malloc+free pairs, \
          threads {counts:?}, {rounds} rounds, variants interleaved"
@@ -289,10 +296,9 @@ fn main() {
         }
         eprintln!("  round {}/{rounds} done", round + 1);
     }
-    let med: Vec<Vec<f64>> = ns
-        .into_iter()
-        .map(|per_v| per_v.into_iter().map(stats::median).collect())
-        .collect();
+    let ns = &ns;
+    let per_round = |f: &dyn Fn(usize) -> f64| stats::median((0..rounds).map(f).collect());
+    let pairs = PAIRS_PER_CALL as f64;
     println!(
         "| {:<20} | {:>7} | {:>12} | {:>16} | {:>8} | {:>8} |",
         "variant", "threads", "ns per pair", "added per pair", "scaling", "vs bare"
@@ -303,24 +309,24 @@ fn main() {
     );
     for (ti, &threads) in counts.iter().enumerate() {
         for (vi, &v) in VARIANTS.iter().enumerate() {
-            let per_pair = med[ti][vi] / PAIRS_PER_CALL as f64;
-            let added = (med[ti][vi] - med[ti][0]) / PAIRS_PER_CALL as f64;
-            // Per-thread throughput relative to this variant on 1 thread.
-            let scaling = med[0][vi] / med[ti][vi];
-            let bare_scaling = med[0][0] / med[ti][0];
+            let per_pair = stats::median(ns[ti][vi].clone()) / pairs;
             let added_col = if v == Variant::Bare {
                 "-".to_string()
             } else {
+                let added = per_round(&|r| (ns[ti][vi][r] - ns[ti][0][r]) / pairs);
                 format!("{added:.2} ns")
             };
+            // Per-thread throughput relative to this variant on 1 thread,
+            // in the same round.
+            let scaling = |vi: usize, r: usize| ns[0][vi][r] / ns[ti][vi][r];
             println!(
                 "| {:<20} | {:>7} | {:>9.2} ns | {:>16} | {:>8.2} | {:>8.2} |",
                 v.label(),
                 threads,
                 per_pair,
                 added_col,
-                scaling,
-                scaling / bare_scaling
+                per_round(&|r| scaling(vi, r)),
+                per_round(&|r| scaling(vi, r) / scaling(0, r))
             );
         }
     }

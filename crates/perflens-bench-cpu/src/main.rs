@@ -10,11 +10,11 @@
 //!
 //! Every run is a fresh child process (so RSS is the run's own), rounds
 //! interleave the variants (`PERFLENS_BENCH_ROUNDS`, default 3), and the table
-//! shows medians: wall-time overhead against the unprofiled run of the
-//! same round, samples delivered against the CPU time the threads used
-//! times the frequency, the signal handler's time per sample (perflens
-//! measures it; pprof-rs does not expose it), and peak RSS added over the
-//! unprofiled run.
+//! shows medians over rounds: wall-time overhead against the unprofiled
+//! run of the same round, samples delivered against the CPU time the
+//! threads used times the frequency, the signal handler's time per sample
+//! (perflens measures it; pprof-rs does not expose it), and peak RSS added
+//! over the unprofiled run of the same round.
 #[path = "../../perflens-bench/src/stats.rs"]
 mod stats;
 
@@ -215,7 +215,6 @@ fn main() {
             }
             eprintln!("  {threads} thread(s): round {}/{rounds} done", round + 1);
         }
-        let base_rss = stats::median(runs[0].iter().map(|r| r.rss).collect());
         for (i, &(p, hz)) in variants.iter().enumerate() {
             if p == Profiler::None {
                 continue;
@@ -228,7 +227,11 @@ fn main() {
             );
             let samples = stats::median(runs[i].iter().map(|r| r.samples).collect());
             let handler = stats::median(runs[i].iter().map(|r| r.handler).collect());
-            let rss = stats::median(runs[i].iter().map(|r| r.rss).collect()) - base_rss;
+            let rss = stats::median(
+                (runs[i].iter().zip(&runs[0]))
+                    .map(|(r, base)| r.rss - base.rss)
+                    .collect(),
+            );
             let handler = if handler.is_nan() {
                 "n/a".to_string()
             } else {

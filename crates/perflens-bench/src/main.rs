@@ -8,11 +8,19 @@
 //!
 //! Each round runs every variant once, on 1 thread and then on 2 threads
 //! at once, in a fixed order; the table shows the median over rounds
-//! (`PERFLENS_BENCH_ROUNDS`, default 5). "added" is the variant minus the
-//! uninstrumented twin measured in the same round. The cost of one
-//! `rdtsc` is measured in each round too. RSS growth is read from
+//! (`PERFLENS_BENCH_ROUNDS`, default 5). "added" is computed per round,
+//! the variant minus the uninstrumented twin measured in the same round,
+//! and the table shows the median of those differences; the ratios ("vs
+//! 2 rdtsc", "hotpath/this") are per round too, against the `rdtsc` cost
+//! and the hotpath run of that round. RSS growth is read from
 //! `/proc/self/status` after 1,000,000 calls and after N calls of the same
 //! run (single-threaded runs of the first round).
+//!
+//! Both profilers get the same lifecycle: each run starts its own
+//! profiler (a perflens `Session`, or a hotpath guard) before the threads
+//! start and ends it after they are joined, outside the timed loop, so
+//! neither carries state from one run into the next (a hotpath guard kept
+//! for the whole process let its undrained backlog grow to gigabytes).
 
 mod stats;
 
@@ -109,6 +117,11 @@ fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
             .start()
             .expect("no other session")
     });
+    let hotpath = (v == Variant::Hotpath).then(|| {
+        hotpath::HotpathGuardBuilder::new("perflens-bench")
+            .format(hotpath::Format::None)
+            .build()
+    });
     let barrier = Barrier::new(threads);
     let results: Vec<(f64, i64)> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -126,6 +139,8 @@ fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
         let calls: u64 = report.functions.iter().map(|f| f.calls).sum();
         assert_eq!(calls, n * threads as u64, "perflens must count every call");
     }
+    // Drains what hotpath has not processed yet and builds its report.
+    drop(hotpath);
     let mean = results.iter().map(|r| r.0).sum::<f64>() / threads as f64;
     (mean, results[0].1)
 }
@@ -158,18 +173,20 @@ fn rdtsc_loop(n: u64) -> f64 {
     start.elapsed().as_nanos() as f64 / n as f64
 }
 
+/// Median over rounds of `f(round)`.
+fn per_round(rounds: usize, f: impl Fn(usize) -> f64) -> f64 {
+    stats::median((0..rounds).map(f).collect())
+}
+
 fn main() {
     let n: u64 = std::env::args()
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000_000);
     let rounds: usize = stats::rounds(5);
-    let hotpath_guard = hotpath::HotpathGuardBuilder::new("perflens-bench")
-        .format(hotpath::Format::None)
-        .build();
 
     eprintln!("perflens-bench: N = {n} calls per thread, {rounds} rounds, variants interleaved");
-    // ns[threads-1][variant] over rounds
+    // ns[threads-1][variant][round]
     let mut ns: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); VARIANTS.len()]; 2];
     let mut rss: Vec<i64> = vec![0; VARIANTS.len()];
     let mut rdtsc: Vec<Vec<f64>> = vec![Vec::new(); 2];
@@ -186,20 +203,21 @@ fn main() {
         }
         eprintln!("  round {}/{rounds} done", round + 1);
     }
-    drop(hotpath_guard);
 
+    let hot = VARIANTS
+        .iter()
+        .position(|&v| v == Variant::Hotpath)
+        .unwrap();
     for threads in [1usize, 2] {
-        let rdtsc = stats::median(rdtsc[threads - 1].clone());
+        let ns = &ns[threads - 1];
+        let rdtsc = &rdtsc[threads - 1];
         println!(
-            "one rdtsc on {threads} thread(s): {rdtsc:.2} ns (two: {:.2} ns)",
-            2.0 * rdtsc
+            "one rdtsc on {threads} thread(s): {:.2} ns (two: {:.2} ns)",
+            stats::median(rdtsc.clone()),
+            2.0 * stats::median(rdtsc.clone())
         );
-        let med: Vec<f64> = (0..VARIANTS.len())
-            .map(|i| stats::median(ns[threads - 1][i].clone()))
-            .collect();
-        let base = med[0];
-        let added = |i: usize| (med[i] - base).max(0.0);
-        let hot = added(4);
+        // Variant minus the uninstrumented run, in round r.
+        let added = |i: usize, r: usize| ns[i][r] - ns[0][r];
         println!("{threads} thread(s), N = {n} per thread");
         println!(
             "| {:<22} | {:>8} | {:>8} | {:>12} | {:>14} | {:>16} |",
@@ -213,11 +231,15 @@ fn main() {
             let vs_rdtsc = if v == Variant::Bare {
                 "-".to_string()
             } else {
-                format!("{:.2}x", added(i) / (2.0 * rdtsc))
+                let x = per_round(rounds, |r| added(i, r) / (2.0 * rdtsc[r]));
+                format!("{x:.2}x")
             };
             let vs_hot = match v {
                 Variant::Bare | Variant::Hotpath => "-".to_string(),
-                _ => format!("{:.1}x", hot / added(i).max(0.01)),
+                _ => {
+                    let x = per_round(rounds, |r| added(hot, r) / added(i, r).max(0.01));
+                    format!("{x:.1}x")
+                }
             };
             let rss_col = if threads == 1 {
                 rss[i].to_string()
@@ -227,8 +249,8 @@ fn main() {
             println!(
                 "| {:<22} | {:>8.2} | {:>8.2} | {:>12} | {:>14} | {:>16} |",
                 v.label(),
-                med[i],
-                added(i),
+                stats::median(ns[i].clone()),
+                per_round(rounds, |r| added(i, r)),
                 vs_rdtsc,
                 vs_hot,
                 rss_col

@@ -22,11 +22,13 @@
 //! `parse` instead. Signature, attributes and visibility are kept, and
 //! early `return` and `?` keep working.
 //!
-//! Cost per call, measured by `cargo run --release -p perflens-bench` on
-//! the project's 2-core AMD EPYC machine (see the README for the table):
-//! about 25 ns in timed mode (two `rdtsc` reads, 9.6 ns each, plus about
-//! 6 ns), about 4 ns count-only, about 5 ns sampled 1 in 64; nothing at
-//! all without the `enabled` feature.
+//! Cost per call over an uninstrumented call, measured by `cargo run
+//! --release -p perflens-bench` on the project's 2-core AMD EPYC machine
+//! (see the README for the table): about 18 ns in timed mode, a little
+//! less than its two `rdtsc` reads (9.6 ns each; the histogram update is
+//! left for the next timed exit, so it overlaps with them), about 2 ns
+//! count-only, about 3 ns sampled 1 in 64; nothing at all without the
+//! `enabled` feature.
 //!
 //! A sync function gets a guard at the start of its body that records the
 //! call when it is dropped. An `async fn` becomes a plain `fn` returning

@@ -1,26 +1,20 @@
 //! `#[perflens::main(allocator = mimalloc::MiMalloc)]`
-//! (`examples/custom_allocator.rs`, built by `cargo test`): the memory
-//! comes from mimalloc and perflens counts it exactly.
+//! (`examples/custom_allocator.rs`, built by the test): the memory comes
+//! from mimalloc and perflens counts it exactly.
 #![cfg(feature = "alloc")]
 
+mod common;
+use common::example;
 use std::process::Command;
 
 #[test]
 fn a_custom_allocator_is_counted() {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
-    let exe = std::env::current_exe().unwrap();
-    let example = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/custom_allocator");
     let json = std::env::temp_dir().join(format!("perflens-mimalloc-{}.json", std::process::id()));
-    let out = Command::new(&example)
+    let out = Command::new(example("custom_allocator"))
         .env("PERFLENS_JSON", &json)
         .env("PERFLENS_FORMAT", "none")
         .output()
-        .expect("examples/custom_allocator is built by a plain `cargo test --all-features`");
+        .expect("run examples/custom_allocator");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     assert!(stderr.contains("buffers come from mimalloc"), "{stderr}");

@@ -21,9 +21,7 @@ fn run(format: Option<&str>) -> String {
     if let Some(f) = format {
         cmd.env("PERFLENS_FORMAT", f);
     }
-    let out: Output = cmd
-        .output()
-        .expect("examples/main_options is built by a plain `cargo test`");
+    let out: Output = cmd.output().expect("run examples/main_options");
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{stderr}");
     stderr

@@ -60,7 +60,7 @@ fn pprof_and_json_cpu_totals_match_proc() {
         .env_remove("PERFLENS_FORMAT")
         .env_remove("PERFLENS_CPU_SOURCE")
         .output()
-        .expect("examples/cpu_threads is built by `cargo test --all-features`");
+        .expect("run examples/cpu_threads");
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stdout}\n{stderr}");

@@ -1,4 +1,4 @@
-//! The README's demo (`examples/overview.rs`, built by `cargo test`) runs
+//! The README's demo (`examples/overview.rs`, built by the test) runs
 //! under `#[perflens::main]`, prints the tables and writes a JSON report
 //! through `PERFLENS_JSON` that reads back with exact call counts.
 #![cfg(feature = "enabled")]
@@ -18,9 +18,7 @@ fn the_demo_prints_tables_and_writes_json() {
         .env_remove("PERFLENS_FORMAT")
         .env_remove("PERFLENS_MODE")
         .output()
-        .expect(
-            "examples/overview is built by a plain `cargo test` (a `--test` filter skips examples)",
-        );
+        .expect("run examples/overview");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     for needle in [

@@ -1,20 +1,100 @@
 //! Shared by the tests: paths of the crate's examples, and in `stress`
 //! what the stress tests (alloc and CPU sampling on) inspect.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
 
-/// Path of example `name`, built by a plain `cargo test` next to the test
-/// binaries (a `--test` filter skips examples).
+/// Path of example `name`, built first from the current sources.
+///
+/// `cargo test --test X` builds no examples, and a plain `cargo test`
+/// builds them with the features of that run, so a binary already in
+/// `target/` may be stale or built with other features. This runs `cargo
+/// build --example name` with this test's own profile, target directory
+/// and `perflens` features, and returns the executable cargo reports. A
+/// build failure fails the test with cargo's output. Each example is
+/// built once per test process.
+///
+/// With every feature on, the build resolves features as the README's
+/// test command does (`--workspace --all-features`): other members of the
+/// workspace turn on more features of shared dependencies (`libc`,
+/// `serde`), and a `-p perflens` build would compile those dependencies
+/// a second time. So under that command the build is a no-op.
 #[allow(dead_code)] // the stress tests run no example
 pub fn example(name: &str) -> PathBuf {
-    // target/<profile>/deps/<this test> -> target/<profile>/examples/<name>
-    let exe = std::env::current_exe().unwrap();
-    exe.parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples")
-        .join(name)
+    static BUILT: Mutex<Vec<(String, PathBuf)>> = Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, exe)) = built.iter().find(|(n, _)| n == name) {
+        return exe.clone();
+    }
+    let exe = build_example(name);
+    built.push((name.to_string(), exe.clone()));
+    exe
+}
+
+/// Package and feature arguments that build the examples with the
+/// `perflens` features this test binary was compiled with.
+fn selection() -> Vec<String> {
+    let on: Vec<&str> = [
+        ("enabled", cfg!(feature = "enabled")),
+        ("alloc", cfg!(feature = "alloc")),
+        ("cpu", cfg!(feature = "cpu")),
+    ]
+    .into_iter()
+    .filter_map(|(f, on)| on.then_some(f))
+    .collect();
+    if on.len() == 3 {
+        return vec!["--workspace".into(), "--all-features".into()];
+    }
+    [
+        "-p",
+        "perflens",
+        "--no-default-features",
+        "--features",
+        &on.join(","),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+fn build_example(name: &str) -> PathBuf {
+    // <target dir>/<profile dir>/deps/<this test>
+    let this = std::env::current_exe().unwrap();
+    let profile_dir = this.parent().and_then(Path::parent).unwrap();
+    let target_dir = profile_dir.parent().unwrap();
+    let profile = match profile_dir.file_name().unwrap().to_str().unwrap() {
+        "debug" => "dev",
+        other => other,
+    };
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| env!("CARGO").into());
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR")).join("Cargo.toml");
+    let mut cmd = Command::new(&cargo);
+    cmd.arg("build")
+        .arg("--manifest-path")
+        .arg(&manifest)
+        .args(selection())
+        .args(["--example", name, "--profile", profile])
+        .arg("--target-dir")
+        .arg(target_dir)
+        .args(["--message-format", "json-render-diagnostics", "--quiet"]);
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {cargo:?} to build examples/{name}: {e}"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "`cargo build --example {name}` failed ({}), so there is nothing to test:\n{stderr}",
+        out.status
+    );
+    // The build's last compiler-artifact message for the example names
+    // its executable.
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|m| m["reason"] == "compiler-artifact" && m["target"]["name"] == name)
+        .filter_map(|m| m["executable"].as_str().map(PathBuf::from))
+        .next_back()
+        .unwrap_or_else(|| panic!("cargo built examples/{name} but named no executable:\n{stderr}"))
 }
 
 pub mod stress;
