@@ -4,6 +4,7 @@
 //! ```text
 //! cargo run --release -p perflens-bench            # N = 10,000,000
 //! cargo run --release -p perflens-bench -- 1000000 # another N
+//! cargo run --release -p perflens-bench --features alloc  # with `alloc` on
 //! ```
 //!
 //! Each round runs every variant once, on 1 thread and then on 2 threads
@@ -21,12 +22,30 @@
 //! start and ends it after they are joined, outside the timed loop, so
 //! neither carries state from one run into the next (a hotpath guard kept
 //! for the whole process let its undrained backlog grow to gigabytes).
+//!
+//! With the `alloc` feature, perflens is built with allocation profiling
+//! (each measured call notes the bytes allocated during it) and the
+//! counting allocator is installed: what `alloc` adds to a call is the
+//! difference between the "added" columns of the two builds.
+//! `PERFLENS_BENCH_ONLY=bare|timed|count|sampled|hotpath` runs one variant
+//! on one thread, once, with the TSC clock (for instruction counts under
+//! callgrind, whose CPUID hides the invariant-TSC bit).
 
 mod stats;
 
+#[cfg(feature = "alloc")]
+#[global_allocator]
+static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+
 use std::hint::black_box;
 use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
+
+/// Set by `PERFLENS_BENCH_ONLY`: sessions use the TSC clock even when the
+/// CPU does not report it invariant (valgrind's CPUID does not), so that
+/// instruction counts are those of the TSC path.
+static FORCE_TSC: AtomicBool = AtomicBool::new(false);
 
 #[inline(never)]
 fn tiny_bare(x: u64) -> u64 {
@@ -73,6 +92,17 @@ impl Variant {
         }
     }
 
+    /// Its name for `PERFLENS_BENCH_ONLY`.
+    fn key(self) -> &'static str {
+        match self {
+            Variant::Bare => "bare",
+            Variant::Timed => "timed",
+            Variant::Count => "count",
+            Variant::Sampled64 => "sampled",
+            Variant::Hotpath => "hotpath",
+        }
+    }
+
     fn mode(self) -> Option<perflens::Mode> {
         match self {
             Variant::Timed => Some(perflens::Mode::Timed),
@@ -111,11 +141,13 @@ fn run_calls(v: Variant, n: u64) -> (f64, i64) {
 /// call per thread and the RSS growth of thread 0's run.
 fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
     let session = v.mode().map(|mode| {
-        perflens::Session::builder()
-            .ignore_env()
-            .mode(mode)
-            .start()
-            .expect("no other session")
+        let builder = perflens::Session::builder().ignore_env().mode(mode);
+        let builder = if FORCE_TSC.load(Ordering::Relaxed) {
+            builder.clock(perflens::ClockSource::Tsc)
+        } else {
+            builder
+        };
+        builder.start().expect("no other session")
     });
     let hotpath = (v == Variant::Hotpath).then(|| {
         hotpath::HotpathGuardBuilder::new("perflens-bench")
@@ -185,7 +217,25 @@ fn main() {
         .unwrap_or(10_000_000);
     let rounds: usize = stats::rounds(5);
 
-    eprintln!("perflens-bench: N = {n} calls per thread, {rounds} rounds, variants interleaved");
+    if let Ok(only) = std::env::var("PERFLENS_BENCH_ONLY") {
+        let Some(&v) = VARIANTS.iter().find(|v| v.key() == only) else {
+            let keys: Vec<&str> = VARIANTS.iter().map(|v| v.key()).collect();
+            eprintln!("PERFLENS_BENCH_ONLY: expected one of {keys:?}, got {only:?}");
+            std::process::exit(2);
+        };
+        FORCE_TSC.store(true, Ordering::Relaxed);
+        println!("{:.2} ns per call", run(v, n, 1).0);
+        return;
+    }
+
+    let alloc = if cfg!(feature = "alloc") {
+        "alloc on (counting allocator installed)"
+    } else {
+        "alloc off"
+    };
+    eprintln!(
+        "perflens-bench: N = {n} calls per thread, {rounds} rounds, variants interleaved, {alloc}"
+    );
     // ns[threads-1][variant][round]
     let mut ns: Vec<Vec<Vec<f64>>> = vec![vec![Vec::new(); VARIANTS.len()]; 2];
     let mut rss: Vec<i64> = vec![0; VARIANTS.len()];
@@ -218,7 +268,7 @@ fn main() {
         );
         // Variant minus the uninstrumented run, in round r.
         let added = |i: usize, r: usize| ns[i][r] - ns[0][r];
-        println!("{threads} thread(s), N = {n} per thread");
+        println!("{threads} thread(s), N = {n} per thread, {alloc}");
         println!(
             "| {:<22} | {:>8} | {:>8} | {:>12} | {:>14} | {:>16} |",
             "variant", "ns/call", "added", "vs 2 rdtsc", "hotpath/this", "RSS 1M->N (KiB)"
