@@ -176,9 +176,12 @@ impl Session {
 
     /// A report of everything recorded so far; recording goes on.
     pub fn snapshot(&self) -> Report {
-        let snap = self.recording.snapshot();
-        // Building the report allocates; that is not the program's.
+        // Building the report allocates, and freeing the raw snapshot
+        // frees what the profiler allocated: neither is the program's.
+        // (`_internal` is declared first so that it ends last, after
+        // `snap` is dropped.)
         let _internal = perflens_core::Internal::enter();
+        let snap = self.recording.snapshot();
         Report::from_snapshot(&snap, &self.options)
     }
 

@@ -437,3 +437,140 @@ fn allocating_before_main_and_in_thread_local_destructors_is_safe() {
     // destructors did may or may not be counted, but never crashes.
     assert_eq!(excl(&snap, "k_buffers"), (4 * 2 * 64, 8, 4 * 2 * 64, 8));
 }
+
+/// Allocates zeroed memory three ways: `vec![0u8; n]` and `vec![0u64; n]`
+/// (both go through `alloc_zeroed`), and `alloc_zeroed` by hand.
+#[perflens::measure]
+fn zeroed(n: usize) -> usize {
+    let bytes = black_box(vec![0u8; n]);
+    let words = black_box(vec![0u64; n]);
+    let layout = Layout::from_size_align(n, 16).unwrap();
+    // SAFETY: n > 0; the block is freed with the layout it was allocated
+    // with.
+    unsafe {
+        let p = std::alloc::alloc_zeroed(layout);
+        assert!(!p.is_null());
+        assert_eq!(*p.add(n - 1), 0);
+        dealloc(p, layout);
+    }
+    bytes.len() + words.len()
+}
+
+#[test]
+fn zeroed_allocations_are_counted() {
+    let _turn = one_session();
+    let session = Session::builder().ignore_env().start().unwrap();
+    for n in [100, 5_000] {
+        black_box(zeroed(n));
+    }
+    let snap = session.raw_snapshot();
+    drop(session.finish());
+    // Per call: n + 8n + n bytes in three blocks, all freed.
+    let bytes = 10 * (100 + 5_000);
+    assert_eq!(excl(&snap, "zeroed"), (bytes, 6, bytes, 6));
+    #[cfg(feature = "alloc")]
+    assert_eq!(per_call(&snap, "zeroed").1, 2);
+}
+
+#[perflens::measure]
+fn first_seen_at_the_root(n: usize) {
+    black_box(Vec::<u8>::with_capacity(n));
+    first_seen_inside(n);
+}
+
+#[perflens::measure]
+fn first_seen_inside(n: usize) {
+    black_box(Vec::<u8>::with_capacity(2 * n));
+}
+
+/// Measured functions that allocate nothing, each a new callsite and a
+/// new path when first called from the root.
+macro_rules! new_paths {
+    ($($f:ident)*) => {
+        $(
+            #[perflens::measure]
+            fn $f(x: u64) -> u64 {
+                black_box(x + 1)
+            }
+        )*
+        /// Calls each of them once.
+        fn call_new_paths() {
+            $( black_box($f(1)); )*
+        }
+    };
+}
+
+new_paths!(
+    p00 p01 p02 p03 p04 p05 p06 p07 p08 p09 p10 p11 p12 p13 p14 p15
+    p16 p17 p18 p19 p20 p21 p22 p23 p24 p25 p26 p27 p28 p29 p30 p31
+    p32 p33 p34 p35 p36 p37 p38 p39 p40 p41 p42 p43 p44 p45 p46 p47
+);
+
+#[test]
+fn the_root_node_holds_exactly_what_the_program_allocated_outside_measured_functions() {
+    let _turn = one_session();
+    // On a thread of its own that starts and ends the session, so that
+    // everything the thread allocated in between is this code's or the
+    // profiler's; the profiler's must not be counted.
+    let (snap, before_finish) = std::thread::Builder::new()
+        .name("root-exact".into())
+        .spawn(|| {
+            let session = Session::builder().ignore_env().start().unwrap();
+            let a = black_box(Vec::<u8>::with_capacity(1_000));
+            // First calls from the root: the callsites and both paths are
+            // registered now, which allocates (as profiler work).
+            first_seen_at_the_root(100);
+            // 48 more callsites and paths, registered from the root:
+            // the profiler's tables grow.
+            call_new_paths();
+            let b = black_box(Box::new([3u64; 4]));
+            // Snapshots and reports taken from the root allocate too;
+            // the program keeps them, so their memory is not freed here.
+            let report = session.snapshot();
+            let raw = session.raw_snapshot();
+            first_seen_at_the_root(100);
+            drop(a);
+            let c = black_box(vec![7u8; 333]);
+            let snap = session.raw_snapshot();
+            // What finishing does is not part of the session.
+            drop(session.finish());
+            black_box((b, c, report, &raw));
+            let before_finish = raw;
+            (snap, before_finish)
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    let root = |snap: &RawSnapshot| {
+        let t = (snap.threads.iter())
+            .find(|t| t.name.as_deref() == Some("root-exact"))
+            .expect("the thread is in the snapshot");
+        let root = t.nodes.iter().find(|n| n.path == 0).expect("a root node");
+        let all: (u64, u64) = t
+            .nodes
+            .iter()
+            .fold((0, 0), |(b, c), n| (b + n.alloc_bytes, c + n.alloc_count));
+        (
+            (
+                root.alloc_bytes,
+                root.alloc_count,
+                root.free_bytes,
+                root.free_count,
+            ),
+            all,
+        )
+    };
+    // Outside measured functions: 1000 + 32 + 333 bytes in three blocks,
+    // the first one freed.
+    let (at_root, all) = root(&snap);
+    assert_eq!(at_root, (1_365, 3, 1_000, 1));
+    // And the measured calls: 100 + 200 bytes each, twice.
+    assert_eq!(all, (1_365 + 600, 3 + 4));
+    assert_eq!(excl(&snap, "first_seen_at_the_root"), (200, 2, 200, 2));
+    assert_eq!(excl(&snap, "first_seen_inside"), (400, 2, 400, 2));
+    // The snapshot taken half-way (from this thread, so up to date): the
+    // first 1000 + 32 bytes at the root, one call of each function.
+    let (at_root, all) = root(&before_finish);
+    assert_eq!(at_root, (1_032, 2, 0, 0));
+    assert_eq!(all, (1_032 + 300, 2 + 2));
+}
