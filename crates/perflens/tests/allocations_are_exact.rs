@@ -29,7 +29,11 @@ fn name(f: &str) -> String {
 /// Exclusive (alloc bytes, alloc count, free bytes, free count) of a
 /// function over all threads and paths.
 fn excl(snap: &RawSnapshot, f: &str) -> (u64, u64, u64, u64) {
-    let want = name(f);
+    excl_row(snap, &name(f))
+}
+
+/// [`excl`] of the row named `want` (a label, or a full path).
+fn excl_row(snap: &RawSnapshot, want: &str) -> (u64, u64, u64, u64) {
     let mut out = (0, 0, 0, 0);
     for t in &snap.threads {
         for n in &t.nodes {
@@ -573,4 +577,115 @@ fn the_root_node_holds_exactly_what_the_program_allocated_outside_measured_funct
     let (at_root, all) = root(&before_finish);
     assert_eq!(at_root, (1_032, 2, 0, 0));
     assert_eq!(all, (1_032 + 300, 2 + 2));
+}
+
+static KEPT: perflens::__private::Callsite = perflens::__private::Callsite::new("kept", || "");
+static LEAKED: perflens::__private::Callsite = perflens::__private::Callsite::new("leaked", || "");
+
+/// Allocates and frees `n` bytes, then unwinds (without the panic hook,
+/// so the only allocation the unwinding adds is its exception object).
+#[perflens::measure]
+fn unwinds_after_allocating(n: usize) {
+    black_box(Vec::<u8>::with_capacity(n));
+    let _freed_while_unwinding = black_box(Vec::<u8>::with_capacity(2 * n));
+    std::panic::resume_unwind(Box::new(()));
+}
+
+/// Keeps a buffer across its await; cancelled after its first poll.
+#[perflens::measure]
+async fn cancelled_holding_a_buffer() {
+    let kept = black_box(Vec::<u8>::with_capacity(1_111));
+    YieldOnce(false).await;
+    black_box(&kept);
+}
+
+/// Allocates in both of its polls and unwinds out of the second.
+#[perflens::measure]
+async fn unwinds_in_its_second_poll() {
+    black_box(Vec::<u8>::with_capacity(3_333));
+    YieldOnce(false).await;
+    black_box(Vec::<u8>::with_capacity(2_222));
+    std::panic::resume_unwind(Box::new(()));
+}
+
+#[test]
+fn leaked_guards_unwinding_and_cancelled_futures_charge_every_byte_once() {
+    use perflens::__private::Guard;
+    let _turn = one_session();
+    let snap = std::thread::Builder::new()
+        .name("faults".into())
+        .spawn(|| {
+            let session = Session::builder().ignore_env().start().unwrap();
+            // A guard leaked inside another: what runs after the leak
+            // belongs to the leaked frame until the outer guard drops.
+            for _ in 0..2 {
+                let kept = Guard::enter(&KEPT);
+                black_box(Vec::<u8>::with_capacity(100));
+                std::mem::forget(Guard::enter(&LEAKED));
+                black_box(Vec::<u8>::with_capacity(200));
+                k_buffers(1, 400);
+                black_box(Vec::<u8>::with_capacity(300));
+                drop(kept);
+                black_box(Vec::<u8>::with_capacity(50));
+            }
+            // Unwinding through a measured function, caught at the root.
+            assert!(std::panic::catch_unwind(|| unwinds_after_allocating(1_000)).is_err());
+            let mut cx = Context::from_waker(Waker::noop());
+            {
+                let mut fut = std::pin::pin!(cancelled_holding_a_buffer());
+                assert!(fut.as_mut().poll(&mut cx).is_pending());
+                // Dropped here, at the root: its buffer is freed there.
+            }
+            {
+                let mut fut = std::pin::pin!(unwinds_in_its_second_poll());
+                assert!(fut.as_mut().poll(&mut cx).is_pending());
+                let polled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    let _ = fut.as_mut().poll(&mut cx);
+                }));
+                assert!(polled.is_err());
+            }
+            let snap = session.raw_snapshot();
+            drop(session.finish());
+            snap
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(excl_row(&snap, "kept"), (200, 2, 200, 2));
+    assert_eq!(excl_row(&snap, "leaked"), (1_000, 4, 1_000, 4));
+    let under_leaked: u64 = (snap.threads.iter().flat_map(|t| &t.nodes))
+        .filter(|n| {
+            let names: Vec<&str> = (snap.frames(n.path).into_iter())
+                .map(|c| snap.callsites[c as usize].name.as_str())
+                .collect();
+            names == ["kept", "leaked", name("k_buffers").as_str()]
+        })
+        .map(|n| n.alloc_bytes)
+        .sum();
+    assert_eq!(under_leaked, 800);
+    // Its two buffers (one freed while unwinding), plus the exception
+    // object the unwinding allocated: freed at the root by the catch.
+    let (bytes, count, freed, frees) = excl(&snap, "unwinds_after_allocating");
+    assert_eq!((count, freed, frees), (3, 3_000, 2));
+    let exception = bytes - 3_000;
+    assert!(exception > 0);
+    assert_eq!(excl(&snap, "cancelled_holding_a_buffer"), (1_111, 1, 0, 0));
+    assert_eq!(
+        excl(&snap, "unwinds_in_its_second_poll"),
+        (3_333 + 2_222 + exception, 3, 3_333 + 2_222, 2)
+    );
+    let t = (snap.threads.iter())
+        .find(|t| t.name.as_deref() == Some("faults"))
+        .unwrap();
+    let root = t.nodes.iter().find(|n| n.path == 0).unwrap();
+    assert_eq!(
+        (root.alloc_bytes, root.alloc_count),
+        (100, 2),
+        "two 50-byte buffers"
+    );
+    assert_eq!(
+        (root.free_bytes, root.free_count),
+        (100 + 1_111 + 2 * exception, 5),
+        "the buffers, the cancelled future's, the two exception objects"
+    );
 }
