@@ -116,9 +116,13 @@ fn threads_arming_themselves_during_rescans_are_reported_once_and_live() {
          (tid, the exited flag of each of its entries): {wrong:?}",
         wrong.len(),
     );
+    // Several exited entries under one tid are threads that came and went
+    // with a reused tid (the kernel wraps tids after pid_max; a slow build,
+    // such as under AddressSanitizer, creates enough threads to wrap it).
+    // A live thread must have no other entry.
     let dup: Vec<_> = entries(&report)
         .into_iter()
-        .filter(|(_, v)| v.len() > 1)
+        .filter(|(_, v)| v.len() > 1 && v.contains(&false))
         .collect();
-    assert!(dup.is_empty(), "tids with several entries: {dup:?}");
+    assert!(dup.is_empty(), "live tids with several entries: {dup:?}");
 }
