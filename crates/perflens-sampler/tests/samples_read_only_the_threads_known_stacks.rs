@@ -184,8 +184,13 @@ fn a_thread_first_sampled_on_its_altstack_is_unwound_on_both_stacks() {
     eprintln!("{th:?}: {on_alt} samples unwound on the altstack, {on_own} on the thread's stack");
     // Exited before the final report, yet named.
     assert_eq!(th.name, "altstack");
-    let expected = th.cpu_ns as f64 / 1e6;
-    assert!(th.samples as f64 >= 0.85 * expected, "{th:?}");
+    // The samples' weights cover the thread's CPU time (under a loaded
+    // machine, or AddressSanitizer's slower handler, the kernel merges
+    // some overflows into one weightier sample, so counts fall short).
+    assert!(
+        th.sampled_cpu_ns as f64 >= 0.95 * th.cpu_ns as f64,
+        "{th:?}"
+    );
     // About half the CPU time each; nearly every sample fully unwound.
     assert!(on_alt as f64 >= 0.8 * 200.0, "altstack samples: {on_alt}");
     assert!(on_own as f64 >= 0.8 * 200.0, "own-stack samples: {on_own}");
@@ -298,6 +303,11 @@ fn samples_on_an_unknown_stack_keep_their_leaf_and_are_counted() {
         "{th:?}: {leaf_only}"
     );
     assert!(on_own as f64 >= 0.8 * 100.0, "own-stack samples: {on_own}");
-    let expected = th.cpu_ns as f64 / 1e6;
-    assert!(th.samples as f64 >= 0.85 * expected, "{th:?}");
+    // The samples' weights cover the thread's CPU time (under a loaded
+    // machine, or AddressSanitizer's slower handler, the kernel merges
+    // some overflows into one weightier sample, so counts fall short).
+    assert!(
+        th.sampled_cpu_ns as f64 >= 0.95 * th.cpu_ns as f64,
+        "{th:?}"
+    );
 }
