@@ -2,6 +2,8 @@
 //! thread polls them; dropped futures count as cancelled.
 #![cfg(feature = "enabled")]
 
+mod common;
+use common::stress::YieldOnce;
 use perflens::Session;
 use std::future::Future;
 use std::pin::pin;
@@ -46,22 +48,6 @@ async fn two_step(step: Arc<Mutex<u32>>) -> u32 {
     leaf();
     *step.lock().unwrap() += 1;
     7
-}
-
-/// Returns `Pending` once, then `Ready`.
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
-    }
 }
 
 /// Spins `ms` milliseconds in each poll; `Ready` on poll `ready_at`

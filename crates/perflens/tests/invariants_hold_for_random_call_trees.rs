@@ -13,13 +13,15 @@
 //!   async row's busy <= total.
 #![cfg(feature = "enabled")]
 
+mod common;
+use common::stress::YieldOnce;
 use perflens::{Mode, RawSnapshot, Recursion, Report, Session};
 use proptest::prelude::*;
 use std::collections::HashMap;
 use std::future::Future;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Waker};
 
 #[derive(Clone, Debug)]
 enum Op {
@@ -120,22 +122,6 @@ fn s2(body: &[Op], panic: bool, counts: &mut Counts) {
     run(body, counts);
     if panic {
         panic!("s2");
-    }
-}
-
-/// Returns `Pending` once.
-struct YieldOnce(bool);
-
-impl Future for YieldOnce {
-    type Output = ();
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        if self.0 {
-            Poll::Ready(())
-        } else {
-            self.0 = true;
-            cx.waker().wake_by_ref();
-            Poll::Pending
-        }
     }
 }
 
