@@ -83,15 +83,10 @@ fn burn_on_altstack() {
         ss_flags: 0,
         ss_size: ALT,
     };
-    // SAFETY: installing a plain handler that runs on the altstack, and
-    // an altstack that stays alive (and unused elsewhere) until it is
-    // disabled below.
+    install_on_altstack(libc::SIGUSR1, on_usr1);
+    // SAFETY: an altstack that stays alive (and unused elsewhere) until
+    // it is disabled below.
     unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_usr1 as *const () as usize;
-        sa.sa_flags = libc::SA_ONSTACK;
-        libc::sigemptyset(&mut sa.sa_mask);
-        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
         assert_eq!(libc::sigaltstack(&ss, std::ptr::null_mut()), 0);
         assert_eq!(libc::raise(libc::SIGUSR1), 0);
         let off = libc::stack_t {

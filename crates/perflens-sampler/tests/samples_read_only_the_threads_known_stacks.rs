@@ -108,14 +108,7 @@ extern "C" fn on_usr1(_: libc::c_int) {
 
 /// Installs `on_usr1` to run on the alternate signal stack.
 fn install_usr1() {
-    // SAFETY: a zeroed sigaction with a plain handler and SA_ONSTACK.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_usr1 as *const () as usize;
-        sa.sa_flags = libc::SA_ONSTACK;
-        libc::sigemptyset(&mut sa.sa_mask);
-        assert_eq!(libc::sigaction(libc::SIGUSR1, &sa, std::ptr::null_mut()), 0);
-    }
+    install_on_altstack(libc::SIGUSR1, on_usr1);
 }
 
 /// Maps `len` bytes of anonymous memory.

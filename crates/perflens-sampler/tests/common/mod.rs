@@ -91,3 +91,18 @@ pub fn samples_through(
         .map(|(_, v)| v.samples)
         .sum()
 }
+
+/// Installs `handler` for `sig`, to run on the thread's alternate signal
+/// stack (`SA_ONSTACK`).
+#[allow(dead_code)]
+pub fn install_on_altstack(sig: libc::c_int, handler: extern "C" fn(libc::c_int)) {
+    // SAFETY: a zeroed sigaction with a plain handler, an empty mask and
+    // SA_ONSTACK; the handler is a function that lives for the process.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = handler as usize;
+        sa.sa_flags = libc::SA_ONSTACK;
+        libc::sigemptyset(&mut sa.sa_mask);
+        assert_eq!(libc::sigaction(sig, &sa, std::ptr::null_mut()), 0);
+    }
+}
