@@ -7,8 +7,30 @@
 //! future allocates while being polled lands on the future, on whatever
 //! thread polls it, and two futures interleaved on one thread never mix.
 //!
-//! Cost and sharing: the hook touches only the current thread's hot state,
-//! its top frame's node and its block header, with plain loads and stores
+//! How, with the `alloc` feature (what `perflens/alloc` turns on): the
+//! hook only adds to the thread's four running totals (bytes and count
+//! allocated, bytes and count freed) in its block header, and checks the
+//! peak. Everything a thread allocates between two of its frame
+//! boundaries (a measured call or poll beginning or ending) belongs to
+//! the frame on top of its stack in between, so each boundary charges
+//! what the totals moved since the last one to that frame's node (see
+//! `frame::boundary`); a boundary with nothing to charge costs two
+//! comparisons. Without the feature (a counting allocator installed by
+//! hand, `perflens-core` built without `alloc`) there are no boundary
+//! checks, and the hook charges the top frame's node itself, which costs
+//! the hook more (see the README's allocation benchmark).
+//!
+//! What a snapshot sees: node counters are up to date as of each thread's
+//! last frame boundary. The thread taking the snapshot charges its own
+//! first, a thread's exit hook charges what it has left, and the
+//! per-thread live and peak bytes come from the running totals, so they
+//! are always exact. So a final snapshot is exact for every thread that
+//! has exited or is not inside a measured call; a snapshot taken while
+//! another thread runs shows at least everything up to that thread's last
+//! boundary, and what it allocated since shows up at its next one.
+//!
+//! Cost and sharing: the hook touches only the current thread's hot state
+//! and one cache line of its block header, with plain loads and stores
 //! (no read-modify-write, no cache line shared with another thread).
 //! Process-wide live bytes are published to a shared counter only when a
 //! thread's own live count has moved by [`PUBLISH_STEP`] bytes since it
@@ -100,8 +122,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
             // What a realloc really does: a block of the new size, and the
             // old one released (also when it grew in place, so that bytes
             // allocated always sum the sizes ever handed out).
-            on_alloc(new_size as u64);
-            on_free(layout.size() as u64);
+            on_realloc(new_size as u64, layout.size() as u64);
         }
         p
     }
@@ -131,16 +152,38 @@ pub fn on_free(size: u64) {
     count_free(hot, size);
 }
 
+/// Counts a `realloc` from `old` to `new` bytes on the current thread: an
+/// allocation of the new size and a free of the old one.
+#[inline(always)]
+fn on_realloc(new: u64, old: u64) {
+    // SAFETY: as in `on_alloc`.
+    let hot = unsafe { &mut *thread::hot() };
+    if hot.alloc_epoch != EPOCH.load(Ordering::Relaxed) {
+        alloc_slow(new);
+        return free_slow(old);
+    }
+    count_alloc(hot, new);
+    count_free(hot, old);
+}
+
+/// With the `alloc` feature the hook only moves the thread's running
+/// totals; frames charge what they moved to nodes at their boundaries
+/// (see `frame::boundary`). Without it, there are no boundaries, so the
+/// hook charges the innermost frame's node itself.
 #[inline(always)]
 fn count_alloc(hot: &Hot, size: u64) {
-    let (node, a) = top(hot);
-    bump(&node.alloc_bytes, size);
-    bump(&node.alloc_count, 1);
-    // Only per-call histograms read it.
+    let a = &hot.block().header().alloc;
+    #[cfg(not(feature = "alloc"))]
+    {
+        let node = top_node(hot);
+        bump(&node.alloc_bytes, size);
+        bump(&node.alloc_count, 1);
+    }
+    let allocated = a.allocated.load(Ordering::Relaxed).wrapping_add(size);
+    a.allocated.store(allocated, Ordering::Relaxed);
     #[cfg(feature = "alloc")]
-    bump(&a.cum_bytes, size);
-    let live = a.live.load(Ordering::Relaxed).wrapping_add(size as i64);
-    a.live.store(live, Ordering::Relaxed);
+    bump(&a.allocs, 1);
+    let live = allocated.wrapping_sub(a.freed.load(Ordering::Relaxed)) as i64;
     // One comparison covers both a new per-thread peak and a move worth
     // publishing: `above` is the lower of the two thresholds.
     if live > a.above.load(Ordering::Relaxed) {
@@ -150,24 +193,31 @@ fn count_alloc(hot: &Hot, size: u64) {
 
 #[inline(always)]
 fn count_free(hot: &Hot, size: u64) {
-    let (node, a) = top(hot);
-    bump(&node.free_bytes, size);
-    bump(&node.free_count, 1);
-    let live = a.live.load(Ordering::Relaxed).wrapping_sub(size as i64);
-    a.live.store(live, Ordering::Relaxed);
+    let a = &hot.block().header().alloc;
+    #[cfg(not(feature = "alloc"))]
+    {
+        let node = top_node(hot);
+        bump(&node.free_bytes, size);
+        bump(&node.free_count, 1);
+    }
+    let freed = a.freed.load(Ordering::Relaxed).wrapping_add(size);
+    a.freed.store(freed, Ordering::Relaxed);
+    #[cfg(feature = "alloc")]
+    bump(&a.frees, 1);
+    let live = a.allocated.load(Ordering::Relaxed).wrapping_sub(freed) as i64;
     if live < a.below.load(Ordering::Relaxed) {
         moved(a, live);
     }
 }
 
-/// The innermost frame's node and the thread's allocation counters.
+/// The innermost frame's node.
+#[cfg(not(feature = "alloc"))]
 #[inline(always)]
-fn top(hot: &Hot) -> (&crate::block::Node, &crate::block::ThreadAlloc) {
+fn top_node(hot: &Hot) -> &crate::block::Node {
     // SAFETY: attached (alloc_epoch is a live epoch), so 1 <= depth <=
     // stack_cap and the top frame's node is < node_cap.
     let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
-    let node = crate::frame::node(hot, node);
-    (node, &hot.block().header().alloc)
+    crate::frame::node(hot, node)
 }
 
 /// This thread's live bytes crossed a threshold: record a new peak, and

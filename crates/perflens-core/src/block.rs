@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
 /// Bumped whenever the layout below changes.
-pub const LAYOUT_VERSION: u32 = 4;
+pub const LAYOUT_VERSION: u32 = 5;
 /// Byte offset of frame 0 from the start of a block: the header, rounded
 /// up to a cache line. Fixed, so the hot state derives the block from its
 /// frame pointer.
@@ -104,28 +104,77 @@ pub struct Header {
     pub pending: [AtomicU64; 2],
     /// Allocation counters of this thread (own cache line).
     pub alloc: ThreadAlloc,
+    /// Where the last frame boundary left them (own cache line).
+    pub mark: AllocMark,
 }
 
 /// Per-thread allocation state, updated by the owner on every allocation
-/// and free while the counting allocator is installed.
+/// and free while the counting allocator is installed: running totals
+/// since the session started (the thread's exact figures at any time)
+/// and the peak bookkeeping. One cache line, the only one the hook
+/// writes.
 #[repr(C, align(64))]
 pub struct ThreadAlloc {
-    /// Bytes allocated by this thread so far this session (kept with the
-    /// `alloc` feature only): a frame saves it on entry, so a call's
-    /// inclusive allocation is the difference.
-    pub cum_bytes: AtomicU64,
-    /// Bytes allocated minus bytes freed by this thread.
-    pub live: AtomicI64,
-    /// Highest `live` so far.
+    /// Bytes allocated by this thread so far this session. A frame saves
+    /// it on entry, so a call's inclusive allocation is the difference.
+    pub allocated: AtomicU64,
+    /// Allocations made by this thread so far this session (kept with
+    /// the `alloc` feature, which attributes at frame boundaries).
+    pub allocs: AtomicU64,
+    /// Bytes freed by this thread so far this session. Live bytes are
+    /// `allocated - freed`.
+    pub freed: AtomicU64,
+    /// Frees made by this thread so far this session (kept with the
+    /// `alloc` feature).
+    pub frees: AtomicU64,
+    /// Highest live byte count so far.
     pub peak: AtomicU64,
-    /// `live` as last added to the process-wide counter.
+    /// Live bytes as last added to the process-wide counter.
     pub published: AtomicI64,
-    /// When `live` rises above this (a new peak, or far enough above
+    /// When live bytes rise above this (a new peak, or far enough above
     /// `published`)...
     pub above: AtomicI64,
-    /// ...or falls below this (far enough below `published`), the slow
+    /// ...or fall below this (far enough below `published`), the slow
     /// path records and publishes.
     pub below: AtomicI64,
+}
+
+/// [`ThreadAlloc`]'s four running totals as they were at this thread's
+/// last frame boundary (with the `alloc` feature): everything up to
+/// there has been charged to nodes; what the totals moved since belongs
+/// to the frame now on top of the stack (see `frame::boundary`). Same
+/// order as the totals and as `Node`'s allocation counters.
+#[repr(C, align(64))]
+pub struct AllocMark {
+    pub allocated: AtomicU64,
+    pub allocs: AtomicU64,
+    pub freed: AtomicU64,
+    pub frees: AtomicU64,
+}
+
+impl ThreadAlloc {
+    /// The four running totals, in [`AllocMark`]'s order.
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    pub fn totals(&self) -> [&AtomicU64; 4] {
+        [&self.allocated, &self.allocs, &self.freed, &self.frees]
+    }
+
+    /// Bytes allocated minus bytes freed by this thread (negative when it
+    /// freed memory other threads allocated).
+    #[inline(always)]
+    pub fn live(&self) -> i64 {
+        let allocated = self.allocated.load(Ordering::Relaxed);
+        allocated.wrapping_sub(self.freed.load(Ordering::Relaxed)) as i64
+    }
+}
+
+impl AllocMark {
+    /// The four marks.
+    #[inline(always)]
+    pub fn counters(&self) -> [&AtomicU64; 4] {
+        [&self.allocated, &self.allocs, &self.freed, &self.frees]
+    }
 }
 
 pub const MODE_TIMED: u32 = 0;
@@ -176,7 +225,7 @@ pub struct Frame {
     pub start: u64,
     /// Measured time of children run inside this frame.
     pub child: u64,
-    /// The thread's `ThreadAlloc::cum_bytes` at entry (with the `alloc`
+    /// The thread's `ThreadAlloc::allocated` at entry (with the `alloc`
     /// feature): the call's inclusive allocation is the difference at
     /// exit.
     pub alloc_start: u64,
@@ -214,7 +263,8 @@ pub struct Node {
     pub cancelled: AtomicU64,
     /// Timed futures among `cancelled`.
     pub cancelled_timed: AtomicU64,
-    // -- second cache line: allocation counters (exclusive).
+    // -- second cache line: allocation counters (exclusive), in
+    // `AllocMark`'s order.
     pub alloc_bytes: AtomicU64,
     pub alloc_count: AtomicU64,
     pub free_bytes: AtomicU64,
@@ -230,6 +280,21 @@ pub struct Node {
 }
 
 const _: () = assert!(size_of::<Node>() == 128);
+const _: () = assert!(size_of::<ThreadAlloc>() == 64);
+
+impl Node {
+    /// The four allocation counters, in [`AllocMark`]'s order.
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    pub fn alloc_counters(&self) -> [&AtomicU64; 4] {
+        [
+            &self.alloc_bytes,
+            &self.alloc_count,
+            &self.free_bytes,
+            &self.free_count,
+        ]
+    }
+}
 
 /// Adds to a single-writer counter without a locked instruction.
 #[inline(always)]
@@ -497,9 +562,12 @@ impl Block {
         h.mode.store(mode, Ordering::Relaxed);
         h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
         let a = &h.alloc;
-        a.cum_bytes.store(0, Ordering::Relaxed);
-        a.live.store(0, Ordering::Relaxed);
-        a.peak.store(0, Ordering::Relaxed);
+        for c in [&a.allocated, &a.allocs, &a.freed, &a.frees, &a.peak] {
+            c.store(0, Ordering::Relaxed);
+        }
+        for c in h.mark.counters() {
+            c.store(0, Ordering::Relaxed);
+        }
         a.published.store(0, Ordering::Relaxed);
         crate::alloc::set_thresholds(a, 0, 0);
         // Node 0 collects overflow, node 1 the root.

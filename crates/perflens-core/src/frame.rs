@@ -187,6 +187,9 @@ pub(crate) fn push(hot: &mut Hot, to: Resolved, timed: bool) -> Option<(*mut Fra
         bump(&hot.block().header().dropped_frames, 1);
         return None;
     }
+    // What was allocated since the last boundary is the parent's.
+    // SAFETY: 1 <= depth (attached); owner thread.
+    boundary(hot, unsafe { frame(hot, depth - 1) }.np.node);
     // SAFETY: depth < stack_cap; owner thread.
     let f = unsafe { frame(hot, depth) };
     f.np = to.np;
@@ -237,8 +240,12 @@ pub(crate) fn pop(hot: &mut Hot, f: &Frame, depth: u32) -> Option<(u64, u64)> {
 }
 
 /// Drops the frames above `depth` without recording them: their guards
-/// were leaked, or a poll unwound through them.
+/// were leaked, or a poll unwound through them. What was allocated since
+/// the last boundary is charged to the top frame first (one of those, or
+/// frame `depth` itself when there are none).
 pub(crate) fn discard_above(hot: &mut Hot, depth: u32) {
+    // SAFETY: 1 <= hot.depth <= stack_cap (attached); owner thread.
+    boundary(hot, unsafe { top(hot) }.np.node);
     while hot.depth > depth + 1 {
         // SAFETY: depth + 1 < hot.depth <= stack_cap; owner thread.
         let f = unsafe { frame(hot, hot.depth - 1) };
@@ -273,7 +280,66 @@ pub(crate) fn charge(hot: &Hot, f: &Frame, depth: u32, now: u64) -> (u64, u64) {
 /// entry.
 #[inline(always)]
 pub(crate) fn alloc_mark(hot: &Hot) -> u64 {
-    hot.block().header().alloc.cum_bytes.load(Ordering::Relaxed)
+    hot.block().header().alloc.allocated.load(Ordering::Relaxed)
+}
+
+/// A frame boundary: the frame whose node is `node` is on top of the
+/// stack and is about to stop being so (a child is pushed on it, or it
+/// is popped). Everything this thread allocated and freed since the last
+/// boundary happened while that frame was on top, so it is charged to
+/// `node` (exclusive). With the `alloc` feature only: without it the
+/// allocator hook charges the top frame itself.
+///
+/// Cost when nothing was allocated or freed since the last boundary (a
+/// leaf that does not allocate): four loads and a branch, on two lines
+/// of the block header that the call touches anyway.
+#[inline(always)]
+pub(crate) fn boundary(hot: &Hot, node: u32) {
+    #[cfg(feature = "alloc")]
+    {
+        let h = hot.block().header();
+        let (a, m) = (&h.alloc, &h.mark);
+        // Both counts only grow (mod 2^64): equal counts mean nothing
+        // happened, bytes included (a zero-byte allocation still counts).
+        let moved = (a.allocs.load(Ordering::Relaxed) ^ m.allocs.load(Ordering::Relaxed))
+            | (a.frees.load(Ordering::Relaxed) ^ m.frees.load(Ordering::Relaxed));
+        if moved != 0 {
+            charge_alloc(hot, node);
+        }
+    }
+    #[cfg(not(feature = "alloc"))]
+    let _ = (hot, node);
+}
+
+/// Charges what the thread's running totals moved since its last
+/// boundary to `node`, and moves the mark up to them. Out of line: every
+/// measured function inlines [`boundary`] twice.
+#[cfg(feature = "alloc")]
+#[inline(never)]
+fn charge_alloc(hot: &Hot, node_idx: u32) {
+    let h = hot.block().header();
+    let n = node(hot, node_idx);
+    for ((total, mark), counter) in (h.alloc.totals().into_iter())
+        .zip(h.mark.counters())
+        .zip(n.alloc_counters())
+    {
+        let now = total.load(Ordering::Relaxed);
+        bump(counter, now.wrapping_sub(mark.load(Ordering::Relaxed)));
+        mark.store(now, Ordering::Relaxed);
+    }
+}
+
+/// Charges what the current thread allocated since its last boundary to
+/// the frame on top of its stack, if its block belongs to the running
+/// session: for snapshots taken by this thread, so that they see its
+/// allocations up to now.
+pub(crate) fn charge_current_thread() {
+    if let Some(hot) = crate::thread::active() {
+        // SAFETY: attached, so depth >= 1; owner thread; no other frame
+        // reference is alive.
+        let node = unsafe { top(hot) }.np.node;
+        boundary(hot, node);
+    }
 }
 
 /// Bytes the call in frame `f` has allocated so far, itself and

@@ -56,6 +56,9 @@ impl Guard {
                         }
                         _ => return Guard::enter_slow(callsite),
                     };
+                    // What was allocated since the last boundary is the
+                    // parent's.
+                    frame::boundary(hot, parent.np.node);
                     f.np = np;
                     f.timed = timed;
                     f.cache_cs = 0;
@@ -138,6 +141,7 @@ impl Drop for Guard {
             // SAFETY: d < hot.depth <= stack_cap; owner thread.
             let f = unsafe { frame::frame(hot, d) };
             if f.timed == UNTIMED {
+                frame::boundary(hot, f.np.node);
                 #[cfg(feature = "alloc")]
                 frame::record_alloc(hot, f);
                 hot.depth = d;
@@ -146,6 +150,7 @@ impl Drop for Guard {
             }
             if f.timed == TIMED_TSC {
                 let now = arch::read_tsc();
+                frame::boundary(hot, f.np.node);
                 #[cfg(feature = "alloc")]
                 frame::record_alloc(hot, f);
                 // Copies, so that the stores below (which the compiler

@@ -236,11 +236,13 @@ impl Recording {
 
     /// A copy of everything recorded so far; recording goes on.
     pub fn snapshot(&self) -> RawSnapshot {
+        crate::frame::charge_current_thread();
         self.collect(false)
     }
 
     /// Stops recording and returns the final snapshot.
     pub fn finish(mut self) -> RawSnapshot {
+        crate::frame::charge_current_thread();
         thread::deactivate(self.epoch);
         // Another session may start only once this snapshot is taken:
         // its threads reset their blocks, which this one reads.
@@ -379,7 +381,7 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
         node_capacity: h.node_cap - crate::block::INTERNAL_NODES,
         overflow_calls,
         dropped_frames: h.dropped_frames.load(Ordering::Relaxed),
-        live_bytes: h.alloc.live.load(Ordering::Relaxed),
+        live_bytes: h.alloc.live(),
         peak_live_bytes: h.alloc.peak.load(Ordering::Relaxed),
     })
 }

@@ -183,6 +183,15 @@ impl Drop for ExitHook {
             // SAFETY: owner thread, no other reference alive.
             let hot = unsafe { &mut *h.get() };
             if hot.has_block() {
+                // What the thread allocated since its last frame boundary
+                // (outside measured functions, or in frames it leaves
+                // open) is charged before the thread is marked exited.
+                if hot.depth >= 1 {
+                    // SAFETY: 1 <= depth <= stack_cap; no other frame
+                    // reference is alive.
+                    let node = unsafe { crate::frame::top(hot) }.np.node;
+                    crate::frame::boundary(hot, node);
+                }
                 hot.block().header().exited.store(1, Ordering::Release);
             }
             *hot = Hot::EMPTY;
