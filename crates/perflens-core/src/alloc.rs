@@ -8,9 +8,10 @@
 //! thread polls it, and two futures interleaved on one thread never mix.
 //!
 //! How, with the `alloc` feature (what `perflens/alloc` turns on): the
-//! hook only adds to the thread's four running totals (bytes and count
-//! allocated, bytes and count freed) in its block header, and checks the
-//! peak. Everything a thread allocates between two of its frame
+//! hook only moves the thread's running totals in its block header (live
+//! bytes, and bytes and count allocated or the count freed), after one
+//! comparison with a threshold that also sends it to its slow path when
+//! it must not count (see [`ThreadAlloc`]). Everything a thread allocates between two of its frame
 //! boundaries (a measured call or poll beginning or ending) belongs to
 //! the frame on top of its stack in between, so each boundary charges
 //! what the totals moved since the last one to that frame's node (see
@@ -43,7 +44,7 @@
 //! Before `main`, after a thread's exit hook ran, and while no session
 //! records, the hook counts nothing and never panics.
 
-use crate::block::bump;
+use crate::block::{GATE_ABOVE, GATE_BELOW, ThreadAlloc, bump};
 use crate::thread::{self, EPOCH, Hot};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -122,91 +123,86 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
             // What a realloc really does: a block of the new size, and the
             // old one released (also when it grew in place, so that bytes
             // allocated always sum the sizes ever handed out).
-            on_realloc(new_size as u64, layout.size() as u64);
+            on_alloc(new_size as u64);
+            on_free(layout.size() as u64);
         }
         p
     }
 }
 
 /// Counts an allocation of `size` bytes on the current thread.
+///
+/// The fast path is the whole hook while a thread counts: add to the live
+/// bytes, compare with the threshold, store. Everything else (no session,
+/// a session that ended or just started, profiler work on this thread, a
+/// new peak, a move worth publishing) arrives at the slow path through
+/// the comparison: see [`ThreadAlloc`].
 #[inline(always)]
 pub fn on_alloc(size: u64) {
     // SAFETY: owner thread; the reference is dropped before returning and
-    // nothing here calls out while holding it, except the cold path,
-    // which takes over the reference.
-    let hot = unsafe { &mut *thread::hot() };
-    if hot.alloc_epoch != EPOCH.load(Ordering::Relaxed) {
+    // nothing here calls out while holding it.
+    let hot = unsafe { &*thread::hot() };
+    // SAFETY: `alloc` always points to live counters: the thread's block
+    // header (blocks are never unmapped) or the static parked ones.
+    let a = unsafe { &*hot.alloc };
+    let live = a.live.load(Ordering::Relaxed).wrapping_add(size as i64);
+    if live > a.above.load(Ordering::Relaxed) {
         return alloc_slow(size);
     }
-    count_alloc(hot, size);
+    count_alloc(hot, a, live, size);
 }
 
 /// Counts a free of `size` bytes on the current thread.
 #[inline(always)]
 pub fn on_free(size: u64) {
     // SAFETY: as in `on_alloc`.
-    let hot = unsafe { &mut *thread::hot() };
-    if hot.alloc_epoch != EPOCH.load(Ordering::Relaxed) {
+    let hot = unsafe { &*thread::hot() };
+    // SAFETY: as in `on_alloc`.
+    let a = unsafe { &*hot.alloc };
+    let live = a.live.load(Ordering::Relaxed).wrapping_sub(size as i64);
+    if live < a.below.load(Ordering::Relaxed) {
         return free_slow(size);
     }
-    count_free(hot, size);
+    count_free(hot, a, live, size);
 }
 
-/// Counts a `realloc` from `old` to `new` bytes on the current thread: an
-/// allocation of the new size and a free of the old one.
+/// Records an allocation that takes the thread's live bytes to `live`.
+/// With the `alloc` feature that is all: frames charge what the running
+/// totals moved to nodes at their boundaries (see `frame::boundary`).
+/// Without it there are no boundaries, so the hook charges the innermost
+/// frame's node itself.
 #[inline(always)]
-fn on_realloc(new: u64, old: u64) {
-    // SAFETY: as in `on_alloc`.
-    let hot = unsafe { &mut *thread::hot() };
-    if hot.alloc_epoch != EPOCH.load(Ordering::Relaxed) {
-        alloc_slow(new);
-        return free_slow(old);
+fn count_alloc(hot: &Hot, a: &ThreadAlloc, live: i64, size: u64) {
+    a.live.store(live, Ordering::Relaxed);
+    #[cfg(feature = "alloc")]
+    {
+        let _ = hot;
+        bump(&a.allocated, size);
+        bump(&a.allocs, 1);
     }
-    count_alloc(hot, new);
-    count_free(hot, old);
-}
-
-/// With the `alloc` feature the hook only moves the thread's running
-/// totals; frames charge what they moved to nodes at their boundaries
-/// (see `frame::boundary`). Without it, there are no boundaries, so the
-/// hook charges the innermost frame's node itself.
-#[inline(always)]
-fn count_alloc(hot: &Hot, size: u64) {
-    let a = &hot.block().header().alloc;
     #[cfg(not(feature = "alloc"))]
     {
         let node = top_node(hot);
         bump(&node.alloc_bytes, size);
         bump(&node.alloc_count, 1);
     }
-    let allocated = a.allocated.load(Ordering::Relaxed).wrapping_add(size);
-    a.allocated.store(allocated, Ordering::Relaxed);
-    #[cfg(feature = "alloc")]
-    bump(&a.allocs, 1);
-    let live = allocated.wrapping_sub(a.freed.load(Ordering::Relaxed)) as i64;
-    // One comparison covers both a new per-thread peak and a move worth
-    // publishing: `above` is the lower of the two thresholds.
-    if live > a.above.load(Ordering::Relaxed) {
-        moved(a, live);
-    }
 }
 
+/// [`count_alloc`] for a free (bytes freed are derived from the live
+/// bytes).
 #[inline(always)]
-fn count_free(hot: &Hot, size: u64) {
-    let a = &hot.block().header().alloc;
+fn count_free(hot: &Hot, a: &ThreadAlloc, live: i64, size: u64) {
+    a.live.store(live, Ordering::Relaxed);
+    #[cfg(feature = "alloc")]
+    {
+        let _ = (hot, size);
+        bump(&a.frees, 1);
+    }
     #[cfg(not(feature = "alloc"))]
     {
         let node = top_node(hot);
         bump(&node.free_bytes, size);
         bump(&node.free_count, 1);
-    }
-    let freed = a.freed.load(Ordering::Relaxed).wrapping_add(size);
-    a.freed.store(freed, Ordering::Relaxed);
-    #[cfg(feature = "alloc")]
-    bump(&a.frees, 1);
-    let live = a.allocated.load(Ordering::Relaxed).wrapping_sub(freed) as i64;
-    if live < a.below.load(Ordering::Relaxed) {
-        moved(a, live);
     }
 }
 
@@ -214,19 +210,68 @@ fn count_free(hot: &Hot, size: u64) {
 #[cfg(not(feature = "alloc"))]
 #[inline(always)]
 fn top_node(hot: &Hot) -> &crate::block::Node {
-    // SAFETY: attached (alloc_epoch is a live epoch), so 1 <= depth <=
-    // stack_cap and the top frame's node is < node_cap.
+    // SAFETY: the hook counts into a block only while the thread is
+    // attached to it, so 1 <= depth <= stack_cap and the top frame's node
+    // is < node_cap.
     let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
     crate::frame::node(hot, node)
 }
 
-/// This thread's live bytes crossed a threshold: record a new peak, and
-/// publish to the process-wide counter if they moved by [`PUBLISH_STEP`]
-/// since the last time. Growing phases come here on every allocation that
-/// sets a new peak; steady churn never does.
+/// The allocation would cross the threshold: count it if allocations
+/// count on this thread (attaching it to the running session if need
+/// be), and record the new peak and publish as due.
 #[cold]
 #[inline(never)]
-fn moved(a: &crate::block::ThreadAlloc, live: i64) {
+fn alloc_slow(size: u64) {
+    if let Some((hot, a)) = counting() {
+        let live = a.live().wrapping_add(size as i64);
+        count_alloc(hot, a, live, size);
+        moved(hot, a, live);
+    }
+}
+
+/// [`alloc_slow`] for a free.
+#[cold]
+#[inline(never)]
+fn free_slow(size: u64) {
+    if let Some((hot, a)) = counting() {
+        let live = a.live().wrapping_sub(size as i64);
+        count_free(hot, a, live, size);
+        moved(hot, a, live);
+    }
+}
+
+/// The current thread's hot state and its block's counters, if
+/// allocations count on this thread now, attaching it to the running
+/// session if it is not yet. Otherwise parks the hook and returns `None`.
+#[inline(always)]
+fn counting() -> Option<(&'static Hot, &'static ThreadAlloc)> {
+    // A gate is a release store after the new generation: the hook read
+    // it (relaxed); this makes the generation read below see the new one.
+    std::sync::atomic::fence(Ordering::Acquire);
+    // SAFETY: owner thread; dropped before `attach_for_alloc` takes its
+    // own.
+    let hot = unsafe { &mut *thread::hot() };
+    if hot.internal == 0
+        && hot.exited == 0
+        && hot.has_block()
+        && hot.epoch == EPOCH.load(Ordering::Relaxed)
+    {
+        let own: &'static ThreadAlloc = &hot.block().header().alloc;
+        if std::ptr::eq(hot.alloc, own) {
+            return Some((hot, own));
+        }
+    }
+    thread::park_alloc(hot);
+    attach_for_alloc()
+}
+
+/// This thread's live bytes crossed a threshold (or the slow path counted
+/// for another reason): record a new peak, publish to the process-wide
+/// counter if they moved by [`PUBLISH_STEP`] since the last time, and set
+/// the thresholds again. Growing phases come here on every allocation
+/// that sets a new peak; steady churn never does.
+fn moved(hot: &Hot, a: &ThreadAlloc, live: i64) {
     let peak = a.peak.load(Ordering::Relaxed).max(live.max(0) as u64);
     a.peak.store(peak, Ordering::Relaxed);
     let mut published = a.published.load(Ordering::Relaxed);
@@ -237,36 +282,29 @@ fn moved(a: &crate::block::ThreadAlloc, live: i64) {
         a.published.store(live, Ordering::Relaxed);
         published = live;
     }
-    set_thresholds(a, peak, published);
+    set_thresholds(a, peak, published, hot.epoch);
 }
 
-/// Thresholds for the next call of [`moved`].
-pub(crate) fn set_thresholds(a: &crate::block::ThreadAlloc, peak: u64, published: i64) {
+/// Sets the thresholds of the owner thread's counters, which belong to
+/// session `epoch`: the slow path is next taken at a new peak, or when
+/// live bytes moved by [`PUBLISH_STEP`] from `published`.
+///
+/// A session starting or ending gates every block (`thread::gate_all`)
+/// after changing the generation, maybe just before this runs. The
+/// thresholds are swapped, not stored, so a gate that landed first is
+/// seen here; and since the swap acquires what the gate released, the
+/// generation read next is the new one if the gate was for a change
+/// that concerns `epoch`, and the gate is put back. (A gate from the
+/// start of `epoch` itself, or left from an earlier session on a block
+/// being reset, is dropped.) A gate that lands after the swap stays.
+pub(crate) fn set_thresholds(a: &ThreadAlloc, peak: u64, published: i64, epoch: u32) {
     let peak = i64::try_from(peak).unwrap_or(i64::MAX);
-    a.above.store(
-        peak.min(published.saturating_add(PUBLISH_STEP)),
-        Ordering::Relaxed,
-    );
-    a.below
-        .store(published.saturating_sub(PUBLISH_STEP), Ordering::Relaxed);
-}
-
-/// Counting is off for this thread: no session, the thread has no block
-/// for this session yet, the profiler itself is running here, or the
-/// thread is exiting.
-#[cold]
-#[inline(never)]
-fn alloc_slow(size: u64) {
-    if let Some(hot) = attach_for_alloc() {
-        count_alloc(hot, size);
-    }
-}
-
-#[cold]
-#[inline(never)]
-fn free_slow(size: u64) {
-    if let Some(hot) = attach_for_alloc() {
-        count_free(hot, size);
+    let above = peak.min(published.saturating_add(PUBLISH_STEP));
+    let below = published.saturating_sub(PUBLISH_STEP);
+    let gated_above = a.above.swap(above, Ordering::Acquire) == GATE_ABOVE;
+    let gated_below = a.below.swap(below, Ordering::Acquire) == GATE_BELOW;
+    if (gated_above || gated_below) && EPOCH.load(Ordering::Relaxed) != epoch {
+        a.gate();
     }
 }
 
@@ -274,7 +312,7 @@ fn free_slow(size: u64) {
 /// which allocates before (or without) calling a measured function is
 /// counted too. `None` when counting must stay off.
 #[inline(always)]
-fn attach_for_alloc() -> Option<&'static mut Hot> {
+fn attach_for_alloc() -> Option<(&'static Hot, &'static ThreadAlloc)> {
     // Every program allocates before `main`, so this is set early; read
     // first so that the shared line is written once, not per allocation.
     if !INSTALLED.load(Ordering::Relaxed) {
@@ -296,7 +334,10 @@ fn attach_for_alloc() -> Option<&'static mut Hot> {
     }
     // SAFETY: owner thread; the references above are gone.
     let hot = unsafe { &mut *thread::hot() };
-    (hot.alloc_epoch == EPOCH.load(Ordering::Relaxed)).then_some(hot)
+    // Ending the `Internal` section armed the hook if it may count.
+    thread::arm_alloc(hot);
+    let own: &'static ThreadAlloc = &hot.block().header().alloc;
+    std::ptr::eq(hot.alloc, own).then_some((hot, own))
 }
 
 /// A section in which the profiler allocates for itself: nothing is
@@ -313,8 +354,8 @@ impl Internal {
         // SAFETY: owner thread; no reference to the hot state is held
         // across this (callers hold none while entering).
         unsafe {
-            (*hot).internal += 1;
-            (*hot).alloc_epoch = 0;
+            (*hot).internal = (*hot).internal.wrapping_add(1);
+            thread::park_alloc(&mut *hot);
         }
         Internal { hot }
     }
@@ -327,9 +368,9 @@ impl Drop for Internal {
         // pointer); as in `enter`.
         unsafe {
             let hot = &mut *self.hot;
-            hot.internal -= 1;
+            hot.internal = hot.internal.wrapping_sub(1);
             if hot.internal == 0 {
-                hot.alloc_epoch = hot.epoch;
+                thread::arm_alloc(hot);
             }
         }
     }

@@ -112,32 +112,46 @@ pub struct Header {
 /// and free while the counting allocator is installed: running totals
 /// since the session started (the thread's exact figures at any time)
 /// and the peak bookkeeping. One cache line, the only one the hook
-/// writes.
+/// touches.
+///
+/// Writers: the owner, and a session starting or ending, which gates the
+/// thresholds of every block (see [`ThreadAlloc::gate`]). The hook only
+/// reads the thresholds; the owner's slow path swaps them, so that it
+/// sees (and puts back) a gate that landed just before.
 #[repr(C, align(64))]
 pub struct ThreadAlloc {
-    /// Bytes allocated by this thread so far this session. A frame saves
-    /// it on entry, so a call's inclusive allocation is the difference.
+    /// Bytes allocated by this thread so far this session (kept with the
+    /// `alloc` feature). A frame saves it on entry, so a call's inclusive
+    /// allocation is the difference.
     pub allocated: AtomicU64,
     /// Allocations made by this thread so far this session (kept with
     /// the `alloc` feature, which attributes at frame boundaries).
     pub allocs: AtomicU64,
-    /// Bytes freed by this thread so far this session. Live bytes are
-    /// `allocated - freed`.
-    pub freed: AtomicU64,
+    /// Bytes allocated minus bytes freed by this thread (negative when it
+    /// freed memory other threads allocated). Bytes freed are
+    /// `allocated - live`.
+    pub live: AtomicI64,
     /// Frees made by this thread so far this session (kept with the
     /// `alloc` feature).
     pub frees: AtomicU64,
-    /// Highest live byte count so far.
-    pub peak: AtomicU64,
-    /// Live bytes as last added to the process-wide counter.
-    pub published: AtomicI64,
-    /// When live bytes rise above this (a new peak, or far enough above
-    /// `published`)...
+    /// When an allocation would take `live` above this (a new peak, or far
+    /// enough above `published`)...
     pub above: AtomicI64,
-    /// ...or fall below this (far enough below `published`), the slow
-    /// path records and publishes.
+    /// ...or a free below this (far enough below `published`), the hook
+    /// takes its slow path instead, which records and publishes.
     pub below: AtomicI64,
+    /// Highest `live` so far.
+    pub peak: AtomicU64,
+    /// `live` as last added to the process-wide counter.
+    pub published: AtomicI64,
 }
+
+/// [`ThreadAlloc::above`] of gated counters: every allocation goes to the
+/// hook's slow path.
+pub const GATE_ABOVE: i64 = i64::MIN;
+/// [`ThreadAlloc::below`] of gated counters: every free goes to the
+/// hook's slow path.
+pub const GATE_BELOW: i64 = i64::MAX;
 
 /// [`ThreadAlloc`]'s four running totals as they were at this thread's
 /// last frame boundary (with the `alloc` feature): everything up to
@@ -153,19 +167,47 @@ pub struct AllocMark {
 }
 
 impl ThreadAlloc {
-    /// The four running totals, in [`AllocMark`]'s order.
-    #[cfg(feature = "alloc")]
-    #[inline(always)]
-    pub fn totals(&self) -> [&AtomicU64; 4] {
-        [&self.allocated, &self.allocs, &self.freed, &self.frees]
+    /// Counters whose every update takes the hook's slow path.
+    pub const fn gated() -> ThreadAlloc {
+        ThreadAlloc {
+            allocated: AtomicU64::new(0),
+            allocs: AtomicU64::new(0),
+            live: AtomicI64::new(0),
+            frees: AtomicU64::new(0),
+            above: AtomicI64::new(GATE_ABOVE),
+            below: AtomicI64::new(GATE_BELOW),
+            peak: AtomicU64::new(0),
+            published: AtomicI64::new(0),
+        }
     }
 
-    /// Bytes allocated minus bytes freed by this thread (negative when it
-    /// freed memory other threads allocated).
+    /// Sends the next allocation and free counted here to the hook's slow
+    /// path (release: whoever sees the gate sees what preceded it).
+    #[inline]
+    pub fn gate(&self) {
+        self.above.store(GATE_ABOVE, Ordering::Release);
+        self.below.store(GATE_BELOW, Ordering::Release);
+    }
+
+    /// The four running totals, in [`AllocMark`]'s order (bytes freed
+    /// derived from the live bytes).
+    #[cfg(feature = "alloc")]
+    #[inline(always)]
+    pub fn totals(&self) -> [u64; 4] {
+        let allocated = self.allocated.load(Ordering::Relaxed);
+        let freed = allocated.wrapping_sub(self.live.load(Ordering::Relaxed) as u64);
+        [
+            allocated,
+            self.allocs.load(Ordering::Relaxed),
+            freed,
+            self.frees.load(Ordering::Relaxed),
+        ]
+    }
+
+    /// Bytes allocated minus bytes freed by this thread.
     #[inline(always)]
     pub fn live(&self) -> i64 {
-        let allocated = self.allocated.load(Ordering::Relaxed);
-        allocated.wrapping_sub(self.freed.load(Ordering::Relaxed)) as i64
+        self.live.load(Ordering::Relaxed)
     }
 }
 
@@ -562,14 +604,15 @@ impl Block {
         h.mode.store(mode, Ordering::Relaxed);
         h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
         let a = &h.alloc;
-        for c in [&a.allocated, &a.allocs, &a.freed, &a.frees, &a.peak] {
+        for c in [&a.allocated, &a.allocs, &a.frees, &a.peak] {
             c.store(0, Ordering::Relaxed);
         }
+        a.live.store(0, Ordering::Relaxed);
         for c in h.mark.counters() {
             c.store(0, Ordering::Relaxed);
         }
         a.published.store(0, Ordering::Relaxed);
-        crate::alloc::set_thresholds(a, 0, 0);
+        crate::alloc::set_thresholds(a, 0, 0, epoch);
         // Node 0 collects overflow, node 1 the root.
         let overflow = self.push_node(crate::paths::OVERFLOW_PATH);
         debug_assert_eq!(overflow, Some(OVERFLOW_NODE));

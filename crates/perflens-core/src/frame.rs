@@ -10,7 +10,7 @@ use crate::block::{
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
 use crate::paths::{self, OVERFLOW_PATH};
-use crate::thread::{FAST_COUNT, FAST_TIMED, Hot};
+use crate::thread::{FAST_COUNT, FAST_NONE, FAST_TIMED, Hot};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The node of the child `tagged` (a tagged callsite id) under `parent`,
@@ -164,7 +164,9 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
     match hot.fast {
         FAST_COUNT => false,
         FAST_TIMED => true,
-        _ if hot.mode() == MODE_TIMED => true,
+        // FAST_SAMPLED is sampled mode; with the Instant clock
+        // (FAST_NONE) the mode is in the block header.
+        FAST_NONE if hot.mode() == MODE_TIMED => true,
         _ => {
             let n = node(hot, node_idx);
             let c = n.countdown.load(Ordering::Relaxed);
@@ -319,13 +321,20 @@ pub(crate) fn boundary(hot: &Hot, node: u32) {
 fn charge_alloc(hot: &Hot, node_idx: u32) {
     let h = hot.block().header();
     let n = node(hot, node_idx);
-    for ((total, mark), counter) in (h.alloc.totals().into_iter())
+    let mut delta = [0u64; 4];
+    for ((now, mark), d) in (h.alloc.totals().into_iter())
         .zip(h.mark.counters())
-        .zip(n.alloc_counters())
+        .zip(&mut delta)
     {
-        let now = total.load(Ordering::Relaxed);
-        bump(counter, now.wrapping_sub(mark.load(Ordering::Relaxed)));
+        *d = now.wrapping_sub(mark.load(Ordering::Relaxed));
         mark.store(now, Ordering::Relaxed);
+    }
+    // The marks before the counters: a snapshot that reads the counters,
+    // then (after an acquire fence) the marks, never counts a delta twice
+    // (see `session::read_block`).
+    std::sync::atomic::fence(Ordering::Release);
+    for (counter, d) in n.alloc_counters().into_iter().zip(delta) {
+        bump(counter, d);
     }
 }
 

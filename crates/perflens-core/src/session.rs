@@ -360,6 +360,12 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
             free_count: r(&n.free_count),
             hist_alloc,
         };
+        #[cfg(feature = "alloc")]
+        let node = if i == crate::block::ROOT_NODE && count == crate::block::INTERNAL_NODES {
+            with_unattributed(block, node)
+        } else {
+            node
+        };
         if i == OVERFLOW_NODE {
             overflow_calls = node.calls + node.cancelled;
         }
@@ -384,6 +390,32 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
         live_bytes: h.alloc.live(),
         peak_live_bytes: h.alloc.peak.load(Ordering::Relaxed),
     })
+}
+
+/// The root node of a thread that has not run a measured call this
+/// session, with what the thread allocated and freed since its last frame
+/// boundary added (with the `alloc` feature, allocations are charged to
+/// nodes at frame boundaries: see `frame::boundary`). Such a thread has
+/// only ever had its root frame on its stack, so all of it is the
+/// root's; a thread that is running measured code cannot say which frame
+/// it belongs to, and shows it at its next boundary instead.
+///
+/// The counters were read before the marks (with an acquire fence in
+/// between, paired with the release fence between the owner's mark and
+/// counter updates), so a charge that happens meanwhile is counted once
+/// or, until the next snapshot, not at all: never twice.
+#[cfg(feature = "alloc")]
+fn with_unattributed(block: Block, mut node: NodeSnapshot) -> NodeSnapshot {
+    std::sync::atomic::fence(Ordering::Acquire);
+    let h = block.header();
+    let marks = h.mark.counters().map(|m| m.load(Ordering::Relaxed));
+    let totals = h.alloc.totals();
+    let [bytes, count, freed, frees] = [0, 1, 2, 3].map(|i| totals[i].wrapping_sub(marks[i]));
+    node.alloc_bytes = node.alloc_bytes.wrapping_add(bytes);
+    node.alloc_count = node.alloc_count.wrapping_add(count);
+    node.free_bytes = node.free_bytes.wrapping_add(freed);
+    node.free_count = node.free_count.wrapping_add(frees);
+    node
 }
 
 /// Process-wide live and peak bytes: what threads published, plus what

@@ -16,7 +16,7 @@
 //! finds its block from an older generation resets it itself (single
 //! writer), so starting a session never touches another thread's memory.
 
-use crate::block::{Block, Frame, Header, Layout, Node, Slot};
+use crate::block::{Block, Frame, Header, Layout, Node, Slot, ThreadAlloc};
 use crate::snapshot::Mode;
 use std::cell::UnsafeCell;
 use std::sync::Mutex;
@@ -31,14 +31,14 @@ static STACK_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_STACK_DEPTH
 
 /// `Hot::fast`: what the inlined fast path of a guard may do itself.
 /// Timed, TSC clock.
-pub(crate) const FAST_TIMED: u16 = 0;
+pub(crate) const FAST_TIMED: u8 = 0;
 /// Count only: no clock.
-pub(crate) const FAST_COUNT: u16 = 1;
+pub(crate) const FAST_COUNT: u8 = 1;
 /// Sampled timing, TSC clock.
-pub(crate) const FAST_SAMPLED: u16 = 2;
+pub(crate) const FAST_SAMPLED: u8 = 2;
 /// Timing with the `Instant` clock: every call takes the slow path, so
 /// the inlined code never calls a clock function.
-pub(crate) const FAST_NONE: u16 = 3;
+pub(crate) const FAST_NONE: u8 = 3;
 
 /// Per-thread hot state: exactly one cache line. Owner thread only (and
 /// its signal handlers).
@@ -48,25 +48,24 @@ pub(crate) struct Hot {
     pub depth: u32,
     /// Epoch of the block's contents; 0 = no block yet.
     pub epoch: u32,
-    /// `epoch` while allocations may be counted on this thread, else 0:
-    /// 0 while the profiler itself runs here (see [`Internal`]), so the
-    /// allocator hook needs a single comparison.
-    pub alloc_epoch: u32,
-    /// The session's mode (`block::MODE_*`).
-    pub mode: u16,
-    /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`] or [`FAST_NONE`].
-    pub fast: u16,
+    /// The allocation counters the allocator hook updates: this thread's
+    /// block's while allocations count here, else a gated stand-in
+    /// (see [`park_alloc`]), so that the hook needs no other test. Never
+    /// null.
+    pub alloc: *const ThreadAlloc,
     pub stack_cap: u32,
     pub table_mask: u32,
     pub sample_every: u32,
-    /// Nesting of [`Internal`] sections.
+    /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`] or [`FAST_NONE`].
+    pub fast: u8,
+    /// Nesting of [`Internal`](crate::Internal) sections (a few at most).
     pub internal: u8,
     /// 1 once the thread's exit hook ran: nothing is recorded any more.
     pub exited: u8,
     /// [`no_memory_tag`] of the session in which this thread could not
     /// get memory for a block (0: none): it does not retry in that
     /// session, and its calls are counted as unrecorded.
-    pub no_memory: u16,
+    pub no_memory: u8,
     /// Frame 0; the block header sits at a fixed offset before it.
     pub frames: *mut Frame,
     pub table: *mut Slot,
@@ -80,12 +79,11 @@ impl Hot {
     const EMPTY: Hot = Hot {
         depth: 0,
         epoch: 0,
-        alloc_epoch: 0,
-        mode: 0,
-        fast: FAST_NONE,
+        alloc: &raw const PARKED,
         stack_cap: 0,
         table_mask: 0,
         sample_every: 1,
+        fast: FAST_NONE,
         internal: 0,
         exited: 0,
         no_memory: 0,
@@ -99,8 +97,6 @@ impl Hot {
         let h = block.header();
         self.depth = 1;
         self.epoch = h.epoch.load(Ordering::Relaxed);
-        self.alloc_epoch = if self.internal == 0 { self.epoch } else { 0 };
-        self.mode = h.mode.load(Ordering::Relaxed) as u16;
         self.sample_every = h.sample_every.load(Ordering::Relaxed);
         self.stack_cap = h.stack_cap;
         let tsc = crate::clock::uses_tsc();
@@ -116,6 +112,7 @@ impl Hot {
         self.nodes = block.at(h.off_nodes);
         self.hist = block.at(h.off_hist);
         debug_assert_eq!(self.block(), block);
+        arm_alloc(self);
     }
 
     /// Whether timed calls read the TSC (else `Instant`). Meaningless in
@@ -125,10 +122,12 @@ impl Hot {
         self.fast != FAST_NONE
     }
 
-    /// The session's mode code.
+    /// The session's mode code (`block::MODE_*`), from the block header:
+    /// the hot state has no room for it, and only calls that take the
+    /// slow path without a TSC fast path need it.
     #[inline(always)]
     pub fn mode(&self) -> u32 {
-        u32::from(self.mode)
+        self.block().header().mode.load(Ordering::Relaxed)
     }
 
     /// Whether a block is attached.
@@ -149,6 +148,50 @@ use std::sync::atomic::AtomicU64;
 thread_local! {
     static HOT: UnsafeCell<Hot> = const { UnsafeCell::new(Hot::EMPTY) };
     static EXIT_HOOK: ExitHook = const { ExitHook };
+}
+
+/// The counters the allocator hook of a thread reads while allocations do
+/// not count there: gated, so every allocation and free goes to the
+/// hook's slow path, and never written (the hook writes counters only
+/// after their thresholds let it), so threads share it without sharing a
+/// written cache line.
+static PARKED: ThreadAlloc = ThreadAlloc::gated();
+
+/// Points the allocator hook of the thread whose hot state is `hot` at
+/// [`PARKED`]: every allocation and free then takes the hook's slow path,
+/// until [`arm_alloc`] points it back at a block.
+#[inline]
+pub(crate) fn park_alloc(hot: &mut Hot) {
+    hot.alloc = &PARKED;
+}
+
+/// Points the allocator hook at the thread's block if allocations count
+/// here now: a block of the running session, outside profiler work,
+/// before the exit hook. Else parks it.
+pub(crate) fn arm_alloc(hot: &mut Hot) {
+    if hot.internal == 0
+        && hot.exited == 0
+        && hot.has_block()
+        && hot.epoch == EPOCH.load(Ordering::Relaxed)
+    {
+        hot.alloc = &hot.block().header().alloc;
+    } else {
+        park_alloc(hot);
+    }
+}
+
+/// Gates the allocation counters of every registered block, after the
+/// session generation changed: each thread's next allocation or free
+/// then takes the slow path, which sees the new generation (the gate is
+/// a release store after the generation's) and stops counting, or
+/// attaches to the new session. The only write to another thread's
+/// block. The hook never writes the thresholds, and the owner's slow
+/// path swaps them and puts back a gate it finds (see
+/// `alloc::set_thresholds`), so a gate is never lost.
+fn gate_all() {
+    for e in &registry().live {
+        e.block.header().alloc.gate();
+    }
 }
 
 /// The current thread's hot state.
@@ -350,10 +393,10 @@ fn current_stack_size() -> Option<usize> {
 }
 
 /// Session `epoch` as [`Hot::no_memory`] holds it: never 0 (epochs are
-/// even). It wraps after 32,768 sessions, when a thread that had no
-/// memory then may skip one retry.
-fn no_memory_tag(epoch: u32) -> u16 {
-    epoch as u16 | 1
+/// even). It wraps after 128 sessions, when a thread that had no memory
+/// then may skip one retry.
+fn no_memory_tag(epoch: u32) -> u8 {
+    epoch as u8 | 1
 }
 
 /// Calls made during this session on threads that could get no memory
@@ -474,11 +517,17 @@ pub(crate) fn activate(epoch: u32, mode: Mode, node_cap: u32, stack_cap: u32) {
     crate::alloc::reset();
     UNRECORDED.store(0, Ordering::Relaxed);
     EPOCH.store(epoch, Ordering::Release);
+    gate_all();
 }
 
 /// Stops recording.
 pub(crate) fn deactivate(epoch: u32) {
-    let _ = EPOCH.compare_exchange(epoch, epoch | 1, Ordering::AcqRel, Ordering::Relaxed);
+    if EPOCH
+        .compare_exchange(epoch, epoch | 1, Ordering::AcqRel, Ordering::Relaxed)
+        .is_ok()
+    {
+        gate_all();
+    }
 }
 
 /// The current session generation (odd if none).

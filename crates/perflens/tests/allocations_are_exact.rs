@@ -689,3 +689,71 @@ fn leaked_guards_unwinding_and_cancelled_futures_charge_every_byte_once() {
         "the buffers, the cancelled future's, the two exception objects"
     );
 }
+
+#[test]
+fn a_thread_that_only_allocates_is_exact_in_every_session() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Barrier};
+    let _turn = one_session();
+    // The worker never calls a measured function: its allocations are its
+    // root node's, and it stays alive (blocked) while each session takes
+    // its snapshot.
+    let barrier = Arc::new(Barrier::new(2));
+    let order = Arc::new(AtomicUsize::new(0));
+    let worker = {
+        let (barrier, order) = (barrier.clone(), order.clone());
+        std::thread::Builder::new()
+            .name("allocates-only".into())
+            .spawn(move || {
+                loop {
+                    barrier.wait();
+                    let n = order.load(Ordering::SeqCst);
+                    if n == 0 {
+                        return;
+                    }
+                    black_box(Vec::<u8>::with_capacity(n));
+                    barrier.wait();
+                }
+            })
+            .unwrap()
+    };
+    let ask = |n: usize| {
+        order.store(n, Ordering::SeqCst);
+        barrier.wait();
+        barrier.wait();
+    };
+    // Before any session.
+    ask(10);
+    // Sizes shrink from session to session, so that no allocation sets
+    // a new peak on the worker's block: only the session change can send
+    // the worker's hook to its slow path.
+    for round in 1..=5u64 {
+        let session = Session::builder().ignore_env().start().unwrap();
+        for _ in 0..round {
+            ask(1_000 * (6 - round) as usize);
+        }
+        let snap = session.raw_snapshot();
+        drop(session.finish());
+        // Between sessions: not counted anywhere.
+        ask(7);
+        let t = (snap.threads.iter())
+            .find(|t| t.name.as_deref() == Some("allocates-only"))
+            .expect("the worker is in the snapshot");
+        let root = t.nodes.iter().find(|n| n.path == 0).expect("a root node");
+        let bytes = 1_000 * (6 - round) * round;
+        assert_eq!(
+            (
+                root.alloc_bytes,
+                root.alloc_count,
+                root.free_bytes,
+                root.free_count
+            ),
+            (bytes, round, bytes, round),
+            "session {round}"
+        );
+        assert_eq!(t.live_bytes, 0);
+    }
+    order.store(0, Ordering::SeqCst);
+    barrier.wait();
+    worker.join().unwrap();
+}
