@@ -290,21 +290,35 @@ fn moved(hot: &Hot, a: &ThreadAlloc, live: i64) {
 /// live bytes moved by [`PUBLISH_STEP`] from `published`.
 ///
 /// A session starting or ending gates every block (`thread::gate_all`)
-/// after changing the generation, maybe just before this runs. The
-/// thresholds are swapped, not stored, so a gate that landed first is
-/// seen here; and since the swap acquires what the gate released, the
-/// generation read next is the new one if the gate was for a change
-/// that concerns `epoch`, and the gate is put back. (A gate from the
-/// start of `epoch` itself, or left from an earlier session on a block
-/// being reset, is dropped.) A gate that lands after the swap stays.
+/// after changing the generation, maybe just before these stores: a gate
+/// must not be lost under them. Where `gate_all` can make every thread
+/// pass a memory barrier first (Linux's `membarrier`), plain stores and
+/// a read of the generation after them suffice: if these stores come
+/// after this thread's barrier, so does that read, which then sees the
+/// new generation and puts the gate back; if they come before it, they
+/// are visible before the gate is written, and the gate stays. Elsewhere
+/// the thresholds are swapped instead (a locked instruction each, on
+/// every new peak), so a gate that landed first is seen, and since the
+/// swap acquires what the gate released, so is the new generation. In
+/// both cases a gate from the start of `epoch` itself, or one left from
+/// an earlier session on a block being reset, is dropped.
 pub(crate) fn set_thresholds(a: &ThreadAlloc, peak: u64, published: i64, epoch: u32) {
     let peak = i64::try_from(peak).unwrap_or(i64::MAX);
     let above = peak.min(published.saturating_add(PUBLISH_STEP));
     let below = published.saturating_sub(PUBLISH_STEP);
-    let gated_above = a.above.swap(above, Ordering::Acquire) == GATE_ABOVE;
-    let gated_below = a.below.swap(below, Ordering::Acquire) == GATE_BELOW;
-    if (gated_above || gated_below) && EPOCH.load(Ordering::Relaxed) != epoch {
-        a.gate();
+    if thread::owner_swaps() {
+        let gated_above = a.above.swap(above, Ordering::Acquire) == GATE_ABOVE;
+        let gated_below = a.below.swap(below, Ordering::Acquire) == GATE_BELOW;
+        if (gated_above || gated_below) && EPOCH.load(Ordering::Relaxed) != epoch {
+            a.gate();
+        }
+    } else {
+        a.above.store(above, Ordering::Relaxed);
+        a.below.store(below, Ordering::Relaxed);
+        std::sync::atomic::compiler_fence(Ordering::SeqCst);
+        if EPOCH.load(Ordering::Relaxed) != epoch {
+            a.gate();
+        }
     }
 }
 
