@@ -291,26 +291,53 @@ pub(crate) fn alloc_mark(hot: &Hot) -> u64 {
 /// boundary happened while that frame was on top, so it is charged to
 /// `node` (exclusive). With the `alloc` feature only: without it the
 /// allocator hook charges the top frame itself.
-///
-/// Cost when nothing was allocated or freed since the last boundary (a
-/// leaf that does not allocate): four loads and a branch, on two lines
-/// of the block header that the call touches anyway.
 #[inline(always)]
 pub(crate) fn boundary(hot: &Hot, node: u32) {
     #[cfg(feature = "alloc")]
-    {
-        let h = hot.block().header();
-        let (a, m) = (&h.alloc, &h.mark);
-        // Both counts only grow (mod 2^64): equal counts mean nothing
-        // happened, bytes included (a zero-byte allocation still counts).
-        let moved = (a.allocs.load(Ordering::Relaxed) ^ m.allocs.load(Ordering::Relaxed))
-            | (a.frees.load(Ordering::Relaxed) ^ m.frees.load(Ordering::Relaxed));
-        if moved != 0 {
-            charge_alloc(hot, node);
-        }
+    if moved_since_boundary(hot) {
+        charge_alloc(hot, node);
     }
     #[cfg(not(feature = "alloc"))]
     let _ = (hot, node);
+}
+
+/// [`boundary`] for the frame now on top of the stack, as the guard's
+/// inlined paths use it: the charging call takes no arguments and is
+/// made before anything else of the call is in registers, so that the
+/// common case (nothing to charge) costs four loads and a branch.
+#[inline(always)]
+pub(crate) fn boundary_top(hot: &Hot) {
+    #[cfg(feature = "alloc")]
+    if moved_since_boundary(hot) {
+        charge_top(hot);
+    }
+    #[cfg(not(feature = "alloc"))]
+    let _ = hot;
+}
+
+/// Whether this thread allocated or freed anything since its last frame
+/// boundary. Both counts only grow (mod 2^64), so equal counts mean
+/// nothing happened, bytes included.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+fn moved_since_boundary(hot: &Hot) -> bool {
+    let h = hot.block().header();
+    let (a, m) = (&h.alloc, &h.mark);
+    ((a.allocs.load(Ordering::Relaxed) ^ m.allocs.load(Ordering::Relaxed))
+        | (a.frees.load(Ordering::Relaxed) ^ m.frees.load(Ordering::Relaxed)))
+        != 0
+}
+
+/// [`charge_alloc`] to the frame on top of the current thread's stack.
+#[cfg(feature = "alloc")]
+#[cold]
+#[inline(never)]
+fn charge_top(hot: &Hot) {
+    // SAFETY: attached, so 1 <= depth <= stack_cap; a plain read through
+    // the frame area's pointer (the guard holds no reference to the top
+    // frame across this call).
+    let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
+    charge_alloc(hot, node);
 }
 
 /// Charges what the thread's running totals moved since its last

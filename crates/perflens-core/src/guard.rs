@@ -39,6 +39,9 @@ impl Guard {
         if thread::is_current(hot) {
             let d = hot.depth;
             if d < hot.stack_cap {
+                // What was allocated since the last boundary is the
+                // parent's (frame d - 1, on top).
+                frame::boundary_top(hot);
                 // SAFETY: 1 <= d (attached) and d < stack_cap; frames d-1
                 // and d are distinct and no other reference to them is
                 // alive.
@@ -56,9 +59,6 @@ impl Guard {
                         }
                         _ => return Guard::enter_slow(callsite),
                     };
-                    // What was allocated since the last boundary is the
-                    // parent's.
-                    frame::boundary(hot, parent.np.node);
                     f.np = np;
                     f.timed = timed;
                     f.cache_cs = 0;
@@ -138,19 +138,27 @@ impl Drop for Guard {
         // the depth differs, either a new session reset the stack (depth
         // is 1 and ours was >= 1), or guards inside ours were leaked.
         if hot.depth == d.wrapping_add(1) {
-            // SAFETY: d < hot.depth <= stack_cap; owner thread.
-            let f = unsafe { frame::frame(hot, d) };
-            if f.timed == UNTIMED {
-                frame::boundary(hot, f.np.node);
+            // A raw pointer, not a reference: the boundary below may read
+            // the top frame (this one) out of line.
+            // SAFETY: d < hot.depth <= stack_cap, inside the frame area.
+            let fp = unsafe { hot.frames.add(d as usize) };
+            // SAFETY: owner thread; no reference to the frame is alive.
+            let timed = unsafe { (*fp).timed };
+            if timed == UNTIMED {
+                frame::boundary_top(hot);
+                // SAFETY: as above; the boundary's references are gone.
+                let f = unsafe { &*fp };
                 #[cfg(feature = "alloc")]
                 frame::record_alloc(hot, f);
                 hot.depth = d;
                 bump(&frame::node(hot, f.np.node).calls, 1);
                 return;
             }
-            if f.timed == TIMED_TSC {
+            if timed == TIMED_TSC {
                 let now = arch::read_tsc();
-                frame::boundary(hot, f.np.node);
+                frame::boundary_top(hot);
+                // SAFETY: as above.
+                let f = unsafe { &*fp };
                 #[cfg(feature = "alloc")]
                 frame::record_alloc(hot, f);
                 // Copies, so that the stores below (which the compiler
