@@ -148,6 +148,15 @@ pub struct NodeSnapshot {
     /// holds what the thread allocated outside any measured function.
     /// All allocation fields are 0 unless the counting allocator is
     /// installed ([`RawSnapshot::alloc`] is `Some`).
+    ///
+    /// With the `alloc` feature these are charged at frame boundaries
+    /// (a measured call or poll beginning or ending on the thread): a
+    /// snapshot shows each thread's nodes as of its last boundary. It is
+    /// up to date for the thread that takes it, for threads that have
+    /// exited, and for the root node of threads that have not run a
+    /// measured call this session; another running thread's allocations
+    /// since its last boundary appear at its next one. The thread's
+    /// [`ThreadSnapshot::live_bytes`] and peak are always current.
     pub alloc_bytes: u64,
     /// Allocations made while this node was innermost (exclusive).
     pub alloc_count: u64,

@@ -14,6 +14,10 @@
 //! While a session records, each allocation and free is charged to the
 //! innermost measured function of the thread that makes it (for futures:
 //! the future being polled), and to per-thread live and peak counters.
+//! With the `alloc` feature the charge is made when that function's call
+//! begins or ends (or it calls another measured function), not by the
+//! allocator: a snapshot taken meanwhile shows each thread as of its last
+//! such boundary (see the README's Allocations section).
 
 #[cfg(feature = "enabled")]
 pub use perflens_core::CountingAlloc;
