@@ -23,12 +23,17 @@
 //!
 //! What a snapshot sees: node counters are up to date as of each thread's
 //! last frame boundary. The thread taking the snapshot charges its own
-//! first, a thread's exit hook charges what it has left, and the
-//! per-thread live and peak bytes come from the running totals, so they
-//! are always exact. So a final snapshot is exact for every thread that
-//! has exited or is not inside a measured call; a snapshot taken while
-//! another thread runs shows at least everything up to that thread's last
-//! boundary, and what it allocated since shows up at its next one.
+//! first, a thread's exit hook charges what it has left, and for every
+//! other thread the snapshot adds what its totals moved past its marks
+//! to the node its first allocation or free since the last boundary
+//! noted (`AllocMark::top`: a boundary that charges gates the thresholds,
+//! so that movement takes the slow path, which notes the top frame).
+//! The per-thread live and peak bytes come from the running totals. So a
+//! snapshot, the final one included, is exact for every thread that is
+//! not running while it is read (at its root or inside a measured call);
+//! for one that is, it shows everything up to about the moment it read
+//! it, and may leave what is in flight to the next snapshot: it never
+//! counts a byte twice (see `session::unattributed`).
 //!
 //! Cost and sharing: the hook touches only the current thread's hot state
 //! and one cache line of its block header, with plain loads and stores
@@ -224,6 +229,7 @@ fn top_node(hot: &Hot) -> &crate::block::Node {
 #[inline(never)]
 fn alloc_slow(size: u64) {
     if let Some((hot, a)) = counting() {
+        record_top(hot);
         let live = a.live().wrapping_add(size as i64);
         count_alloc(hot, a, live, size);
         moved(hot, a, live);
@@ -235,10 +241,29 @@ fn alloc_slow(size: u64) {
 #[inline(never)]
 fn free_slow(size: u64) {
     if let Some((hot, a)) = counting() {
+        record_top(hot);
         let live = a.live().wrapping_sub(size as i64);
         count_free(hot, a, live, size);
         moved(hot, a, live);
     }
+}
+
+/// Records the node of the frame on top of the stack as the one that
+/// what the running totals move past the marks belongs to (see
+/// `AllocMark::top`), before the counters move: a snapshot that sees
+/// them moved (and then fences) sees this node too.
+#[inline(always)]
+fn record_top(hot: &Hot) {
+    #[cfg(feature = "alloc")]
+    {
+        // SAFETY: counting into its block, so the thread is attached:
+        // 1 <= depth <= stack_cap. A plain read of the owner's own frame.
+        let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
+        hot.block().header().mark.top.store(node, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Release);
+    }
+    #[cfg(not(feature = "alloc"))]
+    let _ = hot;
 }
 
 /// The current thread's hot state and its block's counters, if

@@ -164,6 +164,16 @@ pub struct AllocMark {
     pub allocs: AtomicU64,
     pub freed: AtomicU64,
     pub frees: AtomicU64,
+    /// The node that what the totals moved past the marks belongs to,
+    /// for snapshots taken by other threads: the top frame's node at the
+    /// thread's first allocation or free since its last frame boundary.
+    /// The allocator hook's slow path writes it, and that first movement
+    /// always takes the slow path: a boundary that charges gates the
+    /// thread's thresholds (see `frame::charge_alloc`), a boundary with
+    /// nothing to charge leaves the gate of the one before in place, and
+    /// a reset gates them and names the root. So while the totals differ
+    /// from the marks, it names the frame on top since the last boundary.
+    pub top: AtomicU32,
 }
 
 impl ThreadAlloc {
@@ -611,8 +621,13 @@ impl Block {
         for c in h.mark.counters() {
             c.store(0, Ordering::Relaxed);
         }
+        h.mark.top.store(ROOT_NODE, Ordering::Relaxed);
         a.published.store(0, Ordering::Relaxed);
-        crate::alloc::set_thresholds(a, 0, 0, epoch);
+        // Gated (a gate left from an earlier session, or from the start
+        // of this one, is dropped at the first allocation or free, whose
+        // slow path sets the thresholds): the first movement takes the
+        // slow path, which records the top frame (see `AllocMark::top`).
+        a.gate();
         // Node 0 collects overflow, node 1 the root.
         let overflow = self.push_node(crate::paths::OVERFLOW_PATH);
         debug_assert_eq!(overflow, Some(OVERFLOW_NODE));

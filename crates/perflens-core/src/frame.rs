@@ -363,6 +363,11 @@ fn charge_alloc(hot: &Hot, node_idx: u32) {
     for (counter, d) in n.alloc_counters().into_iter().zip(delta) {
         bump(counter, d);
     }
+    // The next allocation or free takes the hook's slow path, which
+    // records the frame then on top (`AllocMark::top`) for snapshots
+    // taken by other threads. Boundaries until then have nothing to
+    // charge and leave the gate in place.
+    h.alloc.gate();
 }
 
 /// Charges what the current thread allocated since its last boundary to

@@ -360,24 +360,28 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
             free_count: r(&n.free_count),
             hist_alloc,
         };
-        #[cfg(feature = "alloc")]
-        let node = if i == crate::block::ROOT_NODE && count == crate::block::INTERNAL_NODES {
-            with_unattributed(block, node)
-        } else {
-            node
-        };
         if i == OVERFLOW_NODE {
             overflow_calls = node.calls + node.cancelled;
         }
-        if node.calls != 0
+        nodes.push(node);
+    }
+    // Read after every node counter: see `unattributed`.
+    #[cfg(feature = "alloc")]
+    if let Some((top, moved)) = unattributed(block) {
+        if let Some(node) = nodes.get_mut(top as usize) {
+            node.alloc_bytes = node.alloc_bytes.wrapping_add(moved[0]);
+            node.alloc_count = node.alloc_count.wrapping_add(moved[1]);
+            node.free_bytes = node.free_bytes.wrapping_add(moved[2]);
+            node.free_count = node.free_count.wrapping_add(moved[3]);
+        }
+    }
+    nodes.retain(|node| {
+        node.calls != 0
             || node.cancelled != 0
             || node.polls != 0
             || node.alloc_count != 0
             || node.free_count != 0
-        {
-            nodes.push(node);
-        }
-    }
+    });
     Some(ThreadSnapshot {
         index: h.thread_index,
         tid: h.tid,
@@ -392,30 +396,49 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
     })
 }
 
-/// The root node of a thread that has not run a measured call this
-/// session, with what the thread allocated and freed since its last frame
-/// boundary added (with the `alloc` feature, allocations are charged to
-/// nodes at frame boundaries: see `frame::boundary`). Such a thread has
-/// only ever had its root frame on its stack, so all of it is the
-/// root's; a thread that is running measured code cannot say which frame
-/// it belongs to, and shows it at its next boundary instead.
+/// What a thread allocated and freed since its last frame boundary
+/// (with the `alloc` feature, allocations are charged to nodes at frame
+/// boundaries: see `frame::boundary`), and the node it belongs to: the
+/// frame on top of the thread's stack since that boundary, as recorded by
+/// its first allocation or free after it (see `AllocMark::top`). `None`
+/// when the thread kept crossing boundaries while this read it (a live
+/// snapshot then shows that part at the thread's next boundary).
 ///
-/// The counters were read before the marks (with an acquire fence in
-/// between, paired with the release fence between the owner's mark and
-/// counter updates), so a charge that happens meanwhile is counted once
-/// or, until the next snapshot, not at all: never twice.
+/// Never counts a byte twice. The caller read the node counters before;
+/// the owner stores the marks, then (release fence) adds to the node
+/// counters, so a charge whose addition was read has its marks seen here
+/// (acquire fence), and what it charged is not in `totals - marks`.
+/// Which node: the owner records the top node, then (release fence) moves
+/// the totals, so totals seen moved past the marks mean that node is
+/// seen, or a later one; a later one was recorded after a later
+/// boundary, which stored new marks first (release fence in the charge),
+/// so the second read of the marks differs and this reads again. A
+/// thread that is not running (parked, blocked, or waiting for the
+/// session to end) is read exactly.
 #[cfg(feature = "alloc")]
-fn with_unattributed(block: Block, mut node: NodeSnapshot) -> NodeSnapshot {
-    std::sync::atomic::fence(Ordering::Acquire);
+fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
+    use std::sync::atomic::fence;
     let h = block.header();
-    let marks = h.mark.counters().map(|m| m.load(Ordering::Relaxed));
-    let totals = h.alloc.totals();
-    let [bytes, count, freed, frees] = [0, 1, 2, 3].map(|i| totals[i].wrapping_sub(marks[i]));
-    node.alloc_bytes = node.alloc_bytes.wrapping_add(bytes);
-    node.alloc_count = node.alloc_count.wrapping_add(count);
-    node.free_bytes = node.free_bytes.wrapping_add(freed);
-    node.free_count = node.free_count.wrapping_add(frees);
-    node
+    let marks = || h.mark.counters().map(|m| m.load(Ordering::Relaxed));
+    fence(Ordering::Acquire);
+    for _ in 0..8 {
+        let before = marks();
+        let totals = h.alloc.totals();
+        fence(Ordering::Acquire);
+        let top = h.mark.top.load(Ordering::Relaxed);
+        fence(Ordering::Acquire);
+        if marks() != before {
+            continue;
+        }
+        let moved = [0, 1, 2, 3].map(|i| totals[i].wrapping_sub(before[i]));
+        // Bytes freed are derived from two counters the owner may be
+        // updating: a read between them can look like a step back.
+        if moved.iter().any(|&d| (d as i64) < 0) {
+            continue;
+        }
+        return Some((top, moved));
+    }
+    None
 }
 
 /// Process-wide live and peak bytes: what threads published, plus what

@@ -151,11 +151,15 @@ pub struct NodeSnapshot {
     ///
     /// With the `alloc` feature these are charged at frame boundaries
     /// (a measured call or poll beginning or ending on the thread): a
-    /// snapshot shows each thread's nodes as of its last boundary. It is
-    /// up to date for the thread that takes it, for threads that have
-    /// exited, and for the root node of threads that have not run a
-    /// measured call this session; another running thread's allocations
-    /// since its last boundary appear at its next one. The thread's
+    /// snapshot adds what each thread moved since its last boundary to the
+    /// node of the frame on top of its stack (noted by the thread's first
+    /// allocation or free after that boundary). It is exact for the
+    /// thread that takes it and for every thread not running meanwhile
+    /// (exited, parked or blocked, at its root or inside a measured
+    /// call), so a final snapshot is exact once the program's threads are
+    /// idle; a thread running while it is read shows its allocations up
+    /// to about that moment, an allocation or boundary in flight being
+    /// left to the next snapshot, never counted twice. The thread's
     /// [`ThreadSnapshot::live_bytes`] and peak are always current.
     pub alloc_bytes: u64,
     /// Allocations made while this node was innermost (exclusive).

@@ -16,8 +16,10 @@
 //! the future being polled), and to per-thread live and peak counters.
 //! With the `alloc` feature the charge is made when that function's call
 //! begins or ends (or it calls another measured function), not by the
-//! allocator: a snapshot taken meanwhile shows each thread as of its last
-//! such boundary (see the README's Allocations section).
+//! allocator; a snapshot adds what each thread allocated since its last
+//! such boundary to the function then innermost on that thread, so it is
+//! exact for threads that are not running while it is taken (see the
+//! README's Allocations section).
 
 #[cfg(feature = "enabled")]
 pub use perflens_core::CountingAlloc;

@@ -757,3 +757,112 @@ fn a_thread_that_only_allocates_is_exact_in_every_session() {
     barrier.wait();
     worker.join().unwrap();
 }
+
+/// Allocates `n` bytes and keeps them while it waits at `barrier` twice
+/// (inside this measured function).
+#[perflens::measure]
+fn parks_inside(n: usize, barrier: &std::sync::Barrier) -> Vec<u8> {
+    let kept = black_box(Vec::<u8>::with_capacity(n));
+    barrier.wait();
+    barrier.wait();
+    kept
+}
+
+#[test]
+fn threads_alive_at_the_end_are_exact_in_the_final_report() {
+    use std::sync::{Arc, Barrier};
+    let _turn = one_session();
+    // Four waits: the workers are started (what starting a thread
+    // allocates is done before the session); the session has started;
+    // the workers are parked; the session has finished.
+    let barrier = Arc::new(Barrier::new(3));
+    // A thread that made measured calls, then allocates at its root and
+    // stays alive, parked, until the session has finished: those bytes
+    // were charged to no node by any frame boundary.
+    let at_root = {
+        let barrier = barrier.clone();
+        std::thread::Builder::new()
+            .name("alive-at-root".into())
+            .spawn(move || {
+                barrier.wait();
+                barrier.wait();
+                k_buffers(2, 300);
+                black_box(allocates_nothing(1));
+                let kept = black_box(Vec::<u8>::with_capacity(4_321));
+                barrier.wait();
+                barrier.wait();
+                drop(kept);
+            })
+            .unwrap()
+    };
+    // And one parked inside a measured function it allocated in.
+    let inside = {
+        let barrier = barrier.clone();
+        std::thread::Builder::new()
+            .name("alive-inside".into())
+            .spawn(move || {
+                barrier.wait();
+                barrier.wait();
+                k_buffers(1, 100);
+                drop(parks_inside(2_345, &barrier));
+            })
+            .unwrap()
+    };
+    barrier.wait();
+    let session = Session::builder().ignore_env().start().unwrap();
+    barrier.wait();
+    barrier.wait();
+    // Live, while both are parked.
+    let live = session.raw_snapshot();
+    let report = session.finish();
+    barrier.wait();
+    at_root.join().unwrap();
+    inside.join().unwrap();
+
+    let root_of = |name: &str| {
+        let t = (live.threads.iter())
+            .find(|t| t.name.as_deref() == Some(name))
+            .expect("the worker is in the snapshot");
+        let root = t.nodes.iter().find(|n| n.path == 0);
+        root.map_or((0, 0, 0, 0), |n| {
+            (n.alloc_bytes, n.alloc_count, n.free_bytes, n.free_count)
+        })
+    };
+    assert_eq!(root_of("alive-at-root"), (4_321, 1, 0, 0));
+    assert_eq!(root_of("alive-inside"), (0, 0, 0, 0));
+    assert_eq!(excl(&live, "k_buffers"), (700, 3, 700, 3));
+    assert_eq!(excl(&live, "parks_inside"), (2_345, 1, 0, 0));
+
+    let row = |name: &str| {
+        let t = (report.threads.iter())
+            .find(|t| t.name.as_deref() == Some(name))
+            .expect("the worker is in the report");
+        (
+            t.alloc_bytes.unwrap(),
+            t.alloc_count.unwrap(),
+            t.free_bytes.unwrap(),
+            t.free_count.unwrap(),
+            t.live_bytes.unwrap(),
+        )
+    };
+    // Everything each thread allocated during the session, exactly once.
+    assert_eq!(row("alive-at-root"), (600 + 4_321, 3, 600, 2, 4_321));
+    assert_eq!(row("alive-inside"), (100 + 2_345, 2, 100, 1, 2_345));
+    let function = |f: &str| {
+        let want = name(f);
+        let r = (report.functions.iter())
+            .find(|r| r.name == want)
+            .expect("the function is in the report");
+        r.alloc_bytes.unwrap()
+    };
+    // (A call still running has no row of its own yet: its bytes are in
+    // its thread's row, and in the raw snapshot's node, checked above.)
+    assert_eq!(function("k_buffers"), 700);
+    // The session's totals are the sum of the threads' (the two workers
+    // and this one), so they hold the workers' bytes too.
+    let totals = report.alloc.as_ref().expect("allocations were counted");
+    let threads: u64 = (report.threads.iter())
+        .map(|t| t.alloc_bytes.unwrap())
+        .sum();
+    assert_eq!(totals.total_bytes, threads);
+}
