@@ -229,7 +229,6 @@ fn top_node(hot: &Hot) -> &crate::block::Node {
 #[inline(never)]
 fn alloc_slow(size: u64) {
     if let Some((hot, a)) = counting() {
-        record_top(hot);
         let live = a.live().wrapping_add(size as i64);
         count_alloc(hot, a, live, size);
         moved(hot, a, live);
@@ -241,29 +240,10 @@ fn alloc_slow(size: u64) {
 #[inline(never)]
 fn free_slow(size: u64) {
     if let Some((hot, a)) = counting() {
-        record_top(hot);
         let live = a.live().wrapping_sub(size as i64);
         count_free(hot, a, live, size);
         moved(hot, a, live);
     }
-}
-
-/// Records the node of the frame on top of the stack as the one that
-/// what the running totals move past the marks belongs to (see
-/// `AllocMark::top`), before the counters move: a snapshot that sees
-/// them moved (and then fences) sees this node too.
-#[inline(always)]
-fn record_top(hot: &Hot) {
-    #[cfg(feature = "alloc")]
-    {
-        // SAFETY: counting into its block, so the thread is attached:
-        // 1 <= depth <= stack_cap. A plain read of the owner's own frame.
-        let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
-        hot.block().header().mark.top.store(node, Ordering::Relaxed);
-        std::sync::atomic::fence(Ordering::Release);
-    }
-    #[cfg(not(feature = "alloc"))]
-    let _ = hot;
 }
 
 /// The current thread's hot state and its block's counters, if

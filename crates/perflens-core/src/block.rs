@@ -164,15 +164,11 @@ pub struct AllocMark {
     pub allocs: AtomicU64,
     pub freed: AtomicU64,
     pub frees: AtomicU64,
-    /// The node that what the totals moved past the marks belongs to,
-    /// for snapshots taken by other threads: the top frame's node at the
-    /// thread's first allocation or free since its last frame boundary.
-    /// The allocator hook's slow path writes it, and that first movement
-    /// always takes the slow path: a boundary that charges gates the
-    /// thread's thresholds (see `frame::charge_alloc`), a boundary with
-    /// nothing to charge leaves the gate of the one before in place, and
-    /// a reset gates them and names the root. So while the totals differ
-    /// from the marks, it names the frame on top since the last boundary.
+    /// The node of the frame on top of the thread's stack, for snapshots
+    /// taken by other threads: what the totals moved past the marks
+    /// belongs to it. Every change of the top frame (a push, a pop, frames
+    /// discarded, a reset) stores it, after charging what was pending and
+    /// before anything moves the totals again (see `frame::note_top`).
     pub top: AtomicU32,
 }
 
@@ -625,8 +621,7 @@ impl Block {
         a.published.store(0, Ordering::Relaxed);
         // Gated (a gate left from an earlier session, or from the start
         // of this one, is dropped at the first allocation or free, whose
-        // slow path sets the thresholds): the first movement takes the
-        // slow path, which records the top frame (see `AllocMark::top`).
+        // slow path sets the thresholds).
         a.gate();
         // Node 0 collects overflow, node 1 the root.
         let overflow = self.push_node(crate::paths::OVERFLOW_PATH);

@@ -196,6 +196,7 @@ pub(crate) fn push(hot: &mut Hot, to: Resolved, timed: bool) -> Option<(*mut Fra
     let f = unsafe { frame(hot, depth) };
     f.np = to.np;
     f.cache_cs = 0;
+    note_top(hot, to.np.node);
     #[cfg(feature = "alloc")]
     {
         f.alloc_start = alloc_mark(hot);
@@ -233,6 +234,9 @@ pub(crate) fn pop(hot: &mut Hot, f: &Frame, depth: u32) -> Option<(u64, u64)> {
     discard_above(hot, depth);
     close_nested(hot, f);
     hot.depth = depth;
+    // SAFETY: depth >= 1 (frame 0 is the root sentinel, never popped);
+    // owner thread.
+    note_top(hot, unsafe { frame(hot, depth - 1) }.np.node);
     let clock = f.timed & TIMED_MASK;
     if clock == UNTIMED {
         return None;
@@ -254,6 +258,8 @@ pub(crate) fn discard_above(hot: &mut Hot, depth: u32) {
         close_nested(hot, f);
         hot.depth -= 1;
     }
+    // SAFETY: depth < hot.depth <= stack_cap; owner thread.
+    note_top(hot, unsafe { frame(hot, hot.depth - 1) }.np.node);
 }
 
 /// A nested frame leaves the stack: its node has one open frame fewer.
@@ -363,11 +369,32 @@ fn charge_alloc(hot: &Hot, node_idx: u32) {
     for (counter, d) in n.alloc_counters().into_iter().zip(delta) {
         bump(counter, d);
     }
-    // The next allocation or free takes the hook's slow path, which
-    // records the frame then on top (`AllocMark::top`) for snapshots
-    // taken by other threads. Boundaries until then have nothing to
-    // charge and leave the gate in place.
-    h.alloc.gate();
+}
+
+/// Records `node` as the frame now on top of the stack (`AllocMark::top`),
+/// for snapshots taken by other threads: what the running totals move
+/// from here on belongs to it. Called at every change of the top frame,
+/// after the boundary charged what was pending: one store.
+#[inline(always)]
+pub(crate) fn note_top(hot: &Hot, node: u32) {
+    note_top_at(hot.frames, node);
+}
+
+/// [`note_top`] for the thread whose frame area is at `frames`.
+#[inline(always)]
+pub(crate) fn note_top_at(frames: *mut Frame, node: u32) {
+    #[cfg(feature = "alloc")]
+    {
+        // SAFETY: `frames` is the frame area of an attached thread's
+        // block, whose header precedes it (blocks are never unmapped).
+        let h = unsafe { &*crate::block::header_of(frames) };
+        h.mark.top.store(node, Ordering::Relaxed);
+        // The node before any movement of the totals that follows: a
+        // snapshot that sees a total moved (and then fences) sees it.
+        std::sync::atomic::fence(Ordering::Release);
+    }
+    #[cfg(not(feature = "alloc"))]
+    let _ = (frames, node);
 }
 
 /// Charges what the current thread allocated since its last boundary to

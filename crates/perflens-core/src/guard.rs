@@ -62,6 +62,7 @@ impl Guard {
                     f.np = np;
                     f.timed = timed;
                     f.cache_cs = 0;
+                    frame::note_top(hot, np.node);
                     #[cfg(feature = "alloc")]
                     {
                         f.alloc_start = frame::alloc_mark(hot);
@@ -151,6 +152,9 @@ impl Drop for Guard {
                 #[cfg(feature = "alloc")]
                 frame::record_alloc(hot, f);
                 hot.depth = d;
+                // SAFETY: 1 <= d (frame 0 is the root sentinel, never
+                // popped), so frame d-1 exists.
+                frame::note_top(hot, unsafe { (*hot.frames.add(d as usize - 1)).np.node });
                 bump(&frame::node(hot, f.np.node).calls, 1);
                 return;
             }
@@ -174,6 +178,7 @@ impl Drop for Guard {
                 unsafe {
                     let parent = &mut *frames.add(d as usize - 1);
                     parent.child = parent.child.wrapping_add(incl);
+                    frame::note_top_at(frames, parent.np.node);
                     // A timed call is counted by its entry in the inclusive
                     // histogram; `calls` holds the untimed ones.
                     let n = &*nodes.add(node as usize);
