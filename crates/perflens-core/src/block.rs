@@ -164,6 +164,9 @@ pub struct AllocMark {
     pub allocs: AtomicU64,
     pub freed: AtomicU64,
     pub frees: AtomicU64,
+    /// `allocs + frees` of these marks: both only grow (mod 2^64), so a
+    /// boundary sees whether anything moved with one comparison.
+    pub ops: AtomicU64,
     /// The node of the frame on top of the thread's stack, for snapshots
     /// taken by other threads: what the totals moved past the marks
     /// belongs to it. Every change of the top frame (a push, a pop, frames
@@ -329,20 +332,6 @@ pub struct Node {
 
 const _: () = assert!(size_of::<Node>() == 128);
 const _: () = assert!(size_of::<ThreadAlloc>() == 64);
-
-impl Node {
-    /// The four allocation counters, in [`AllocMark`]'s order.
-    #[cfg(feature = "alloc")]
-    #[inline(always)]
-    pub fn alloc_counters(&self) -> [&AtomicU64; 4] {
-        [
-            &self.alloc_bytes,
-            &self.alloc_count,
-            &self.free_bytes,
-            &self.free_count,
-        ]
-    }
-}
 
 /// Adds to a single-writer counter without a locked instruction.
 #[inline(always)]
@@ -617,6 +606,7 @@ impl Block {
         for c in h.mark.counters() {
             c.store(0, Ordering::Relaxed);
         }
+        h.mark.ops.store(0, Ordering::Relaxed);
         h.mark.top.store(ROOT_NODE, Ordering::Relaxed);
         a.published.store(0, Ordering::Relaxed);
         // Gated (a gate left from an earlier session, or from the start

@@ -322,53 +322,68 @@ pub(crate) fn boundary_top(hot: &Hot) {
 }
 
 /// Whether this thread allocated or freed anything since its last frame
-/// boundary. Both counts only grow (mod 2^64), so equal counts mean
-/// nothing happened, bytes included.
+/// boundary. Both counts only grow, so an unchanged sum means neither
+/// moved, bytes included (a wrap would take 2^64 calls).
 #[cfg(feature = "alloc")]
 #[inline(always)]
 fn moved_since_boundary(hot: &Hot) -> bool {
     let h = hot.block().header();
-    let (a, m) = (&h.alloc, &h.mark);
-    ((a.allocs.load(Ordering::Relaxed) ^ m.allocs.load(Ordering::Relaxed))
-        | (a.frees.load(Ordering::Relaxed) ^ m.frees.load(Ordering::Relaxed)))
-        != 0
+    let a = &h.alloc;
+    let ops = a.allocs.load(Ordering::Relaxed);
+    ops.wrapping_add(a.frees.load(Ordering::Relaxed)) != h.mark.ops.load(Ordering::Relaxed)
 }
 
 /// [`charge_alloc`] to the frame on top of the current thread's stack.
+/// Not `#[cold]`: a measured function that allocates comes here on every
+/// call.
 #[cfg(feature = "alloc")]
-#[cold]
 #[inline(never)]
 fn charge_top(hot: &Hot) {
     // SAFETY: attached, so 1 <= depth <= stack_cap; a plain read through
     // the frame area's pointer (the guard holds no reference to the top
     // frame across this call).
     let node = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np.node };
-    charge_alloc(hot, node);
+    charge_pending(hot, node);
 }
 
-/// Charges what the thread's running totals moved since its last
-/// boundary to `node`, and moves the mark up to them. Out of line: every
-/// measured function inlines [`boundary`] twice.
+/// [`charge_pending`], out of line: every measured function inlines [`boundary`]
+/// twice.
 #[cfg(feature = "alloc")]
 #[inline(never)]
 fn charge_alloc(hot: &Hot, node_idx: u32) {
+    charge_pending(hot, node_idx);
+}
+
+/// Charges what the thread's running totals moved since its last
+/// boundary to `node`, and moves the mark up to them.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+fn charge_pending(hot: &Hot, node_idx: u32) {
     let h = hot.block().header();
     let n = node(hot, node_idx);
-    let mut delta = [0u64; 4];
-    for ((now, mark), d) in (h.alloc.totals().into_iter())
-        .zip(h.mark.counters())
-        .zip(&mut delta)
-    {
-        *d = now.wrapping_sub(mark.load(Ordering::Relaxed));
-        mark.store(now, Ordering::Relaxed);
-    }
+    // Written out, not zipped: this runs once per measured call that
+    // allocates, and the iterator version took about 190 instructions.
+    let [allocated, allocs, freed, frees] = h.alloc.totals();
+    let m = &h.mark;
+    let delta = [
+        allocated.wrapping_sub(m.allocated.load(Ordering::Relaxed)),
+        allocs.wrapping_sub(m.allocs.load(Ordering::Relaxed)),
+        freed.wrapping_sub(m.freed.load(Ordering::Relaxed)),
+        frees.wrapping_sub(m.frees.load(Ordering::Relaxed)),
+    ];
+    m.allocated.store(allocated, Ordering::Relaxed);
+    m.allocs.store(allocs, Ordering::Relaxed);
+    m.freed.store(freed, Ordering::Relaxed);
+    m.frees.store(frees, Ordering::Relaxed);
+    m.ops.store(allocs.wrapping_add(frees), Ordering::Relaxed);
     // The marks before the counters: a snapshot that reads the counters,
     // then (after an acquire fence) the marks, never counts a delta twice
     // (see `session::read_block`).
     std::sync::atomic::fence(Ordering::Release);
-    for (counter, d) in n.alloc_counters().into_iter().zip(delta) {
-        bump(counter, d);
-    }
+    bump(&n.alloc_bytes, delta[0]);
+    bump(&n.alloc_count, delta[1]);
+    bump(&n.free_bytes, delta[2]);
+    bump(&n.free_count, delta[3]);
 }
 
 /// Records `node` as the frame now on top of the stack (`AllocMark::top`),

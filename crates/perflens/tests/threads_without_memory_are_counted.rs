@@ -38,17 +38,22 @@ fn set_soft_limit(bytes: u64) {
 }
 
 /// A thread that waits for its go, then makes `calls` measured calls.
+/// Returns once the thread runs: the runtime maps a thread's signal stack
+/// when it starts, which must happen before the limit is lowered.
 fn parked(calls: u64) -> (mpsc::Sender<()>, std::thread::JoinHandle<()>) {
     let (go, wait) = mpsc::channel::<()>();
+    let (started, running) = mpsc::channel::<()>();
     let handle = std::thread::Builder::new()
         .stack_size(256 << 10)
         .spawn(move || {
+            started.send(()).unwrap();
             wait.recv().unwrap();
             for i in 0..calls {
                 work(i);
             }
         })
         .unwrap();
+    running.recv().unwrap();
     (go, handle)
 }
 
