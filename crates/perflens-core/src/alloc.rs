@@ -25,9 +25,8 @@
 //! last frame boundary. The thread taking the snapshot charges its own
 //! first, a thread's exit hook charges what it has left, and for every
 //! other thread the snapshot adds what its totals moved past its marks
-//! to the node its first allocation or free since the last boundary
-//! noted (`AllocMark::top`: a boundary that charges gates the thresholds,
-//! so that movement takes the slow path, which notes the top frame).
+//! to the node of the frame on top of its stack, which every change of
+//! the top frame notes for it (`AllocMark::top`, one store).
 //! The per-thread live and peak bytes come from the running totals. So a
 //! snapshot, the final one included, is exact for every thread that is
 //! not running while it is read (at its root or inside a measured call);

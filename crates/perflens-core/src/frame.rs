@@ -288,7 +288,16 @@ pub(crate) fn charge(hot: &Hot, f: &Frame, depth: u32, now: u64) -> (u64, u64) {
 /// entry.
 #[inline(always)]
 pub(crate) fn alloc_mark(hot: &Hot) -> u64 {
-    hot.block().header().alloc.allocated.load(Ordering::Relaxed)
+    alloc_mark_at(hot.frames)
+}
+
+/// [`alloc_mark`] for the current thread, whose frame area is at `frames`.
+#[inline(always)]
+pub(crate) fn alloc_mark_at(frames: *mut Frame) -> u64 {
+    // SAFETY: the frame area of an attached thread's block, whose header
+    // precedes it (blocks are never unmapped); a plain read of a counter
+    // only this thread writes (others read it atomically).
+    unsafe { *(*crate::block::header_of(frames)).alloc.allocated.as_ptr() }
 }
 
 /// A frame boundary: the frame whose node is `node` is on top of the
@@ -307,18 +316,18 @@ pub(crate) fn boundary(hot: &Hot, node: u32) {
     let _ = (hot, node);
 }
 
-/// [`boundary`] for the frame now on top of the stack, as the guard's
-/// inlined paths use it: the charging call takes no arguments and is
-/// made before anything else of the call is in registers, so that the
-/// common case (nothing to charge) costs four loads and a branch.
+/// [`boundary`] for the frame now on top of the stack of the current
+/// thread, whose frame area is at `frames`, as the guard's inlined paths
+/// use it: the charging call takes no arguments, so that the common case
+/// (nothing to charge) costs three loads, an add and a branch.
 #[inline(always)]
-pub(crate) fn boundary_top(hot: &Hot) {
+pub(crate) fn boundary_top_at(frames: *mut Frame) {
     #[cfg(feature = "alloc")]
-    if moved_since_boundary(hot) {
-        charge_top(hot);
+    if moved_since_boundary_at(frames) {
+        charge_top();
     }
     #[cfg(not(feature = "alloc"))]
-    let _ = hot;
+    let _ = frames;
 }
 
 /// Whether this thread allocated or freed anything since its last frame
@@ -327,10 +336,22 @@ pub(crate) fn boundary_top(hot: &Hot) {
 #[cfg(feature = "alloc")]
 #[inline(always)]
 fn moved_since_boundary(hot: &Hot) -> bool {
-    let h = hot.block().header();
-    let a = &h.alloc;
-    let ops = a.allocs.load(Ordering::Relaxed);
-    ops.wrapping_add(a.frees.load(Ordering::Relaxed)) != h.mark.ops.load(Ordering::Relaxed)
+    moved_since_boundary_at(hot.frames)
+}
+
+/// [`moved_since_boundary`] for the current thread, whose frame area is
+/// at `frames`.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+fn moved_since_boundary_at(frames: *mut Frame) -> bool {
+    // SAFETY: the frame area of an attached thread's block, whose header
+    // precedes it (blocks are never unmapped).
+    let h = unsafe { &*crate::block::header_of(frames) };
+    let (a, m) = (&h.alloc, &h.mark);
+    // SAFETY: plain reads of counters only this thread writes (others
+    // only read them, atomically): no data race. Plain, so that the
+    // compiler can fold them into the add and the comparison.
+    unsafe { (*a.allocs.as_ptr()).wrapping_add(*a.frees.as_ptr()) != *m.ops.as_ptr() }
 }
 
 /// [`charge_alloc`] to the frame on top of the current thread's stack.
@@ -338,7 +359,11 @@ fn moved_since_boundary(hot: &Hot) -> bool {
 /// call.
 #[cfg(feature = "alloc")]
 #[inline(never)]
-fn charge_top(hot: &Hot) {
+fn charge_top() {
+    // SAFETY: owner thread; the guard holds no reference to the hot state
+    // across this call. Taken here, not passed: the caller then needs no
+    // address of its thread-local state.
+    let hot = unsafe { &*crate::thread::hot() };
     // SAFETY: attached, so 1 <= depth <= stack_cap; a plain read through
     // the frame area's pointer (the guard holds no reference to the top
     // frame across this call).
@@ -346,8 +371,8 @@ fn charge_top(hot: &Hot) {
     charge_pending(hot, node);
 }
 
-/// [`charge_pending`], out of line: every measured function inlines [`boundary`]
-/// twice.
+/// [`charge_pending`], out of line: every measured function inlines
+/// [`boundary`] twice.
 #[cfg(feature = "alloc")]
 #[inline(never)]
 fn charge_alloc(hot: &Hot, node_idx: u32) {
@@ -438,7 +463,15 @@ pub(crate) fn alloc_since(hot: &Hot, f: &Frame) -> u64 {
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn record_alloc(hot: &Hot, f: &Frame) {
-    let bytes = alloc_since(hot, f);
+    record_alloc_at(hot, hot.frames, f);
+}
+
+/// [`record_alloc`] with the thread's frame area, `hot.frames`, already
+/// loaded.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+pub(crate) fn record_alloc_at(hot: &Hot, frames: *mut Frame, f: &Frame) {
+    let bytes = alloc_mark_at(frames).wrapping_sub(f.alloc_start);
     if bytes != 0 {
         hist_add(hot, f.np.node, HIST_ALLOC, bytes);
     }

@@ -39,13 +39,22 @@ impl Guard {
         if thread::is_current(hot) {
             let d = hot.depth;
             if d < hot.stack_cap {
+                // One load of the frame area for the whole path: the
+                // stores below could alias the hot state for all the
+                // compiler knows, and would reload it each time.
+                let frames = hot.frames;
                 // What was allocated since the last boundary is the
                 // parent's (frame d - 1, on top).
-                frame::boundary_top(hot);
+                frame::boundary_top_at(frames);
                 // SAFETY: 1 <= d (attached) and d < stack_cap; frames d-1
                 // and d are distinct and no other reference to them is
                 // alive.
-                let (parent, f) = unsafe { (frame::frame(hot, d - 1), frame::frame(hot, d)) };
+                let (parent, f) = unsafe {
+                    (
+                        &mut *frames.add(d as usize - 1),
+                        &mut *frames.add(d as usize),
+                    )
+                };
                 if let Some(np) = frame::find_child(hot, parent, callsite.tagged()) {
                     let timed = match hot.fast {
                         FAST_COUNT => UNTIMED,
@@ -62,10 +71,10 @@ impl Guard {
                     f.np = np;
                     f.timed = timed;
                     f.cache_cs = 0;
-                    frame::note_top(hot, np.node);
+                    frame::note_top_at(frames, np.node);
                     #[cfg(feature = "alloc")]
                     {
-                        f.alloc_start = frame::alloc_mark(hot);
+                        f.alloc_start = frame::alloc_mark_at(frames);
                     }
                     if timed != UNTIMED {
                         f.child = 0;
@@ -139,36 +148,38 @@ impl Drop for Guard {
         // the depth differs, either a new session reset the stack (depth
         // is 1 and ours was >= 1), or guards inside ours were leaked.
         if hot.depth == d.wrapping_add(1) {
+            // One load of the frame area for the whole path (see `enter`).
+            let frames = hot.frames;
             // A raw pointer, not a reference: the boundary below may read
             // the top frame (this one) out of line.
             // SAFETY: d < hot.depth <= stack_cap, inside the frame area.
-            let fp = unsafe { hot.frames.add(d as usize) };
+            let fp = unsafe { frames.add(d as usize) };
             // SAFETY: owner thread; no reference to the frame is alive.
             let timed = unsafe { (*fp).timed };
             if timed == UNTIMED {
-                frame::boundary_top(hot);
+                frame::boundary_top_at(frames);
                 // SAFETY: as above; the boundary's references are gone.
                 let f = unsafe { &*fp };
                 #[cfg(feature = "alloc")]
-                frame::record_alloc(hot, f);
+                frame::record_alloc_at(hot, frames, f);
                 hot.depth = d;
                 // SAFETY: 1 <= d (frame 0 is the root sentinel, never
                 // popped), so frame d-1 exists.
-                frame::note_top(hot, unsafe { (*hot.frames.add(d as usize - 1)).np.node });
+                frame::note_top_at(frames, unsafe { (*frames.add(d as usize - 1)).np.node });
                 bump(&frame::node(hot, f.np.node).calls, 1);
                 return;
             }
             if timed == TIMED_TSC {
                 let now = arch::read_tsc();
-                frame::boundary_top(hot);
+                frame::boundary_top_at(frames);
                 // SAFETY: as above.
                 let f = unsafe { &*fp };
                 #[cfg(feature = "alloc")]
-                frame::record_alloc(hot, f);
+                frame::record_alloc_at(hot, frames, f);
                 // Copies, so that the stores below (which the compiler
                 // cannot prove distinct from the hot state) force no
                 // reloads.
-                let (frames, nodes, hist) = (hot.frames, hot.nodes, hot.hist);
+                let (nodes, hist) = (hot.nodes, hot.hist);
                 hot.depth = d;
                 let (node, start, child) = (f.np.node, f.start, f.child);
                 let incl = now.saturating_sub(start);

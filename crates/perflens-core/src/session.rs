@@ -399,8 +399,8 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
 /// What a thread allocated and freed since its last frame boundary
 /// (with the `alloc` feature, allocations are charged to nodes at frame
 /// boundaries: see `frame::boundary`), and the node it belongs to: the
-/// frame on top of the thread's stack since that boundary, as recorded by
-/// its first allocation or free after it (see `AllocMark::top`). `None`
+/// frame on top of the thread's stack since that boundary, as noted by
+/// the thread at each change of its top frame (see `AllocMark::top`). `None`
 /// when the thread kept crossing boundaries while this read it (a live
 /// snapshot then shows that part at the thread's next boundary).
 ///
@@ -410,8 +410,9 @@ fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<Th
 /// (acquire fence), and what it charged is not in `totals - marks`.
 /// Which node: the owner records the top node, then (release fence) moves
 /// the totals, so totals seen moved past the marks mean that node is
-/// seen, or a later one; a later one was recorded after a later
-/// boundary, which stored new marks first (release fence in the charge),
+/// seen, or a later one; a later one was noted at a later boundary, which
+/// charged (every boundary after a movement does) and so stored new
+/// marks first (release fence in the charge),
 /// so the second read of the marks differs and this reads again. A
 /// thread that is not running (parked, blocked, or waiting for the
 /// session to end) is read exactly.
