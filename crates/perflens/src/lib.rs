@@ -59,6 +59,8 @@ mod cpu;
 mod main_guard;
 #[cfg(feature = "enabled")]
 mod session;
+#[cfg(feature = "enabled")]
+mod stop_signals;
 
 #[cfg(feature = "enabled")]
 pub use perflens_core::{ClockSource, Mode, RawSnapshot, Recursion};

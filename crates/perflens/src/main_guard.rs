@@ -26,10 +26,11 @@ pub struct MainOptions {
     pub mode: Option<Mode>,
 }
 
-/// Started at the top of `main`; prints the report when dropped.
+/// Started at the top of `main`; prints the report when dropped. The
+/// session itself waits in `stop_signals::MAIN`, where a stop signal's
+/// report can take it instead.
 pub struct MainGuard {
-    session: Option<Session>,
-    format: Format,
+    started: bool,
 }
 
 impl MainGuard {
@@ -63,24 +64,46 @@ impl MainGuard {
             }
         }
         let session = match builder.start() {
-            Ok(s) => Some(s),
+            Ok(s) => s,
             Err(e) => {
                 eprintln!("[perflens] {e}");
-                None
+                return MainGuard { started: false };
             }
         };
-        MainGuard { session, format }
+        let every = crate::stop_signals::json_every_from_env();
+        *crate::stop_signals::MAIN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some((session, format));
+        crate::stop_signals::start(every);
+        MainGuard { started: true }
     }
 }
 
 impl Drop for MainGuard {
     fn drop(&mut self) {
-        let Some(session) = self.session.take() else {
+        if !self.started {
+            return;
+        }
+        let mut main = crate::stop_signals::MAIN
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        let Some((session, format)) = main.take() else {
+            drop(main);
+            // A stop signal's report was written: the signal, sent again
+            // with its default action, ends the process; returning from
+            // `main` must not exit with 0 before it lands.
+            if crate::stop_signals::REPORTED.load(std::sync::atomic::Ordering::Acquire) {
+                loop {
+                    std::thread::sleep(std::time::Duration::from_secs(1));
+                }
+            }
             return;
         };
-        // The table first, then where the JSON went.
+        // The table first, then where the JSON went. The lock is held
+        // throughout, so a stop signal arriving now finds nothing left to
+        // report and ends the process after this.
         let report = session.finish_quietly();
-        emit(&report, self.format);
+        emit(&report, format);
         write_json_env(&report);
     }
 }

@@ -84,9 +84,12 @@ fn a_program_sigprof_handler_and_itimer_keep_firing() {
         let (profs, spun, report) = run(timer_first);
         // ITIMER_PROF counts process CPU time at the kernel tick (250 Hz
         // here, so every 4 ms); the timer is armed around the spin only.
+        // What matters is that it keeps firing (a broken handler or timer
+        // gives none); tick accounting on a loaded 2-vCPU machine gave as
+        // few as 0.5 of the expected count in CI while other builds ran.
         let expected = spun.as_secs_f64() / 0.004;
         assert!(
-            profs as f64 >= 0.7 * expected,
+            profs as f64 >= 0.35 * expected,
             "timer first: {timer_first}: {profs} SIGPROFs in {spun:?}"
         );
         let cpu = report.cpu.as_ref().unwrap();
