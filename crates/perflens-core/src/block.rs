@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
 /// Bumped whenever the layout below changes.
-pub const LAYOUT_VERSION: u32 = 5;
+pub const LAYOUT_VERSION: u32 = 6;
 /// Byte offset of frame 0 from the start of a block: the header, rounded
 /// up to a cache line. Fixed, so the hot state derives the block from its
 /// frame pointer.
@@ -87,6 +87,9 @@ pub struct Header {
     /// Timing mode copied from the session at reset (see `Mode` codes).
     pub mode: AtomicU32,
     pub sample_every: AtomicU32,
+    /// Sampled mode: calls of each node timed before sampling starts
+    /// (new nodes' countdowns start there, see `Node::countdown`).
+    pub sample_warmup: AtomicU32,
     /// 1 once the owning thread has exited.
     pub exited: AtomicU32,
     /// 1 when the owning thread works for the profiler (see
@@ -301,7 +304,10 @@ pub struct Slot {
 #[repr(C, align(64))]
 pub struct Node {
     pub path: AtomicU32,
-    /// Owner-only countdown for sampled timing.
+    /// Owner-only countdown for sampled timing: calls left until the
+    /// next timed one, or, at [`WARMUP`] and above, in the warm-up, where
+    /// every call is timed (`WARMUP + k`: k more warm-up calls after the
+    /// next one). See [`warmup_countdown`] and `frame::decide_timed`.
     pub countdown: AtomicU32,
     /// Untimed calls (count-only, or not chosen by sampled timing). Each
     /// timed call is an entry of the inclusive histogram instead, which
@@ -332,6 +338,18 @@ pub struct Node {
 
 const _: () = assert!(size_of::<Node>() == 128);
 const _: () = assert!(size_of::<ThreadAlloc>() == 64);
+
+/// `Node::countdown` at and above this: the node is in its warm-up.
+pub const WARMUP: u32 = 1 << 31;
+
+/// A new node's countdown: in the warm-up for its first `warmup` calls,
+/// or ready to time its first call and then one in N when there is none.
+pub fn warmup_countdown(warmup: u32) -> u32 {
+    match warmup {
+        0 => 0,
+        w => WARMUP + (w - 1).min(WARMUP - 1),
+    }
+}
 
 /// Adds to a single-writer counter without a locked instruction.
 #[inline(always)]
@@ -559,6 +577,10 @@ impl Block {
         // SAFETY: n < node_cap.
         let node = unsafe { self.node(n) };
         node.path.store(path, Ordering::Relaxed);
+        node.countdown.store(
+            warmup_countdown(h.sample_warmup.load(Ordering::Relaxed)),
+            Ordering::Relaxed,
+        );
         h.node_count.store(n + 1, Ordering::Release);
         Some(n)
     }
@@ -584,7 +606,7 @@ impl Block {
     }
 
     /// Clears all contents for a new session `epoch`; owner thread only.
-    pub fn reset(&self, epoch: u32, mode: u32, sample_every: u32) {
+    pub fn reset(&self, epoch: u32, mode: u32, sample_every: u32, sample_warmup: u32) {
         let h = self.header();
         let start = h.off_frames as usize;
         let len = h.size as usize - start;
@@ -598,6 +620,7 @@ impl Block {
         self.clear_pending();
         h.mode.store(mode, Ordering::Relaxed);
         h.sample_every.store(sample_every.max(1), Ordering::Relaxed);
+        h.sample_warmup.store(sample_warmup, Ordering::Relaxed);
         let a = &h.alloc;
         for c in [&a.allocated, &a.allocs, &a.frees, &a.peak] {
             c.store(0, Ordering::Relaxed);

@@ -5,7 +5,7 @@
 
 use crate::block::{
     self, Frame, HISTS, MODE_TIMED, NESTED_FRAME, NESTED_NODE, Node, NodePath, OVERFLOW_NODE,
-    TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, bump, key, nested_key, node_key, tag,
+    TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, WARMUP, bump, key, nested_key, node_key, tag,
 };
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
@@ -157,8 +157,10 @@ pub(crate) unsafe fn top<'a>(hot: &Hot) -> &'a mut Frame {
 }
 
 /// Whether a new call of `node` under `parent` is timed. Sampled mode
-/// times a call when its node's countdown runs out, or when its parent is
-/// timed (so the parent's exclusive time stays exact).
+/// times every call of a node in its warm-up (its first calls, see
+/// `block::warmup_countdown`), then a call when its node's countdown runs
+/// out, or when its parent is timed (so the parent's exclusive time stays
+/// exact).
 #[inline(always)]
 pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
     match hot.fast {
@@ -170,8 +172,12 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
         _ => {
             let n = node(hot, node_idx);
             let c = n.countdown.load(Ordering::Relaxed);
-            if c == 0 {
+            if c == 0 || c == WARMUP {
+                // The last warm-up call, or the countdown ran out.
                 n.countdown.store(hot.sample_every - 1, Ordering::Relaxed);
+                true
+            } else if c > WARMUP {
+                n.countdown.store(c - 1, Ordering::Relaxed);
                 true
             } else {
                 n.countdown.store(c - 1, Ordering::Relaxed);

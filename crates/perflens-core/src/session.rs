@@ -35,6 +35,9 @@ pub enum Recursion {
 }
 /// Default sampling period for `Mode::Sampled` (`PERFLENS_SAMPLE_EVERY`).
 pub const DEFAULT_SAMPLE_EVERY: u32 = 64;
+/// Default warm-up of `Mode::Sampled` (`PERFLENS_SAMPLE_WARMUP`): the
+/// first calls of each calling context that are all timed.
+pub const DEFAULT_SAMPLE_WARMUP: u32 = 64;
 
 /// Runtime settings of a session.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,6 +55,10 @@ pub struct Config {
     pub path_capacity: u32,
     /// Force a clock (`None` = TSC when invariant, else `Instant`).
     pub clock: Option<ClockSource>,
+    /// Sampled mode: every call of a calling context is timed until it
+    /// has been called this many times, and only then one in `every`, so
+    /// that rare functions are exact and only hot ones are estimates.
+    pub sample_warmup: u32,
 }
 
 impl Default for Config {
@@ -63,12 +70,14 @@ impl Default for Config {
             recursion: Recursion::Fold,
             path_capacity: paths::DEFAULT_PATH_CAPACITY,
             clock: None,
+            sample_warmup: DEFAULT_SAMPLE_WARMUP,
         }
     }
 }
 
 impl Config {
-    /// Applies `PERFLENS_MODE`, `PERFLENS_SAMPLE_EVERY`, `PERFLENS_NODES`,
+    /// Applies `PERFLENS_MODE`, `PERFLENS_SAMPLE_EVERY`,
+    /// `PERFLENS_SAMPLE_WARMUP`, `PERFLENS_NODES`,
     /// `PERFLENS_STACK_DEPTH`, `PERFLENS_RECURSION`, `PERFLENS_PATHS` and
     /// `PERFLENS_CLOCK` from
     /// the environment. Invalid values are ignored and described in the
@@ -99,6 +108,9 @@ impl Config {
             }
         } else if let (Some(e), Mode::Sampled { .. }) = (every, self.mode) {
             self.mode = Mode::Sampled { every: e };
+        }
+        if let Some(n) = num("PERFLENS_SAMPLE_WARMUP", 0, 1 << 30, &mut warnings) {
+            self.sample_warmup = n;
         }
         if let Some(n) = num("PERFLENS_NODES", 2, 1 << 24, &mut warnings) {
             self.node_capacity = n;
@@ -190,6 +202,7 @@ pub(crate) fn lock_state() -> (
 pub struct Recording {
     epoch: u32,
     mode: Mode,
+    sample_warmup: u32,
     clock: ClockSource,
     started: Instant,
     done: bool,
@@ -218,10 +231,21 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
         },
         m => m,
     };
-    thread::activate(epoch, mode, config.node_capacity, config.stack_depth);
+    let warmup = match mode {
+        Mode::Sampled { .. } => config.sample_warmup,
+        _ => 0,
+    };
+    thread::activate(
+        epoch,
+        mode,
+        warmup,
+        config.node_capacity,
+        config.stack_depth,
+    );
     Ok(Recording {
         epoch,
         mode,
+        sample_warmup: warmup,
         clock,
         started: Instant::now(),
         done: false,
@@ -283,6 +307,7 @@ impl Recording {
         RawSnapshot {
             alloc,
             mode: self.mode,
+            sample_warmup: self.sample_warmup,
             clock: self.clock,
             ns_per_tick,
             elapsed_ns,

@@ -224,6 +224,9 @@ pub struct AllocSummary {
 pub struct RawSnapshot {
     /// Timing mode of the session.
     pub mode: Mode,
+    /// Sampled mode: calls of each calling context timed before sampling
+    /// starts (0 otherwise; see `Config::sample_warmup`).
+    pub sample_warmup: u32,
     /// Clock used for timestamps.
     pub clock: ClockSource,
     /// Nanoseconds per clock tick (1.0 for [`ClockSource::Instant`]).

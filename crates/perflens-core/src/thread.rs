@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 pub(crate) static EPOCH: AtomicU32 = AtomicU32::new(1);
 static MODE: AtomicU32 = AtomicU32::new(crate::block::MODE_TIMED);
 static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
+static SAMPLE_WARMUP: AtomicU32 = AtomicU32::new(0);
 static NODE_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_NODES);
 static STACK_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_STACK_DEPTH);
 
@@ -325,6 +326,7 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
             epoch,
             MODE.load(Ordering::Relaxed),
             SAMPLE_EVERY.load(Ordering::Relaxed),
+            SAMPLE_WARMUP.load(Ordering::Relaxed),
         );
     }
     hot.attach(block);
@@ -492,7 +494,7 @@ fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
 }
 
 /// Starts generation `epoch` with the given settings.
-pub(crate) fn activate(epoch: u32, mode: Mode, node_cap: u32, stack_cap: u32) {
+pub(crate) fn activate(epoch: u32, mode: Mode, warmup: u32, node_cap: u32, stack_cap: u32) {
     let (m, every) = match mode {
         Mode::Timed => (crate::block::MODE_TIMED, 1),
         Mode::Count => (crate::block::MODE_COUNT, 1),
@@ -500,6 +502,7 @@ pub(crate) fn activate(epoch: u32, mode: Mode, node_cap: u32, stack_cap: u32) {
     };
     MODE.store(m, Ordering::Relaxed);
     SAMPLE_EVERY.store(every, Ordering::Relaxed);
+    SAMPLE_WARMUP.store(warmup, Ordering::Relaxed);
     NODE_CAP.store(node_cap, Ordering::Relaxed);
     STACK_CAP.store(stack_cap, Ordering::Relaxed);
     {

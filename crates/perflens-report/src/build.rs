@@ -304,6 +304,7 @@ impl Report {
             schema: SCHEMA.to_string(),
             mode,
             sample_every,
+            sample_warmup: snap.sample_warmup,
             clock: snap.clock.name().to_string(),
             elapsed_ns: snap.elapsed_ns,
             finished: snap.finished,

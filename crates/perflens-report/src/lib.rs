@@ -43,6 +43,7 @@
 //! hist.record_n(1_000, 3); // three calls of 1000 ticks each
 //! let snap = RawSnapshot {
 //!     mode: Mode::Timed,
+//!     sample_warmup: 0,
 //!     clock: ClockSource::Instant,
 //!     ns_per_tick: 1.0,
 //!     elapsed_ns: 10_000,

@@ -88,6 +88,11 @@ pub struct Report {
     /// One call in this many was timed: 1 when timed, N when sampled, 0 in
     /// count mode (no call was timed).
     pub sample_every: u32,
+    /// Sampled mode: every call of a calling context was timed until it
+    /// had been called this many times, and then one in `sample_every`
+    /// (0 otherwise, and in reports written before this field existed).
+    #[serde(default)]
+    pub sample_warmup: u32,
     /// Clock source name (`"tsc"` or `"instant"`).
     pub clock: String,
     /// Wall time of the session so far, in ns.

@@ -56,11 +56,7 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     }
     if any_sampled(report) {
         writeln!(w)?;
-        writeln!(
-            w,
-            "~ estimated: scaled up from 1 in {} timed calls.",
-            report.sample_every
-        )?;
+        writeln!(w, "{}", sampled_footnote(report))?;
     }
     if let Some(cpu) = &report.cpu {
         writeln!(w)?;
@@ -79,6 +75,22 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     Ok(())
 }
 
+/// What `~` and `timed/calls` mean.
+fn sampled_footnote(report: &Report) -> String {
+    let warmup = match report.sample_warmup {
+        0 => String::new(),
+        1 => "the first call of each path, then ".to_string(),
+        n => format!(
+            "the first {} calls of each path, then ",
+            count(u64::from(n))
+        ),
+    };
+    format!(
+        "~ estimated: scaled up from the timed calls ({warmup}1 in {}); Calls shows timed/all where they differ.",
+        report.sample_every
+    )
+}
+
 /// True when some durations are estimates scaled up from sampled calls.
 fn any_sampled(report: &Report) -> bool {
     report.functions.iter().any(|f| f.sampled)
@@ -86,6 +98,11 @@ fn any_sampled(report: &Report) -> bool {
 
 fn header<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     let mode = match report.mode {
+        ReportMode::Sampled if report.sample_warmup > 0 => format!(
+            "sampled 1/{} after {} calls per path",
+            report.sample_every,
+            count(u64::from(report.sample_warmup))
+        ),
         ReportMode::Sampled => format!("sampled 1/{}", report.sample_every),
         ReportMode::Timed => "timed".to_string(),
         ReportMode::Count => "count".to_string(),
@@ -223,7 +240,7 @@ fn timing_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     for row in &report.functions[..n] {
         let mut cells = vec![
             with_depth(truncate_left(&row.name, NAME_WIDTH), row.max_depth),
-            count(row.calls),
+            calls_cell(row),
         ];
         cells.push(time_cell(report, row.avg_ns, false));
         cells.extend(percentile_cells(report, row));
@@ -366,6 +383,15 @@ fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Re
 /// counted, which a report with [`Report::alloc`] never has).
 fn bytes_cell(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), bytes)
+}
+
+/// Completed calls, as `timed/all` when sampled timing timed only some.
+fn calls_cell(row: &FunctionRow) -> String {
+    if row.sampled && row.timed_calls != row.calls {
+        format!("{}/{}", count(row.timed_calls), count(row.calls))
+    } else {
+        count(row.calls)
+    }
 }
 
 fn count_cell(v: Option<u64>) -> String {

@@ -25,6 +25,15 @@ impl SessionBuilder {
         self
     }
 
+    /// Sampled mode: every call of a calling context is timed until it
+    /// has been called this many times (default 64, the same as
+    /// `PERFLENS_SAMPLE_WARMUP`), and only then one in N; 0 samples from
+    /// the first call.
+    pub fn sample_warmup(mut self, calls: u32) -> Self {
+        self.config.sample_warmup = calls;
+        self
+    }
+
     /// Maximum calling contexts per thread (default 1024).
     pub fn node_capacity(mut self, nodes: u32) -> Self {
         self.config.node_capacity = nodes;

@@ -287,9 +287,16 @@ fn check_report(report: &Report) -> Result<(), TestCaseError> {
 }
 
 fn check(program: &[Op], mode: Mode, recursion: Recursion) -> Result<(), TestCaseError> {
+    // A short warm-up (0 to 2 calls per context), so that these small
+    // programs still have sampled estimates, after timed first calls.
+    let warmup = match mode {
+        Mode::Sampled { every } => every - 1,
+        _ => 0,
+    };
     let session = Session::builder()
         .ignore_env()
         .mode(mode)
+        .sample_warmup(warmup)
         .recursion(recursion)
         .start()
         .unwrap();

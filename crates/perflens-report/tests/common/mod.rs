@@ -49,6 +49,7 @@ impl SnapBuilder {
         SnapBuilder {
             snap: RawSnapshot {
                 mode,
+                sample_warmup: 0,
                 clock: ClockSource::Tsc,
                 ns_per_tick: 1.0,
                 elapsed_ns: 1_000_000_000,

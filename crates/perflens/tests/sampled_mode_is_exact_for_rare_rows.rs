@@ -1,0 +1,80 @@
+//! Sampled timing times every call of a calling context until it has
+//! been called `sample_warmup` times (64 by default), and only then one
+//! in N: a function called a few dozen times is exact, and only hot
+//! functions are estimates. Before the warm-up, a row of 20 calls whose
+//! durations grow from 1 to 20 ms was estimated from its first call
+//! alone (20 ms for 210 ms).
+#![cfg(feature = "enabled")]
+
+mod common;
+use common::stress::{YieldOnce, block_on};
+use perflens::{Mode, Report, Session};
+use std::time::Duration;
+
+#[perflens::measure]
+fn rare(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+#[perflens::measure]
+fn hot(i: u64) -> u64 {
+    std::hint::black_box(i.wrapping_mul(31))
+}
+
+/// A long-lived future: sleeps `ms`, yields once, sleeps again.
+#[perflens::measure]
+async fn long_lived(ms: u64) {
+    std::thread::sleep(Duration::from_millis(ms));
+    YieldOnce(false).await;
+    std::thread::sleep(Duration::from_millis(ms));
+}
+
+fn workload(mode: Mode) -> Report {
+    let session = Session::builder().ignore_env().mode(mode).start().unwrap();
+    for ms in 1..=20 {
+        rare(ms);
+    }
+    for i in 0..100_000 {
+        hot(i);
+    }
+    // 42 futures, like the row that swung by a factor of 1,000 between
+    // runs when 1 or 2 of them were timed.
+    for i in 0..42 {
+        block_on(long_lived(i % 3));
+    }
+    session.finish()
+}
+
+fn name(f: &str) -> String {
+    format!("{}::{f}", module_path!())
+}
+
+#[test]
+fn sampled_totals_of_rare_rows_match_timed_mode() {
+    let timed = workload(Mode::Timed);
+    let sampled = workload(Mode::Sampled { every: 64 });
+    assert_eq!(sampled.sample_warmup, 64);
+    for f in ["rare", "long_lived"] {
+        let (t, s) = (
+            timed.function(&name(f)).unwrap(),
+            sampled.function(&name(f)).unwrap(),
+        );
+        assert_eq!(s.calls, t.calls, "{f}");
+        // Every call of a rare row is timed, so its totals are measured,
+        // not estimated.
+        assert_eq!(s.timed_calls, s.calls, "{f}");
+        assert!(!s.sampled, "{f}");
+        let ratio = s.total_ns as f64 / t.total_ns as f64;
+        assert!(
+            (0.95..=1.05).contains(&ratio),
+            "{f}: sampled {} ns against timed {} ns",
+            s.total_ns,
+            t.total_ns
+        );
+    }
+    // The hot row is sampled: its first 64 calls, then one in 64.
+    let hot = sampled.function(&name("hot")).unwrap();
+    assert_eq!(hot.calls, 100_000);
+    assert!(hot.sampled);
+    assert_eq!(hot.timed_calls, 64 + (100_000 - 64) / 64);
+}
