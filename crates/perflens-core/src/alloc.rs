@@ -271,12 +271,19 @@ fn counting() -> Option<(&'static Hot, &'static ThreadAlloc)> {
 }
 
 /// This thread's live bytes crossed a threshold (or the slow path counted
-/// for another reason): record a new peak, publish to the process-wide
-/// counter if they moved by [`PUBLISH_STEP`] since the last time, and set
-/// the thresholds again. Growing phases come here on every allocation
-/// that sets a new peak; steady churn never does.
+/// for another reason): record a new low or a new peak (the most live
+/// bytes rose above their lowest point, see `ThreadAlloc::peak`),
+/// publish to the process-wide counter if they moved by [`PUBLISH_STEP`]
+/// since the last time, and set the thresholds again. Growing phases come
+/// here on every allocation that sets a new peak, and a thread freeing
+/// memory allocated elsewhere on every free that sets a new low; steady
+/// churn never does.
 fn moved(hot: &Hot, a: &ThreadAlloc, live: i64) {
-    let peak = a.peak.load(Ordering::Relaxed).max(live.max(0) as u64);
+    let mark = &hot.block().header().mark;
+    let min = mark.min_live.load(Ordering::Relaxed).min(live);
+    mark.min_live.store(min, Ordering::Relaxed);
+    let rise = live.wrapping_sub(min).max(0) as u64;
+    let peak = a.peak.load(Ordering::Relaxed).max(rise);
     a.peak.store(peak, Ordering::Relaxed);
     let mut published = a.published.load(Ordering::Relaxed);
     if live.abs_diff(published) >= PUBLISH_STEP as u64 {
@@ -286,12 +293,13 @@ fn moved(hot: &Hot, a: &ThreadAlloc, live: i64) {
         a.published.store(live, Ordering::Relaxed);
         published = live;
     }
-    set_thresholds(a, peak, published, hot.epoch);
+    set_thresholds(a, min, peak, published, hot.epoch);
 }
 
 /// Sets the thresholds of the owner thread's counters, which belong to
-/// session `epoch`: the slow path is next taken at a new peak, or when
-/// live bytes moved by [`PUBLISH_STEP`] from `published`.
+/// session `epoch`: the slow path is next taken at a new peak (live
+/// bytes more than `peak` above their lowest point `min`), at a new low,
+/// or when live bytes moved by [`PUBLISH_STEP`] from `published`.
 ///
 /// A session starting or ending gates every block (`thread::gate_all`)
 /// after changing the generation, maybe just before these stores: a gate
@@ -306,10 +314,12 @@ fn moved(hot: &Hot, a: &ThreadAlloc, live: i64) {
 /// swap acquires what the gate released, so is the new generation. In
 /// both cases a gate from the start of `epoch` itself, or one left from
 /// an earlier session on a block being reset, is dropped.
-pub(crate) fn set_thresholds(a: &ThreadAlloc, peak: u64, published: i64, epoch: u32) {
+pub(crate) fn set_thresholds(a: &ThreadAlloc, min: i64, peak: u64, published: i64, epoch: u32) {
     let peak = i64::try_from(peak).unwrap_or(i64::MAX);
-    let above = peak.min(published.saturating_add(PUBLISH_STEP));
-    let below = published.saturating_sub(PUBLISH_STEP);
+    let above = min
+        .saturating_add(peak)
+        .min(published.saturating_add(PUBLISH_STEP));
+    let below = min.max(published.saturating_sub(PUBLISH_STEP));
     if thread::owner_swaps() {
         let gated_above = a.above.swap(above, Ordering::Acquire) == GATE_ABOVE;
         let gated_below = a.below.swap(below, Ordering::Acquire) == GATE_BELOW;

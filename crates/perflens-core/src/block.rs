@@ -143,7 +143,13 @@ pub struct ThreadAlloc {
     /// ...or a free below this (far enough below `published`), the hook
     /// takes its slow path instead, which records and publishes.
     pub below: AtomicI64,
-    /// Highest `live` so far.
+    /// Peak live bytes: the most `live` rose above its lowest point so
+    /// far (`AllocMark::min_live`). A thread that frees memory allocated
+    /// elsewhere (another thread's, or from before the session) has
+    /// negative net live bytes; counting from their lowest point keeps
+    /// its own allocations' peak. Exact for a thread that frees only what
+    /// it allocated (its lowest point is 0); otherwise a lower bound of
+    /// what it held at once.
     pub peak: AtomicU64,
     /// `live` as last added to the process-wide counter.
     pub published: AtomicI64,
@@ -170,6 +176,10 @@ pub struct AllocMark {
     /// `allocs + frees` of these marks: both only grow (mod 2^64), so a
     /// boundary sees whether anything moved with one comparison.
     pub ops: AtomicU64,
+    /// The lowest `ThreadAlloc::live` so far (0 at most): see
+    /// `ThreadAlloc::peak`. Written by the hook's slow path, which every
+    /// new low reaches (`ThreadAlloc::below`).
+    pub min_live: AtomicI64,
     /// The node of the frame on top of the thread's stack, for snapshots
     /// taken by other threads: what the totals moved past the marks
     /// belongs to it. Every change of the top frame (a push, a pop, frames
@@ -630,6 +640,7 @@ impl Block {
             c.store(0, Ordering::Relaxed);
         }
         h.mark.ops.store(0, Ordering::Relaxed);
+        h.mark.min_live.store(0, Ordering::Relaxed);
         h.mark.top.store(ROOT_NODE, Ordering::Relaxed);
         a.published.store(0, Ordering::Relaxed);
         // Gated (a gate left from an earlier session, or from the start

@@ -555,5 +555,12 @@ fn threads_alloc_table<W: Write>(
             bytes(totals.peak_resolution_bytes)
         )?;
     }
+    if report.threads.iter().any(|t| t.live_bytes < Some(0)) {
+        writeln!(
+            w,
+            "Negative live: the thread freed memory allocated by another thread or before \
+             the session. A thread's peak live counts from its lowest point."
+        )?;
+    }
     Ok(())
 }
