@@ -11,6 +11,9 @@
 //!   polls, cancellations and histograms count every path;
 //! - hot paths are the merged tree's leaves: paths with calls whose
 //!   function children all have none;
+//! - allocation paths (when allocations were counted) are every path
+//!   that ran and allocated bytes itself, leaf or interior, by those
+//!   bytes, so they lead to where the bytes are;
 //! - the root and overflow pseudo-callsites (kind `Internal`) are neither
 //!   rows nor frames; what overflowed is reported in [`Dropped`].
 //!
@@ -272,7 +275,7 @@ impl Report {
         let incl = snap.alloc.map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
         let functions = function_rows(&tree, rows, &merged, incl.as_ref(), &percentiles, &quantile);
-        let paths = hot_paths(&tree, &merged, incl.as_ref(), timing, &quantile);
+        let (paths, alloc_paths) = hot_paths(&tree, &merged, incl.as_ref(), timing, &quantile);
         let threads: Vec<ThreadRow> = (snap.threads.iter())
             .map(|t| thread_row(t, snap.alloc.is_some()))
             .collect();
@@ -311,6 +314,7 @@ impl Report {
             percentiles,
             functions,
             paths,
+            alloc_paths,
             threads,
             dropped,
             path_capacity: snap.path_capacity,
@@ -417,8 +421,13 @@ fn function_rows(
             row.p50_ns = quantile(&a.hist_total, 50.0);
             row.p95_ns = quantile(&a.hist_total, 95.0);
             row.p99_ns = quantile(&a.hist_total, 99.0);
+            // No completed call was timed (a future cancelled every time):
+            // no duration to describe, so no percentile is claimed. Count
+            // mode keeps its zeros, as every duration.
+            let no_latency = tree.snap.mode != Mode::Count && a.timed_calls == 0;
             row.percentiles = Percentiles(
                 (percentiles.iter())
+                    .filter(|_| !no_latency)
                     .map(|&p| (percentile_label(p), quantile(&a.hist_total, p)))
                     .collect(),
             );
@@ -482,13 +491,16 @@ fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
     }
 }
 
+/// The hot paths (the merged tree's leaves, by leaf inclusive time) and,
+/// when allocations were counted, the allocation paths: every path that
+/// ran and allocated bytes itself, leaf or not, by those bytes.
 fn hot_paths(
     tree: &Tree<'_>,
     merged: &[Merged],
     incl: Option<&Inclusive>,
     timing: bool,
     quantile: &dyn Fn(&Histogram, f64) -> u64,
-) -> Vec<HotPath> {
+) -> (Vec<HotPath>, Option<Vec<HotPath>>) {
     let snap = tree.snap;
     // A path is not a leaf when some function child of it ran.
     let mut has_live_child = vec![false; snap.paths.len()];
@@ -501,43 +513,44 @@ fn hot_paths(
         }
     }
     let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
+    let path_of = |last: usize| -> Option<HotPath> {
+        let chain = tree.chain(last)?;
+        let segments = (chain.iter())
+            .map(|&p| Segment {
+                name: names(p),
+                calls: merged[p].calls,
+                total_ns: merged[p].total_ns,
+                self_ns: merged[p].self_ns,
+                self_p50_ns: quantile(&merged[p].hist_self, 50.0),
+                self_p99_ns: quantile(&merged[p].hist_self, 99.0),
+                max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
+                alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
+                alloc_incl_bytes: incl.map(|i| i.bytes[p]),
+            })
+            .collect();
+        let m = &merged[last];
+        Some(HotPath {
+            id: snap.paths[last].id,
+            frames: chain.iter().map(|&p| names(p)).collect(),
+            calls: m.calls,
+            total_ns: m.total_ns,
+            self_ns: m.self_ns,
+            segments,
+            alloc_bytes: incl.map(|_| m.alloc_bytes),
+            alloc_count: incl.map(|_| m.alloc_count),
+            free_bytes: incl.map(|_| m.free_bytes),
+            alloc_incl_bytes: incl.map(|i| i.bytes[last]),
+            alloc_incl_count: incl.map(|i| i.count[last]),
+            alloc_avg_bytes: incl.map(|i| mean(i.bytes[last], m.calls)),
+            alloc_p95_bytes: incl.map(|_| m.hist_alloc.quantile(0.95).unwrap_or(0)),
+            cpu_samples: None,
+            cpu_ns: None,
+            cpu_incl_ns: None,
+        })
+    };
     let mut out: Vec<HotPath> = (1..snap.paths.len())
         .filter(|&p| merged[p].ran() && !has_live_child[p])
-        .filter_map(|leaf| {
-            let chain = tree.chain(leaf)?;
-            let segments = (chain.iter())
-                .map(|&p| Segment {
-                    name: names(p),
-                    calls: merged[p].calls,
-                    total_ns: merged[p].total_ns,
-                    self_ns: merged[p].self_ns,
-                    self_p50_ns: quantile(&merged[p].hist_self, 50.0),
-                    self_p99_ns: quantile(&merged[p].hist_self, 99.0),
-                    max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
-                    alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
-                    alloc_incl_bytes: incl.map(|i| i.bytes[p]),
-                })
-                .collect();
-            let m = &merged[leaf];
-            Some(HotPath {
-                id: snap.paths[leaf].id,
-                frames: chain.iter().map(|&p| names(p)).collect(),
-                calls: m.calls,
-                total_ns: m.total_ns,
-                self_ns: m.self_ns,
-                segments,
-                alloc_bytes: incl.map(|_| m.alloc_bytes),
-                alloc_count: incl.map(|_| m.alloc_count),
-                free_bytes: incl.map(|_| m.free_bytes),
-                alloc_incl_bytes: incl.map(|i| i.bytes[leaf]),
-                alloc_incl_count: incl.map(|i| i.count[leaf]),
-                alloc_avg_bytes: incl.map(|i| mean(i.bytes[leaf], m.calls)),
-                alloc_p95_bytes: incl.map(|_| m.hist_alloc.quantile(0.95).unwrap_or(0)),
-                cpu_samples: None,
-                cpu_ns: None,
-                cpu_incl_ns: None,
-            })
-        })
+        .filter_map(path_of)
         .collect();
     out.sort_by(|a, b| {
         let by_time = if timing {
@@ -550,7 +563,21 @@ fn hot_paths(
             .then(a.frames.cmp(&b.frames))
             .then(a.id.cmp(&b.id))
     });
-    out
+    let alloc_paths = incl.map(|_| {
+        let mut paths: Vec<HotPath> = (1..snap.paths.len())
+            .filter(|&p| merged[p].ran() && merged[p].alloc_bytes > 0)
+            .filter_map(path_of)
+            .collect();
+        paths.sort_by(|a, b| {
+            (b.alloc_bytes.cmp(&a.alloc_bytes))
+                .then(b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
+                .then(b.calls.cmp(&a.calls))
+                .then(a.frames.cmp(&b.frames))
+                .then(a.id.cmp(&b.id))
+        });
+        paths
+    });
+    (out, alloc_paths)
 }
 
 /// A thread's row; its allocation fields are `Some` when `alloc`.

@@ -10,15 +10,18 @@
 //!   and percentile latency, inclusive time (outermost frames only, so
 //!   recursion is not counted twice), self time, and busy/wait/polls for
 //!   futures;
-//! - [`HotPath`]s: the tree's root-to-leaf chains, hottest first, with
-//!   per-segment self-time percentiles;
+//! - [`HotPath`]s: the tree's root-to-leaf chains, with per-segment
+//!   self-time percentiles; the table ranks them by the time spent in the
+//!   leaf itself ([`Report::paths_by_time_spent`]), not by wall time;
 //! - [`ThreadRow`]s and [`Dropped`]: what each thread recorded and what did
 //!   not fit;
 //! - when the counting allocator is installed
 //!   ([`RawSnapshot::alloc`](perflens_core::snapshot::RawSnapshot::alloc)
 //!   is `Some`): bytes and allocations per function, per hot path and per
 //!   thread, exclusive and inclusive (a recursion's subtree counted once),
-//!   per-call mean and p95, and the session's [`AllocTotals`];
+//!   per-call mean and p95, the allocation paths
+//!   ([`Report::alloc_paths`]: every chain whose last frame allocated
+//!   bytes itself, by those bytes), and the session's [`AllocTotals`];
 //! - when a CPU sampler ran and its samples were added with
 //!   [`Report::add_cpu`] (from a [`CpuInput`]): samples and CPU time per
 //!   function and per hot path, exclusive and inclusive (a sample inside a

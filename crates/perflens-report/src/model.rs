@@ -103,8 +103,18 @@ pub struct Report {
     pub percentiles: Vec<f64>,
     /// Flat rows, one per function name, by total time descending.
     pub functions: Vec<FunctionRow>,
-    /// Hot paths (root-to-leaf chains), hottest first.
+    /// Hot paths (root-to-leaf chains), by the leaf's inclusive time
+    /// (count mode: calls). The terminal ranks them by the leaf's self
+    /// time instead (see [`Report::paths_by_time_spent`]).
     pub paths: Vec<HotPath>,
+    /// Allocation paths: every chain whose last frame ran and allocated
+    /// bytes itself (its `alloc_bytes`), leaf or interior, by those bytes
+    /// descending. `Some` exactly when allocations were counted; a report
+    /// read from JSON written before this field existed has `None` (the
+    /// table then falls back to `paths`). These paths carry no `cpu_*`
+    /// fields.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alloc_paths: Option<Vec<HotPath>>,
     /// Threads in registration order.
     pub threads: Vec<ThreadRow>,
     /// Calls and frames that could not be recorded in full.
@@ -256,6 +266,15 @@ impl FunctionRow {
         (elapsed_ns > 0).then(|| time as f64 * 100.0 / elapsed_ns as f64)
     }
 
+    /// True when the row has latency figures: some completed call was
+    /// timed. A future that was always cancelled, or a sampled row none of
+    /// whose calls was timed, has none: its `avg_ns` and `p*_ns` are 0
+    /// and mean nothing, and its `percentiles` are empty (count mode keeps
+    /// them, all 0, as every duration).
+    pub fn has_latency(&self) -> bool {
+        self.timed_calls > 0
+    }
+
     /// `alloc_incl_bytes` as a percentage of the session's allocated
     /// bytes (`None` when allocations were not counted or `total_bytes`
     /// is 0). Inclusive, so the rows of a call chain add up to more than
@@ -276,7 +295,9 @@ fn percent_of(part: u64, total: u64) -> Option<f64> {
     (total > 0).then(|| part as f64 * 100.0 / total as f64)
 }
 
-/// One hot path: a chain of frames from a top-level function to a leaf.
+/// One hot path: a chain of frames from a top-level function to a leaf
+/// (in [`Report::alloc_paths`], to the frame that allocated, leaf or not:
+/// there "the leaf" below means the chain's last frame).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HotPath {
     /// Stable path id (same path, same id, in every run and on every
@@ -334,6 +355,14 @@ pub struct HotPath {
 }
 
 impl HotPath {
+    /// `alloc_bytes` (what the last frame allocated itself) as a
+    /// percentage of the session's allocated bytes (`None` when
+    /// allocations were not counted or `total_bytes` is 0). Exclusive, so
+    /// the allocation paths' shares add up to at most 100.
+    pub fn alloc_self_percent_of(&self, total_bytes: u64) -> Option<f64> {
+        percent_of(self.alloc_bytes?, total_bytes)
+    }
+
     /// `alloc_incl_bytes` as a percentage of the session's allocated bytes
     /// (`None` when allocations were not counted or `total_bytes` is 0).
     pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
@@ -547,6 +576,29 @@ impl Report {
     /// The function row with this name.
     pub fn function(&self, name: &str) -> Option<&FunctionRow> {
         self.functions.iter().find(|f| f.name == name)
+    }
+
+    /// The hot paths as the terminal ranks them: by the time threads spent
+    /// in the leaf itself (`self_ns`: exclusive time, for a future the
+    /// time inside `poll` less its measured callees), not by its wall
+    /// time, so a future that only waits (`select!` creating and
+    /// cancelling it on every loop) does not lead. Then by calls, frames
+    /// and id; count mode: by calls.
+    pub fn paths_by_time_spent(&self) -> Vec<&HotPath> {
+        let mut paths: Vec<&HotPath> = self.paths.iter().collect();
+        let timing = self.has_timing();
+        paths.sort_by(|a, b| {
+            let by_time = if timing {
+                b.self_ns.cmp(&a.self_ns)
+            } else {
+                std::cmp::Ordering::Equal
+            };
+            by_time
+                .then(b.calls.cmp(&a.calls))
+                .then(a.frames.cmp(&b.frames))
+                .then(a.id.cmp(&b.id))
+        });
+        paths
     }
 
     /// The hot path with exactly these frames, outermost first.

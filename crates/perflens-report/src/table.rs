@@ -4,7 +4,8 @@
 //! section: a line with the sampling totals and the functions by CPU self
 //! time (or one line saying why sampling was unavailable); then, when
 //! allocations were counted, the allocation section: functions by
-//! inclusive bytes, hot paths by inclusive bytes, and a table of threads
+//! inclusive bytes, allocation paths by the bytes their last frame
+//! allocated itself (interior frames included), and a table of threads
 //! ending with the session's totals.
 //!
 //! Durations are shown in human units, `-` where nothing was measured
@@ -65,7 +66,12 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     if let Some(totals) = &report.alloc {
         writeln!(w)?;
         alloc_table(report, totals, w)?;
-        if report.paths.iter().any(|p| p.alloc_incl_bytes > Some(0)) {
+        let any = |paths: &[HotPath]| paths.iter().any(|p| p.alloc_bytes > Some(0));
+        if report
+            .alloc_paths
+            .as_deref()
+            .map_or(any(&report.paths), any)
+        {
             writeln!(w)?;
             alloc_paths_table(report, totals, w)?;
         }
@@ -165,27 +171,70 @@ fn warning<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     Ok(())
 }
 
+/// The parts of a row name between its `::` separators, leaving those
+/// inside `<...>` alone: `app::<a::T as fmt::Display>::fmt` is `app`,
+/// `<a::T as fmt::Display>` and `fmt`.
+fn name_parts(name: &str) -> Vec<&str> {
+    let (mut parts, mut depth, mut start) = (Vec::new(), 0usize, 0);
+    let bytes = name.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'<' => depth += 1,
+            b'>' => depth = depth.saturating_sub(1),
+            b':' if depth == 0 && bytes.get(i + 1) == Some(&b':') => {
+                parts.push(&name[start..i]);
+                start = i + 2;
+                i += 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    parts.push(&name[start..]);
+    parts
+}
+
+/// Each frame cut to its last `keep` parts, or to more where fewer would
+/// make two distinct functions of the chain read the same
+/// (`A::apply -> B::apply`, never `apply -> apply`).
+fn distinct_tails(frames: &[String], keep: usize) -> Vec<String> {
+    let parts: Vec<Vec<&str>> = frames.iter().map(|f| name_parts(f)).collect();
+    let mut kept: Vec<usize> = parts.iter().map(|p| keep.min(p.len())).collect();
+    loop {
+        let short: Vec<String> = (parts.iter().zip(&kept))
+            .map(|(p, &k)| p[p.len() - k..].join("::"))
+            .collect();
+        let mut grown = false;
+        for i in 0..frames.len() {
+            let clash = (0..frames.len()).any(|j| frames[j] != frames[i] && short[j] == short[i]);
+            if clash && kept[i] < parts[i].len() {
+                kept[i] += 1;
+                grown = true;
+            }
+        }
+        if !grown {
+            return short;
+        }
+    }
+}
+
 /// `a -> b -> c`, fitted into `max` columns: first each frame is cut to
-/// its last two `::` segments, then to its last one, and only then is the
-/// chain cut on the left. The segment lines below show the full names.
+/// its last two `::` segments, then to its last one (but never so far that
+/// two distinct functions of the chain read the same), and only then is
+/// the chain cut on the left. The segment lines below show the full names.
 fn chain(frames: &[String], max: usize) -> String {
-    let tail = |name: &str, keep: usize| -> String {
-        let parts: Vec<&str> = name.split("::").collect();
-        parts[parts.len().saturating_sub(keep)..].join("::")
-    };
     let full = frames.join(" -> ");
     if width(&full) <= max {
         return full;
     }
     for keep in [2, 1] {
-        let short: Vec<String> = frames.iter().map(|f| tail(f, keep)).collect();
-        let short = short.join(" -> ");
+        let short = distinct_tails(frames, keep).join(" -> ");
         if width(&short) <= max {
             return short;
         }
     }
-    let short: Vec<String> = frames.iter().map(|f| tail(f, 1)).collect();
-    truncate_left(&short.join(" -> "), max)
+    truncate_left(&distinct_tails(frames, 1).join(" -> "), max)
 }
 
 /// A duration cell: `-` without timing, `~` prefix for estimates.
@@ -219,14 +268,13 @@ fn percentile_headers(report: &Report, prefix: &str) -> Vec<String> {
         .collect()
 }
 
+/// The row's percentile cells: `-` when no completed call was timed (a
+/// future cancelled every time has no latency, not a 0 ns one).
 fn percentile_cells(report: &Report, row: &FunctionRow) -> Vec<String> {
     (report.percentiles.iter())
-        .map(|&p| {
-            time_cell(
-                report,
-                row.percentiles.get(&percentile_label(p)).unwrap_or(0),
-                false,
-            )
+        .map(|&p| match row.percentiles.get(&percentile_label(p)) {
+            Some(ns) if row.has_latency() || !report.has_timing() => time_cell(report, ns, false),
+            _ => "-".to_string(),
         })
         .collect()
 }
@@ -242,7 +290,10 @@ fn timing_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
             with_depth(truncate_left(&row.name, NAME_WIDTH), row.max_depth),
             calls_cell(row),
         ];
-        cells.push(time_cell(report, row.avg_ns, false));
+        cells.push(match row.has_latency() {
+            true => time_cell(report, row.avg_ns, false),
+            false => "-".to_string(),
+        });
         cells.extend(percentile_cells(report, row));
         cells.push(time_cell(report, row.total_ns, row.sampled));
         cells.push(time_cell(report, row.self_ns, row.sampled));
@@ -300,33 +351,55 @@ fn async_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     more(w, rows.len() - n, "async functions")
 }
 
+/// Hot paths by the time spent in their leaf ([`Report::paths_by_time_spent`]),
+/// each followed by its frames.
 fn paths_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
-    let headers = ["Hot path", "Calls", "Total", "Self", "Self p50", "Self p99"].map(String::from);
+    let headers = ["Hot path", "Calls", "Self", "Total", "Self p50", "Self p99"].map(String::from);
     let mut grid = Grid::new(headers.into());
     let estimate = any_sampled(report);
-    let n = shown(report, report.paths.len());
-    for path in &report.paths[..n] {
+    let paths = report.paths_by_time_spent();
+    let n = shown(report, paths.len());
+    for path in &paths[..n] {
         grid.row(vec![
             chain(&path.frames, PATH_WIDTH),
             count(path.calls),
+            time_cell(report, path.self_ns, estimate),
             time_cell(report, path.total_ns, estimate),
         ]);
         for seg in &path.segments {
+            // A node with no completed call (a future cancelled every
+            // time) has no per-call self time to describe.
+            let per_call = |ns: u64| match seg.calls {
+                0 if report.has_timing() => "-".to_string(),
+                _ => time_cell(report, ns, false),
+            };
             grid.row(vec![
                 format!(
                     "  {}",
                     with_depth(truncate_left(&seg.name, NAME_WIDTH), seg.max_depth)
                 ),
                 count(seg.calls),
-                time_cell(report, seg.total_ns, estimate),
                 time_cell(report, seg.self_ns, estimate),
-                time_cell(report, seg.self_p50_ns, false),
-                time_cell(report, seg.self_p99_ns, false),
+                time_cell(report, seg.total_ns, estimate),
+                per_call(seg.self_p50_ns),
+                per_call(seg.self_p99_ns),
             ]);
         }
     }
     grid.write(w)?;
-    more(w, report.paths.len() - n, "paths")
+    more(w, paths.len() - n, "paths")?;
+    if report.has_timing() {
+        let wait = match report.functions.iter().any(FunctionRow::is_async) {
+            true => "; a future's waiting is its Wait above",
+            false => "",
+        };
+        writeln!(
+            w,
+            "Hot paths by the last frame's Self (time spent in it; futures: inside poll), \
+             not by Total (wall time){wait}."
+        )?;
+    }
+    Ok(())
 }
 
 /// The sampling totals on one line, then (when anything was sampled and
@@ -442,28 +515,37 @@ fn alloc_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io
     more(w, rows.len() - n, "functions")
 }
 
-/// Hot paths that allocated, by the leaf's inclusive bytes, each followed
-/// by its frames' exclusive and inclusive bytes.
+/// Allocation paths by the bytes their last frame allocated itself, leaf
+/// or interior ([`Report::alloc_paths`]), each followed by its frames'
+/// exclusive and inclusive bytes. A report without `alloc_paths` (read
+/// from older JSON) shows its hot paths that allocated, by the same key.
 fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io::Result<()> {
     let headers = [
-        "Hot path (allocations)",
+        "Allocation path (by last frame's self bytes)",
         "Calls",
         "Avg/call",
         "p95/call",
         "Bytes (self)",
+        "% Self",
         "Bytes (incl)",
-        "% Total",
     ];
     let mut grid = Grid::new(headers.map(String::from).into());
-    let mut paths: Vec<&HotPath> = (report.paths.iter())
-        .filter(|p| p.alloc_incl_bytes > Some(0))
-        .collect();
-    paths.sort_by(|a, b| {
-        (b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
-            .then(b.calls.cmp(&a.calls))
-            .then(a.frames.cmp(&b.frames))
-            .then(a.id.cmp(&b.id))
-    });
+    let paths: Vec<&HotPath> = match &report.alloc_paths {
+        Some(paths) => paths.iter().collect(),
+        None => {
+            let mut paths: Vec<&HotPath> = (report.paths.iter())
+                .filter(|p| p.alloc_bytes > Some(0))
+                .collect();
+            paths.sort_by(|a, b| {
+                (b.alloc_bytes.cmp(&a.alloc_bytes))
+                    .then(b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
+                    .then(b.calls.cmp(&a.calls))
+                    .then(a.frames.cmp(&b.frames))
+                    .then(a.id.cmp(&b.id))
+            });
+            paths
+        }
+    };
     let n = shown(report, paths.len());
     for path in &paths[..n] {
         grid.row(vec![
@@ -472,8 +554,8 @@ fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W)
             bytes_cell(path.alloc_avg_bytes),
             bytes_cell(path.alloc_p95_bytes),
             bytes_cell(path.alloc_bytes),
+            percent_cell(path.alloc_self_percent_of(totals.total_bytes)),
             bytes_cell(path.alloc_incl_bytes),
-            percent_cell(path.alloc_percent_of(totals.total_bytes)),
         ]);
         for seg in &path.segments {
             grid.row(vec![
@@ -482,12 +564,18 @@ fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W)
                 String::new(),
                 String::new(),
                 bytes_cell(seg.alloc_bytes),
+                String::new(),
                 bytes_cell(seg.alloc_incl_bytes),
             ]);
         }
     }
     grid.write(w)?;
-    more(w, paths.len() - n, "paths that allocated")
+    more(w, paths.len() - n, "paths that allocated")?;
+    writeln!(
+        w,
+        "Paths by the last frame's Bytes (self), at any depth; % Self: its share of all \
+         bytes allocated (rows add up to at most 100%); Avg/call, p95/call: inclusive."
+    )
 }
 
 /// `main`, `#2` for an unnamed thread, with ` (exited)` when it had.
@@ -563,4 +651,46 @@ fn threads_alloc_table<W: Write>(
         )?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(frames: &[&str]) -> Vec<String> {
+        frames.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn name_parts_leave_trait_impls_whole() {
+        assert_eq!(
+            name_parts("app::<a::T as fmt::Display>::fmt"),
+            ["app", "<a::T as fmt::Display>", "fmt"]
+        );
+        assert_eq!(name_parts("label"), ["label"]);
+    }
+
+    #[test]
+    fn shortened_frames_keep_distinct_functions_distinct() {
+        let frames = names(&[
+            "app::<a::T as fmt::Display>::fmt",
+            "app::<a::T as fmt::Debug>::fmt",
+            "x::y::Db::get",
+            "x::z::Db::get",
+            "x::helper",
+        ]);
+        assert_eq!(
+            distinct_tails(&frames, 1),
+            [
+                "<a::T as fmt::Display>::fmt",
+                "<a::T as fmt::Debug>::fmt",
+                "y::Db::get",
+                "z::Db::get",
+                "helper",
+            ]
+        );
+        // The same function twice (an expanded recursion) is no clash.
+        let frames = names(&["m::fib", "m::fib"]);
+        assert_eq!(chain(&frames, 10), "fib -> fib");
+    }
 }

@@ -455,3 +455,103 @@ fn the_documented_allocation_example_reads_back_and_conforms() {
         r
     );
 }
+
+/// The mini-redis shape: `Frame::parse` allocates most of the bytes
+/// itself (777,000 of 1,000,000) and calls a measured helper that
+/// allocates a little; the leaves allocate the rest.
+fn parser_session() -> Report {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    let t = b.thread("main");
+    set_alloc(b.root(t), (3_000, 3, 0, 0), &[]);
+    let run = b.node(t, &["srv::Handler::run"], 1, 9_000_000, 1_000_000);
+    set_alloc(run, (20_000, 20, 0, 0), &[1_000_000 - 3_000]);
+    let parse = b.node(
+        t,
+        &["srv::Handler::run", "mini::Frame::parse"],
+        100,
+        5_000_000,
+        4_000_000,
+    );
+    set_alloc(parse, (777_000, 700, 700_000, 600), &[7_780; 100]);
+    let check = &[
+        "srv::Handler::run",
+        "mini::Frame::parse",
+        "mini::Frame::check",
+    ];
+    let check = b.node(t, check, 100, 1_000_000, 1_000_000);
+    set_alloc(check, (1_000, 100, 0, 0), &[10; 100]);
+    let apply = b.node(
+        t,
+        &["srv::Handler::run", "cmd::Set::apply"],
+        50,
+        2_000_000,
+        2_000_000,
+    );
+    set_alloc(apply, (150_000, 50, 0, 0), &[3_000; 50]);
+    let write = b.node(
+        t,
+        &["srv::Handler::run", "conn::write_frame"],
+        100,
+        1_000_000,
+        1_000_000,
+    );
+    set_alloc(write, (49_000, 100, 0, 0), &[490; 100]);
+    b.snap.alloc = Some(AllocSummary::default());
+    Report::from_snapshot(&b.build(), &ReportOptions::default())
+}
+
+#[test]
+fn the_top_allocation_path_ends_where_the_bytes_were_allocated() {
+    let r = parser_session();
+    assert_eq!(r.alloc.unwrap().total_bytes, 1_000_000);
+    let ranked: Vec<(Vec<&str>, Option<u64>, Option<u64>)> = (r.alloc_paths.as_ref().unwrap())
+        .iter()
+        .map(|p| {
+            let frames = p.frames.iter().map(String::as_str).collect();
+            (frames, p.alloc_bytes, p.alloc_incl_bytes)
+        })
+        .collect();
+    let run = "srv::Handler::run";
+    assert_eq!(
+        ranked,
+        [
+            (
+                vec![run, "mini::Frame::parse"],
+                Some(777_000),
+                Some(778_000)
+            ),
+            (vec![run, "cmd::Set::apply"], Some(150_000), Some(150_000)),
+            (vec![run, "conn::write_frame"], Some(49_000), Some(49_000)),
+            (vec![run], Some(20_000), Some(997_000)),
+            (
+                vec![run, "mini::Frame::parse", "mini::Frame::check"],
+                Some(1_000),
+                Some(1_000)
+            ),
+        ]
+    );
+    // The hot paths (leaves) do not hold the parser's path.
+    assert!(r.path(&[run, "mini::Frame::parse"]).is_none());
+    let text = json(&r);
+    let back = Report::from_json_str(&text).unwrap();
+    assert_eq!(back, r);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(validate(&report_schema(), &doc, true), Vec::<String>::new());
+    assert_eq!(doc["alloc_paths"][0]["alloc_bytes"], 777_000);
+
+    let mut table = Vec::new();
+    write_table(&r, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    let at = table.find("\nAllocation path").unwrap();
+    let rows: Vec<&str> = table[at..].lines().skip(3).take(4).collect();
+    assert_eq!(
+        rows,
+        [
+            "srv::Handler::run -> mini::Frame::parse         100    7.60 KiB    7.56 KiB    758.79 KiB   77.7%    759.77 KiB",
+            "  srv::Handler::run                               1                             19.53 KiB            973.63 KiB",
+            "  mini::Frame::parse                            100                            758.79 KiB            759.77 KiB",
+            "srv::Handler::run -> cmd::Set::apply             50    2.93 KiB    2.91 KiB    146.48 KiB   15.0%    146.48 KiB",
+        ],
+        "{table}"
+    );
+}

@@ -3,7 +3,7 @@
 mod common;
 
 use common::SnapBuilder;
-use perflens_core::snapshot::{Mode, RawSnapshot};
+use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 use perflens_report::{Report, ReportOptions, Segment};
 
 /// `parse -> {add, delete, replace -> {delete, add}}` on two threads.
@@ -128,4 +128,156 @@ fn recursive_chains_keep_every_frame() {
     assert_eq!(frames(&r), [vec!["fib", "fib", "fib"]]);
     let calls: Vec<u64> = r.paths[0].segments.iter().map(|s| s.calls).collect();
     assert_eq!(calls, [1, 2, 4]);
+}
+
+/// A `select!` loop: `Handler::run` (a future) creates `Shutdown::recv`
+/// on each of its 10,000 iterations and drops it when the frame arrives
+/// first. `recv` never completes: it lives 36 s in all, polled once per
+/// iteration (100 ns each), while `Frame::parse` works 1,000 calls of
+/// 50 µs.
+fn select_loop() -> RawSnapshot {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    b.snap.elapsed_ns = 40_000_000_000;
+    b.callsite("srv::Handler::run", CallsiteKind::Async);
+    b.callsite("srv::Shutdown::recv", CallsiteKind::Async);
+    let t = b.thread("tokio-rt-worker");
+    let run = b.node(t, &["srv::Handler::run"], 1, 39_000_000_000, 20_000_000);
+    (run.busy_ns, run.polls) = (71_000_000, 10_001);
+    let recv = b.node(
+        t,
+        &["srv::Handler::run", "srv::Shutdown::recv"],
+        0,
+        0,
+        1_000_000,
+    );
+    (recv.cancelled, recv.cancelled_ns) = (10_000, 36_000_000_000);
+    (recv.busy_ns, recv.polls) = (1_000_000, 10_000);
+    b.node(
+        t,
+        &["srv::Handler::run", "mini::Frame::parse"],
+        1_000,
+        50_000_000,
+        50_000_000,
+    );
+    b.build()
+}
+
+#[test]
+fn a_future_cancelled_every_loop_does_not_lead_the_hot_paths() {
+    let r = Report::from_snapshot(&select_loop(), &ReportOptions::default());
+    let recv = r.function("srv::Shutdown::recv").unwrap();
+    assert_eq!((recv.calls, recv.total_ns), (0, 36_000_000_000));
+    // By wall time the waiting future is the hottest path ...
+    assert_eq!(frames(&r)[0], ["srv::Handler::run", "srv::Shutdown::recv"]);
+    // ... by time spent in it, it comes after the parser.
+    let ranked: Vec<(Vec<&str>, u64)> = (r.paths_by_time_spent().into_iter())
+        .map(|p| (p.frames.iter().map(String::as_str).collect(), p.self_ns))
+        .collect();
+    assert_eq!(
+        ranked,
+        [
+            (vec!["srv::Handler::run", "mini::Frame::parse"], 50_000_000),
+            (vec!["srv::Handler::run", "srv::Shutdown::recv"], 1_000_000),
+        ]
+    );
+    let text = common::table(&r);
+    let at = text.find("\nHot path ").unwrap();
+    let rows: Vec<&str> = text[at..].lines().skip(3).collect();
+    assert_eq!(
+        rows[0],
+        "srv::Handler::run -> mini::Frame::parse   1,000  50.00 ms  50.00 ms"
+    );
+    assert_eq!(
+        rows[3],
+        "srv::Handler::run -> srv::Shutdown::recv      0   1.00 ms   36.00 s"
+    );
+    // Its segment has no completed call: no per-call self time either.
+    assert_eq!(
+        rows[5],
+        "  srv::Shutdown::recv                         0   1.00 ms   36.00 s         -         -"
+    );
+}
+
+#[test]
+fn a_row_without_completed_calls_has_no_percentiles() {
+    let r = Report::from_snapshot(&select_loop(), &ReportOptions::default());
+    let text = common::table(&r);
+    let row = |table: &str, name: &str| -> Vec<String> {
+        let at = text.find(table).unwrap();
+        let line = (text[at..].lines()).find(|l| l.starts_with(name)).unwrap();
+        line.split("  ")
+            .filter(|c| !c.is_empty())
+            .map(|c| c.trim().to_string())
+            .collect()
+    };
+    assert_eq!(
+        row("\nFunction ", "srv::Shutdown::recv"),
+        [
+            "srv::Shutdown::recv",
+            "0",
+            "-",
+            "-",
+            "-",
+            "-",
+            "36.00 s",
+            "1.00 ms",
+            "0.0%"
+        ]
+    );
+    assert_eq!(
+        row("\nAsync ", "srv::Shutdown::recv"),
+        [
+            "srv::Shutdown::recv",
+            "0",
+            "1.00 ms",
+            "36.00 s",
+            "10,000",
+            "10,000",
+            "-",
+            "-",
+            "-"
+        ]
+    );
+    // A completed row keeps its figures.
+    assert_eq!(
+        row("\nFunction ", "mini::Frame::parse")[2..5],
+        ["50.00 µs", "49.66 µs", "49.66 µs"]
+    );
+    // The JSON claims no percentile for it either.
+    let doc: serde_json::Value = serde_json::from_str(&common::json(&r)).unwrap();
+    let recv = (doc["functions"].as_array().unwrap().iter())
+        .find(|f| f["name"] == "srv::Shutdown::recv")
+        .unwrap();
+    assert_eq!(recv["timed_calls"], 0);
+    assert_eq!(recv["percentiles"], serde_json::json!({}));
+    let parse = (doc["functions"].as_array().unwrap().iter())
+        .find(|f| f["name"] == "mini::Frame::parse")
+        .unwrap();
+    assert_eq!(parse["percentiles"].as_object().unwrap().len(), 3);
+}
+
+#[test]
+fn same_method_names_on_different_types_stay_apart_in_a_shortened_path() {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    let t = b.thread("main");
+    let frames = [
+        "server::connection::Handler::run_connection_loop",
+        "protocol::commands::A::apply",
+        "storage::engine::B::apply",
+        "storage::engine::B::notify_subscribers",
+    ];
+    for depth in 1..=frames.len() {
+        b.node(t, &frames[..depth], 1, 1_000, 250);
+    }
+    let r = Report::from_snapshot(&b.build(), &ReportOptions::default());
+    let text = common::table(&r);
+    let at = text.find("\nHot path ").unwrap();
+    let first = text[at..].lines().nth(3).unwrap();
+    // `Type::method` for every frame does not fit in 72 columns; the
+    // frames that are unique by their last part lose the type, the two
+    // `apply`s keep it.
+    assert!(
+        first.starts_with("run_connection_loop -> A::apply -> B::apply -> notify_subscribers  "),
+        "{text}"
+    );
 }
