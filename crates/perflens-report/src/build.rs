@@ -558,23 +558,14 @@ fn hot_paths(
         } else {
             std::cmp::Ordering::Equal
         };
-        by_time
-            .then(b.calls.cmp(&a.calls))
-            .then(a.frames.cmp(&b.frames))
-            .then(a.id.cmp(&b.id))
+        by_time.then(a.tie_break(b))
     });
     let alloc_paths = incl.map(|_| {
         let mut paths: Vec<HotPath> = (1..snap.paths.len())
             .filter(|&p| merged[p].ran() && merged[p].alloc_bytes > 0)
             .filter_map(path_of)
             .collect();
-        paths.sort_by(|a, b| {
-            (b.alloc_bytes.cmp(&a.alloc_bytes))
-                .then(b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
-                .then(b.calls.cmp(&a.calls))
-                .then(a.frames.cmp(&b.frames))
-                .then(a.id.cmp(&b.id))
-        });
+        paths.sort_by(|a, b| a.by_alloc(b));
         paths
     });
     (out, alloc_paths)

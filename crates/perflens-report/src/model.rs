@@ -355,6 +355,22 @@ pub struct HotPath {
 }
 
 impl HotPath {
+    /// The order of paths that rank the same: more calls first, then by
+    /// frames and id, so that every ordering is total and stable.
+    pub(crate) fn tie_break(&self, other: &HotPath) -> std::cmp::Ordering {
+        (other.calls.cmp(&self.calls))
+            .then(self.frames.cmp(&other.frames))
+            .then(self.id.cmp(&other.id))
+    }
+
+    /// The allocation paths' order: by the last frame's own bytes, then
+    /// by the bytes allocated below it.
+    pub(crate) fn by_alloc(&self, other: &HotPath) -> std::cmp::Ordering {
+        (other.alloc_bytes.cmp(&self.alloc_bytes))
+            .then(other.alloc_incl_bytes.cmp(&self.alloc_incl_bytes))
+            .then(self.tie_break(other))
+    }
+
     /// `alloc_bytes` (what the last frame allocated itself) as a
     /// percentage of the session's allocated bytes (`None` when
     /// allocations were not counted or `total_bytes` is 0). Exclusive, so
@@ -593,10 +609,7 @@ impl Report {
             } else {
                 std::cmp::Ordering::Equal
             };
-            by_time
-                .then(b.calls.cmp(&a.calls))
-                .then(a.frames.cmp(&b.frames))
-                .then(a.id.cmp(&b.id))
+            by_time.then(a.tie_break(b))
         });
         paths
     }

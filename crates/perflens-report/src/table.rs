@@ -536,13 +536,7 @@ fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W)
             let mut paths: Vec<&HotPath> = (report.paths.iter())
                 .filter(|p| p.alloc_bytes > Some(0))
                 .collect();
-            paths.sort_by(|a, b| {
-                (b.alloc_bytes.cmp(&a.alloc_bytes))
-                    .then(b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
-                    .then(b.calls.cmp(&a.calls))
-                    .then(a.frames.cmp(&b.frames))
-                    .then(a.id.cmp(&b.id))
-            });
+            paths.sort_by(|a, b| a.by_alloc(b));
             paths
         }
     };
