@@ -44,6 +44,9 @@ pub(super) struct Slot {
     pub(super) stack_hi: AtomicU64,
     pub(super) maps: AtomicPtr<MapsSnapshot>,
     pub(super) last_count: AtomicU64,
+    /// The source is a perf event that excludes the kernel: each sample
+    /// weighs one period (see `Session::sample_weight`).
+    pub(super) user_only: AtomicBool,
     pub(super) ring: AtomicPtr<AtomicU64>,
     pub(super) ring_mask: AtomicUsize,
     pub(super) head: AtomicU64,
@@ -73,6 +76,7 @@ impl Slot {
             stack_hi: AtomicU64::new(0),
             maps: AtomicPtr::new(std::ptr::null_mut()),
             last_count: AtomicU64::new(0),
+            user_only: AtomicBool::new(false),
             ring: AtomicPtr::new(std::ptr::null_mut()),
             ring_mask: AtomicUsize::new(0),
             head: AtomicU64::new(0),
@@ -203,7 +207,7 @@ impl Session {
 
         // Open the source (before publishing the tid: nothing fires while
         // the event is disabled / the timer disarmed).
-        let (source, handle, signal) = self.open_source(tid);
+        let (source, handle, signal, kernel) = self.open_source(tid);
         let handle = match handle {
             Ok(h) => h,
             Err(e) => {
@@ -214,6 +218,7 @@ impl Session {
             }
         };
         slot.source.store(source, Ordering::Relaxed);
+        slot.user_only.store(!kernel, Ordering::Relaxed);
         slot.handle.store(handle as i64, Ordering::Relaxed);
         slot.tid.store(tid, Ordering::Release);
         slot.live.store(true, Ordering::Release);
@@ -230,6 +235,7 @@ impl Session {
                 CpuSource::Timer
             },
             signal,
+            kernel,
             samples: 0,
             sampled_ns: 0,
             cpu_ns: 0,
