@@ -14,7 +14,13 @@
 //! - the timer source (`PERFLENS_CPU_SOURCE=timer`) counts user and
 //!   kernel time and signals on the return to user space, so it
 //!   attributes a system call's time to its caller like an included
-//!   kernel: the same bounds as included.
+//!   kernel, without the bias the perf source had (the reading function
+//!   got 38% of its time, the other 177%). Its expiries are found at the
+//!   kernel's tick (4 ms at 250 Hz) while the thread runs: within 1-2% on
+//!   an idle machine, but on a loaded one a thread runs in short slices, a
+//!   sample may weigh many periods, and the split moved by up to 22% in
+//!   either direction (the total stays within 1%). So its bound is 40%,
+//!   which still catches a smear like the old one.
 //!
 //! Each mode runs in a child process (this test binary run again on one
 //! test) with the variable set, so that no test changes the environment of
@@ -25,13 +31,18 @@ use perflens::Session;
 use std::hint::black_box;
 use std::io::Read;
 use std::process::Command;
+use std::sync::Mutex;
 use std::time::Duration;
 
 /// Set in the child: the mode it runs.
 const CHILD: &str = "PERFLENS_TEST_KERNEL_CHILD";
-/// Calls of each function, and the CPU time of each call.
-const ROUNDS: u32 = 25;
-const CALL_CPU: Duration = Duration::from_millis(16);
+/// Calls of each function, and the CPU time of each call: about 430 ms
+/// of CPU each. Not a whole number of sampling periods (1 ms) or kernel
+/// ticks (4 ms at 250 Hz), so the calls' boundaries do not stay in phase
+/// with the samples; few boundaries, as each one may move up to a period
+/// (a tick for the timer source) from one function to the other.
+const ROUNDS: u32 = 18;
+const CALL_CPU: Duration = Duration::from_micros(23_700);
 
 fn name(f: &str) -> String {
     format!("{}::{f}", module_path!())
@@ -78,7 +89,10 @@ fn spin_user() {
 /// Runs this test again in a child process with `PERFLENS_CPU_KERNEL`
 /// set to `mode`, and fails with its output if it fails.
 /// `mode` "timer" runs the timer source (kernel mode left to `auto`).
+/// One child at a time: the three would otherwise compete for the CPUs.
 fn run_child(test: &str, mode: &str) {
+    static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, mode);
@@ -218,8 +232,10 @@ fn the_timer_source_attributes_each_system_call_to_its_caller() {
     let run = measure();
     println!("kernel-check: timer: {}", run.describe());
     assert_eq!(run.source, "timer", "{}", run.describe());
-    within(run.got_read, run.truth_read, 5.0, "read_zeros", &run);
-    within(run.got_user, run.truth_user, 5.0, "spin_user", &run);
+    within(run.got_read, run.truth_read, 40.0, "read_zeros", &run);
+    within(run.got_user, run.truth_user, 40.0, "spin_user", &run);
+    let truth = run.truth_read + run.truth_user;
+    within(run.got_read + run.got_user, truth, 5.0, "both", &run);
     assert_eq!(
         run.kernel,
         Some(perflens::KernelTime::Attributed),

@@ -83,24 +83,50 @@ impl Session {
     }
 
     /// The CPU time (ns) the current sample stands for. Signal path:
-    /// at most one `read` or one `timer_getoverrun`.
+    /// at most one `clock_gettime` or one `timer_getoverrun`.
     ///
-    /// A perf event that excludes the kernel weighs one period: its count
-    /// delta includes kernel time the thread spent since the last sample,
-    /// which belongs to whatever ran then, not to this stack. (Overflows
-    /// the kernel merged into one are lost to the stacks too; they end up
-    /// in the thread's kernel line, see `ThreadReport::kernel_ns`.)
+    /// A perf event that includes the kernel weighs the thread's CPU time
+    /// since its last sample, read from the thread's own CPU clock (the
+    /// scheduler's account, as in `ThreadReport::cpu_ns`), not the event's
+    /// count: the cpu-clock count runs on the CPU's local clock, which
+    /// keeps running while a virtual machine's CPU is taken away (steal
+    /// time) and may step at a migration, so on a loaded host the counts
+    /// summed to up to 6% more than the thread's CPU time.
+    ///
+    /// A perf event that excludes the kernel weighs one period: the time
+    /// since the last sample includes kernel time, which belongs to
+    /// whatever made the system calls, not to this stack. (Overflows the
+    /// kernel merged into one are lost to the stacks too; they end up in
+    /// the thread's kernel line, see `ThreadReport::kernel_ns`.)
     pub(super) fn sample_weight(&self, slot: &Slot) -> u64 {
         let handle = slot.handle.load(Ordering::Relaxed);
         match slot.source.load(Ordering::Relaxed) {
             SOURCE_PERF if slot.user_only.load(Ordering::Relaxed) => self.period_ns,
-            SOURCE_PERF => match perf::perf_read(handle as i32) {
-                Some(v) => v.saturating_sub(slot.last_count.swap(v, Ordering::Relaxed)),
+            SOURCE_PERF => match own_cpu_ns() {
+                Some(now) => match slot.last_cpu.swap(now, Ordering::Relaxed) {
+                    // No start reading (the thread's clock could not be
+                    // read when it was armed): one period.
+                    0 => self.period_ns,
+                    last => now.saturating_sub(last),
+                },
                 None => self.period_ns,
             },
             _ => timer::timer_periods(handle as i32) * self.period_ns,
         }
     }
+}
+
+/// The calling thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`).
+/// Async-signal-safe.
+fn own_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; clock_gettime is
+    // async-signal-safe.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// Starts a source opened by [`Session::open_source`].

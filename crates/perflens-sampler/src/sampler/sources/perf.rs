@@ -6,17 +6,17 @@
 //!
 //! The event counts all of the thread's CPU time, user and kernel. With
 //! `exclude_kernel` the kernel skips an overflow that falls in kernel mode
-//! (no sample for it, the count goes on), so a sample's count delta would
-//! include kernel time spent anywhere since the last sample: such a
+//! (no sample for it, the count goes on), so the time since the last
+//! sample would include kernel time spent anywhere since then: such a
 //! sample weighs one period instead (see `Session::sample_weight`).
 //! Without it the overflow is taken in kernel mode too, and the signal is
 //! delivered on the return to user space, on the stack that made the
-//! system call.
+//! system call; the sample then weighs the thread's CPU clock since the
+//! last one (not the event's count, which runs on the CPU's local clock).
 //!
 //! The event's fd is owned by the thread's slot: opened when the thread is
-//! armed, read by that thread's handler (the event count gives the
-//! sample's weight), and closed by `disarm` only once no handler can be
-//! reading it.
+//! armed, and disabled, read (its final count) and closed by `disarm`,
+//! closed only once no handler of that thread can be running.
 
 use std::ffi::c_void;
 use std::io;
