@@ -20,6 +20,10 @@
 //!   completed a call yet (no row: they still count in its callers'
 //!   inclusive figures), and on a path index out of range.
 //!
+//! Kernel time the sampler could not put on a stack (its perf events
+//! excluded the kernel) is never added to a function: it is a total of
+//! its own, [`CpuSummary::kernel_unattributed_ns`].
+//!
 //! CPU figures are never scaled: in sampled timing mode as in the others,
 //! every CPU sample stands for itself.
 
@@ -28,7 +32,7 @@ use std::collections::HashMap;
 use perflens_core::snapshot::RawSnapshot;
 
 use crate::build::{Merged, Tree, merge_paths, resolve_rows, subtree_sums};
-use crate::model::{CpuSummary, CpuThreadRow, HotPath, Report};
+use crate::model::{CpuSummary, CpuThreadRow, HotPath, KernelTime, Report};
 
 /// CPU samples aggregated by calling context, for [`Report::add_cpu`].
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -53,6 +57,12 @@ pub struct CpuInput {
     pub threads: Vec<CpuThreadInput>,
     /// Samples lost (full buffers) over all threads.
     pub dropped: u64,
+    /// Where the sampled threads' kernel time went (`None`: unknown).
+    pub kernel: Option<KernelTime>,
+    /// CPU time of the threads that excluded the kernel that no sample
+    /// stands for, in ns (see [`CpuSummary::kernel_unattributed_ns`]);
+    /// kept only when `kernel` says some kernel time was not attributed.
+    pub kernel_unattributed_ns: u64,
 }
 
 /// One sampled thread of a [`CpuInput`].
@@ -124,6 +134,13 @@ impl Report {
             }
         }
         summary.dropped = cpu.dropped;
+        summary.kernel = cpu.kernel;
+        summary.kernel_unattributed_ns = match cpu.kernel {
+            Some(KernelTime::NotAttributed | KernelTime::Partly) => {
+                Some(cpu.kernel_unattributed_ns)
+            }
+            _ => None,
+        };
         summary.threads = (cpu.threads.iter())
             .map(|t| CpuThreadRow {
                 tid: t.tid,

@@ -113,7 +113,7 @@ pub use format::{bytes as format_bytes, count as format_count, duration as forma
 pub use json::write_json;
 pub use model::{
     AllocTotals, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow,
-    HotPath, Report, ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow,
+    HotPath, KernelTime, Report, ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;

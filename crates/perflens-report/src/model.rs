@@ -517,6 +517,32 @@ pub struct CpuSummary {
     pub dropped: u64,
     /// Per sampled thread, in the sampler's order.
     pub threads: Vec<CpuThreadRow>,
+    /// Where the kernel time of the sampled threads went (`None`: the
+    /// sampler did not say, as before this field existed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelTime>,
+    /// CPU time of the threads whose samples excluded the kernel that no
+    /// sample stands for, in ns: their kernel time, plus user time whose
+    /// overflows the kernel merged or skipped. Not in `cpu_ns`, and in no
+    /// row. Present when `kernel` is `not_attributed` or `partly`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_unattributed_ns: Option<u64>,
+}
+
+/// Where the kernel time (system calls, page faults) of sampled threads
+/// went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum KernelTime {
+    /// In the samples: each system call's time is on the function that
+    /// made it (perf_event with the kernel included, or the timer source).
+    Attributed,
+    /// Left out of the samples (perf_event with the kernel excluded): the
+    /// samples stand for user time only, and the rest is
+    /// [`CpuSummary::kernel_unattributed_ns`].
+    NotAttributed,
+    /// Attributed on some threads, not on others.
+    Partly,
 }
 
 impl CpuSummary {

@@ -18,7 +18,9 @@ use std::io::{self, Write};
 
 use crate::format::{bytes, count, duration, percent, signed_bytes, truncate_left, width};
 use crate::grid::Grid;
-use crate::model::{AllocTotals, CpuSummary, FunctionRow, HotPath, Report, ReportMode, ThreadRow};
+use crate::model::{
+    AllocTotals, CpuSummary, FunctionRow, HotPath, KernelTime, Report, ReportMode, ThreadRow,
+};
 use crate::percentiles::percentile_label;
 
 /// Widest function name before it is cut on the left with `…`.
@@ -427,6 +429,7 @@ fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Re
         count(u64::from(cpu.frequency_hz)),
         cpu.source,
     )?;
+    kernel_lines(cpu, w)?;
     if cpu.samples == 0 || report.functions.is_empty() {
         return Ok(());
     }
@@ -450,6 +453,33 @@ fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Re
     }
     grid.write(w)?;
     more(w, rows.len() - n, "functions")
+}
+
+/// Where the kernel time went, when the sampler said: attributed to the
+/// functions that made the system calls, or a total of its own line (never
+/// added to a function).
+fn kernel_lines<W: Write>(cpu: &CpuSummary, w: &mut W) -> io::Result<()> {
+    let mode = match cpu.kernel {
+        None => return Ok(()),
+        Some(KernelTime::Attributed) => {
+            return writeln!(
+                w,
+                "Kernel time: attributed to the calling function ({}, kernel included).",
+                cpu.source
+            );
+        }
+        Some(KernelTime::NotAttributed) => "not attributed (kernel excluded from the samples)",
+        Some(KernelTime::Partly) => {
+            "attributed on some threads, not on others (kernel excluded from their samples)"
+        }
+    };
+    writeln!(w, "Kernel time: {mode}, shown as its own line.")?;
+    writeln!(
+        w,
+        "Kernel time, not attributed: {} (thread CPU time no sample stands for: \
+         kernel time, plus user time of any overflows the kernel merged).",
+        duration(cpu.kernel_unattributed_ns.unwrap_or(0)),
+    )
 }
 
 /// A byte cell of an optional field (`-` when allocations were not

@@ -9,7 +9,7 @@ use common::schema::{documented_example, errors_after, remove_key, report_schema
 use common::{MS, SnapBuilder, cpu_fixture, cpu_unavailable, fixture, json, table};
 use perflens_core::snapshot::{CallsiteKind, Mode, PathInfo};
 use perflens_report::{
-    CpuInput, CpuSummary, CpuThreadRow, Report, ReportOptions, write_json, write_table,
+    CpuInput, CpuSummary, CpuThreadRow, KernelTime, Report, ReportOptions, write_json, write_table,
 };
 use serde_json::Value;
 
@@ -122,6 +122,8 @@ fn totals_include_outside_overflow_and_unfinished_functions() {
                     dropped: 2,
                 },
             ],
+            kernel: None,
+            kernel_unattributed_ns: None,
         })
     );
     let cpu = r.cpu.as_ref().unwrap();
@@ -463,7 +465,62 @@ fn the_documented_cpu_example_reads_back_and_conforms() {
                 dropped: 0,
             }],
             dropped: 0,
+            kernel: Some(KernelTime::Attributed),
+            kernel_unattributed_ns: 0,
         },
     );
     assert_eq!(built, r);
+}
+
+#[test]
+fn kernel_time_not_attributed_is_a_line_of_its_own_in_table_and_json() {
+    let (snap, mut cpu) = cpu_fixture();
+    cpu.kernel = Some(KernelTime::NotAttributed);
+    cpu.kernel_unattributed_ns = 42 * MS;
+    let mut r = Report::from_snapshot(&snap, &ReportOptions::default());
+    r.add_cpu(&snap, &cpu);
+    let before: Vec<_> = (r.functions.iter()).map(|f| f.cpu_ns).collect();
+    let c = r.cpu.as_ref().unwrap();
+    assert_eq!(c.kernel, Some(KernelTime::NotAttributed));
+    assert_eq!(c.kernel_unattributed_ns, Some(42 * MS));
+    // Not in the sampled total, not in any row.
+    assert_eq!(c.cpu_ns, 84_250_000);
+    let (_, plain) = cpu_fixture();
+    let mut r0 = Report::from_snapshot(&snap, &ReportOptions::default());
+    r0.add_cpu(&snap, &plain);
+    let rows0: Vec<_> = (r0.functions.iter()).map(|f| f.cpu_ns).collect();
+    assert_eq!(before, rows0);
+
+    let mut table = Vec::new();
+    write_table(&r, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(
+        table.contains("Kernel time: not attributed (kernel excluded from the samples)"),
+        "{table}"
+    );
+    assert!(table.contains("Kernel time, not attributed: 42"), "{table}");
+
+    let mut json = Vec::new();
+    write_json(&r, &mut json).unwrap();
+    let text = String::from_utf8(json).unwrap();
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["cpu"]["kernel"], "not_attributed");
+    assert_eq!(doc["cpu"]["kernel_unattributed_ns"], 42 * MS);
+    assert_eq!(validate(&report_schema(), &doc, true), Vec::<String>::new());
+    assert_eq!(Report::from_json_str(&text).unwrap(), r);
+
+    // Attributed: one line saying so, no kernel total.
+    cpu.kernel = Some(KernelTime::Attributed);
+    r.add_cpu(&snap, &cpu);
+    assert_eq!(r.cpu.as_ref().unwrap().kernel_unattributed_ns, None);
+    let mut table = Vec::new();
+    write_table(&r, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(
+        table.contains(
+            "Kernel time: attributed to the calling function (perf_event, kernel included)."
+        ),
+        "{table}"
+    );
+    assert!(!table.contains("not attributed"), "{table}");
 }

@@ -54,7 +54,9 @@ pub mod fuzzing;
 use std::time::Duration;
 
 pub use error::Error;
-pub use report::{Frames, Report, ReportBuilder, ReportTiming, SampleValue, Symbol, ThreadReport};
+pub use report::{
+    Frames, KERNEL_FRAME, Report, ReportBuilder, ReportTiming, SampleValue, Symbol, ThreadReport,
+};
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use sampler::{
     arm_current_thread, clear_context_hook, in_signal_handler, late_signals, set_context_hook,
@@ -96,6 +98,48 @@ impl SourcePreference {
     }
 }
 
+/// Whether a perf_event source counts and samples kernel mode
+/// (`exclude_kernel` cleared) or user mode only.
+///
+/// A cpu-clock event counts all of the thread's CPU time either way, but
+/// with the kernel excluded no overflow fires while the thread is in a
+/// system call: the time the kernel spent for it cannot be put on the
+/// stack that caused it. Included, the kernel raises the sample on the
+/// thread's return to user space, where the stack (and a measured
+/// function's shadow stack) is the caller's, so a system call's time goes
+/// to the function that made it. Excluded, each sample stands for one
+/// period of user CPU time, and the rest of the thread's CPU time is
+/// reported apart as kernel time, never on a stack
+/// ([`ThreadReport::kernel_ns`]). The timer source always counts user and
+/// kernel time and signals on the return to user space, like an included
+/// kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum KernelMode {
+    /// Include the kernel where the process may (root, `CAP_PERFMON`, or
+    /// `perf_event_paranoid` ≤ 1): tried first, and excluded for the rest
+    /// of the session once the kernel refuses it.
+    #[default]
+    Auto,
+    /// Include the kernel; a thread whose perf event the kernel refuses
+    /// so is not sampled with perf_event (with [`SourcePreference::Auto`]
+    /// it falls back to the timer, which counts kernel time too).
+    Include,
+    /// Exclude the kernel: user time on stacks, kernel time apart.
+    Exclude,
+}
+
+impl KernelMode {
+    /// From `PERFLENS_CPU_KERNEL` (`auto`, `include`, `exclude`).
+    pub fn from_env() -> Option<KernelMode> {
+        match std::env::var("PERFLENS_CPU_KERNEL").ok()?.trim() {
+            "auto" => Some(KernelMode::Auto),
+            "include" => Some(KernelMode::Include),
+            "exclude" => Some(KernelMode::Exclude),
+            _ => None,
+        }
+    }
+}
+
 /// `PERFLENS_CPU_SIGNAL`: a signal number, or `SIGRTMIN+n`.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn signal_from_env() -> Result<Option<i32>, Error> {
@@ -125,6 +169,7 @@ pub struct ProfilerGuardBuilder {
     frequency: i32,
     blocklist: Vec<String>,
     source: Option<SourcePreference>,
+    kernel: Option<KernelMode>,
     signal: Option<i32>,
     max_threads: usize,
     buffer_bytes: usize,
@@ -138,6 +183,7 @@ impl Default for ProfilerGuardBuilder {
             frequency: 99,
             blocklist: Vec::new(),
             source: None,
+            kernel: None,
             signal: None,
             max_threads: 1024,
             buffer_bytes: 256 * 1024,
@@ -167,6 +213,13 @@ impl ProfilerGuardBuilder {
     /// [`SourcePreference::Auto`].
     pub fn source(mut self, source: SourcePreference) -> Self {
         self.source = Some(source);
+        self
+    }
+
+    /// Whether perf events sample kernel mode (see [`KernelMode`]).
+    /// Default: `PERFLENS_CPU_KERNEL` if set, else [`KernelMode::Auto`].
+    pub fn kernel(mut self, kernel: KernelMode) -> Self {
+        self.kernel = Some(kernel);
         self
     }
 
@@ -249,6 +302,7 @@ impl ProfilerGuard {
                 .source
                 .or_else(SourcePreference::from_env)
                 .unwrap_or_default(),
+            kernel: b.kernel.or_else(KernelMode::from_env).unwrap_or_default(),
             signal: signal.unwrap_or_else(|| libc::SIGRTMIN() + 4),
             trap: signal.is_none(),
             max_threads: b.max_threads,

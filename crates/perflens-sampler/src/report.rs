@@ -78,10 +78,23 @@ pub struct ThreadReport {
     /// sigtrap delivery (the default where the kernel has it), else the
     /// configured real-time signal.
     pub signal: i32,
+    /// The samples include kernel time: the thread used the timer source,
+    /// or a perf event with the kernel included (see
+    /// [`KernelMode`](crate::KernelMode)). A system call's time is then on
+    /// the stack that made it.
+    pub kernel_included: bool,
     /// Samples recorded.
     pub samples: u64,
     /// CPU time represented by the recorded samples.
     pub sampled_cpu_ns: u64,
+    /// When the kernel was excluded (`kernel_included` false): the
+    /// thread's CPU time that no sample stands for, `cpu_ns` minus the
+    /// sampled and dropped samples' time. That is its kernel time, plus
+    /// any user time whose overflows the kernel merged or skipped, give or
+    /// take the sampling error of the user time. It is on no stack; the
+    /// folded, flamegraph and pprof outputs show it as a `[kernel]` frame
+    /// of its own. 0 when the kernel was included.
+    pub kernel_ns: u64,
     /// CPU time the kernel accounted to the thread while it was armed.
     pub cpu_ns: u64,
     /// Samples dropped because the thread's buffer was full.
@@ -109,6 +122,10 @@ pub struct ReportTiming {
     /// Wall time covered.
     pub duration: Duration,
 }
+
+/// The frame that stands for kernel time on no stack in the folded,
+/// flamegraph and pprof outputs.
+pub const KERNEL_FRAME: &str = "[kernel]";
 
 /// Width of one bucket of the handler-duration histogram.
 pub(crate) const HANDLER_BUCKET_NS: u64 = 100;
@@ -256,8 +273,14 @@ impl<'a> ReportBuilder<'a> {
                 name: t.name.clone(),
                 source: t.source,
                 signal: t.signal,
+                kernel_included: t.kernel,
                 samples: t.samples,
                 sampled_cpu_ns: t.sampled_ns,
+                kernel_ns: if t.kernel {
+                    0
+                } else {
+                    t.cpu_ns.saturating_sub(t.sampled_ns + t.dropped_ns)
+                },
                 cpu_ns: t.cpu_ns,
                 dropped: t.dropped,
                 truncated: t.truncated,
@@ -321,13 +344,45 @@ impl Report {
         self.threads.iter().map(|t| t.dropped).sum()
     }
 
+    /// CPU time of the threads that excluded the kernel that no sample
+    /// stands for (the sum of [`ThreadReport::kernel_ns`]): on no stack.
+    pub fn kernel_unattributed_ns(&self) -> u64 {
+        self.threads.iter().map(|t| t.kernel_ns).sum()
+    }
+
+    /// One `[kernel]` stack per thread with [`ThreadReport::kernel_ns`]
+    /// (no samples, its CPU time), for the outputs that show kernel time
+    /// apart. Never part of [`Report::data`]: it is not sampled time.
+    fn kernel_entries(&self) -> Vec<(Frames, SampleValue)> {
+        (self.threads.iter())
+            .filter(|t| t.kernel_ns > 0)
+            .map(|t| {
+                let frames = Frames {
+                    frames: vec![vec![Symbol::unknown(KERNEL_FRAME.to_string())]],
+                    addresses: vec![0],
+                    thread_name: t.name.clone(),
+                    thread_id: t.tid,
+                    context: 0,
+                    context_name: None,
+                };
+                let value = SampleValue {
+                    samples: 0,
+                    cpu_ns: t.kernel_ns,
+                };
+                (frames, value)
+            })
+            .collect()
+    }
+
     /// Folded lines (`thread;root;...;leaf value`), value in CPU
-    /// microseconds (at least 1 per stack with samples), sorted.
+    /// microseconds (at least 1 per stack with samples), sorted. Kernel
+    /// time not on any stack ([`ThreadReport::kernel_ns`]) is a
+    /// `thread;[kernel]` line of its own.
     pub fn folded_lines(&self) -> Vec<String> {
-        let mut lines: Vec<String> = self
-            .data
-            .iter()
-            .filter(|(_, v)| v.samples > 0)
+        let kernel = self.kernel_entries();
+        let mut lines: Vec<String> = (self.data.iter())
+            .chain(kernel.iter().map(|(f, v)| (f, v)))
+            .filter(|(_, v)| v.samples > 0 || v.cpu_ns > 0)
             .map(|(f, v)| {
                 let mut parts: Vec<String> = Vec::with_capacity(f.frames.len() + 2);
                 if !f.thread_name.is_empty() {
@@ -389,7 +444,10 @@ impl Report {
         let mut functions: HashMap<(&str, Option<&str>), u64> = HashMap::new();
         let mut function_msgs: Vec<Msg> = Vec::new();
         let mut used_modules: Vec<usize> = Vec::new();
-        let mut entries: Vec<(&Frames, &SampleValue)> = self.data.iter().collect();
+        let kernel = self.kernel_entries();
+        let mut entries: Vec<(&Frames, &SampleValue)> = (self.data.iter())
+            .chain(kernel.iter().map(|(f, v)| (f, v)))
+            .collect();
         entries.sort_by_key(|e| std::cmp::Reverse(e.1.cpu_ns));
         let mut sample_msgs = Vec::with_capacity(entries.len());
         for (f, v) in entries {

@@ -12,6 +12,9 @@ pub(crate) struct ThreadEntry {
     pub name: String,
     pub source: CpuSource,
     pub signal: i32,
+    /// The samples include kernel time (timer, or perf with the kernel
+    /// included); false: user time only, the rest is kernel time.
+    pub kernel: bool,
     pub samples: u64,
     pub sampled_ns: u64,
     pub cpu_ns: u64,

@@ -6,7 +6,7 @@
 //! `PERFLENS_FLAMEGRAPH` and `PERFLENS_FOLDED` at the end.
 
 use perflens_core::RawSnapshot;
-use perflens_report::{CpuInput, CpuThreadInput, Report};
+use perflens_report::{CpuInput, CpuThreadInput, KernelTime, Report};
 use perflens_sampler::{CpuSource, ProfilerGuard, ProfilerGuardBuilder};
 use std::io::Write;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -143,6 +143,8 @@ fn unavailable(frequency: u32, why: String) -> CpuInput {
         outside_cpu_ns: 0,
         threads: Vec::new(),
         dropped: 0,
+        kernel: None,
+        kernel_unattributed_ns: 0,
     }
 }
 
@@ -201,6 +203,21 @@ fn aggregate(profile: &perflens_sampler::Report, frequency: u32) -> CpuInput {
             })
             .collect(),
         dropped: profile.dropped_samples(),
+        kernel: kernel_time(&profile.threads),
+        kernel_unattributed_ns: profile.kernel_unattributed_ns(),
+    }
+}
+
+/// Where the threads' kernel time went: on the samples (timer, or perf
+/// with the kernel included), apart (perf with the kernel excluded), or
+/// some of each. `None` when no thread was sampled.
+fn kernel_time(threads: &[perflens_sampler::ThreadReport]) -> Option<KernelTime> {
+    let included = threads.iter().filter(|t| t.kernel_included).count();
+    match (included, threads.len()) {
+        (_, 0) => None,
+        (i, n) if i == n => Some(KernelTime::Attributed),
+        (0, _) => Some(KernelTime::NotAttributed),
+        _ => Some(KernelTime::Partly),
     }
 }
 

@@ -381,6 +381,8 @@ pub fn cpu_fixture() -> (RawSnapshot, CpuInput) {
             },
         ],
         dropped: 3,
+        kernel: None,
+        kernel_unattributed_ns: 0,
     };
     (b.build(), cpu)
 }

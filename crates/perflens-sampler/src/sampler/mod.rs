@@ -39,7 +39,7 @@ pub(crate) use session::Running;
 pub use session::arm_current_thread;
 pub use watcher::set_watcher_start_hook;
 
-use crate::SourcePreference;
+use crate::{KernelMode, SourcePreference};
 
 /// Most frames kept per sample (the builder's `max_depth` is capped here).
 pub(crate) const MAX_DEPTH: usize = 256;
@@ -48,6 +48,8 @@ pub(crate) const MAX_DEPTH: usize = 256;
 pub(crate) struct Config {
     pub frequency: u32,
     pub source: SourcePreference,
+    /// Whether perf events include kernel mode.
+    pub kernel: KernelMode,
     /// The real-time signal for timers and for perf events when sigtrap
     /// delivery is not used.
     pub signal: i32,

@@ -28,11 +28,11 @@ use super::slot::{Slot, SlotOwned};
 use super::stack::current_stack_bounds;
 use super::watcher::{self, list_tids, refresh_name};
 use super::{Config, gettid, thread_cpu_ns};
-use crate::Error;
 use crate::arch::{self, Unwinder};
 use crate::modules::{self, MapsSnapshot, MemBytes, ModuleInfo, ModuleSet};
 use crate::report::HANDLER_BUCKETS;
 use crate::snapshot::{SampleKey, SampleValue, Snapshot, ThreadEntry};
+use crate::{Error, KernelMode};
 
 /// The running session (null when none). Read by the handler.
 pub(super) static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
@@ -58,6 +58,10 @@ pub(crate) struct Session {
     /// perf events may signal with SIGTRAP ([`Delivery::Trap`](super::sources::Delivery::Trap)); cleared
     /// when the kernel refuses it.
     pub(super) trap_ok: AtomicBool,
+    /// perf events may include kernel mode (`exclude_kernel` clear): set
+    /// unless the configuration excludes it, cleared in auto mode once the
+    /// kernel refuses it (the outcome holds for the session).
+    pub(super) kernel_ok: AtomicBool,
     pub(super) pid: i32,
     pub(super) main_stack_limit: u64,
     pub(super) slots: Box<[Slot]>,
@@ -210,6 +214,7 @@ impl Running {
         let session = Box::new(Session {
             period_ns,
             trap_ok: AtomicBool::new(trap),
+            kernel_ok: AtomicBool::new(cfg.kernel != KernelMode::Exclude),
             // SAFETY: getpid has no preconditions.
             pid: unsafe { libc::getpid() },
             main_stack_limit,

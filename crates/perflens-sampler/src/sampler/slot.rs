@@ -43,7 +43,13 @@ pub(super) struct Slot {
     pub(super) stack_lo: AtomicU64,
     pub(super) stack_hi: AtomicU64,
     pub(super) maps: AtomicPtr<MapsSnapshot>,
-    pub(super) last_count: AtomicU64,
+    /// The thread's CPU clock (ns) at its last sample, or when it was
+    /// armed; read and replaced by its handler (perf with the kernel
+    /// included, see `Session::sample_weight`).
+    pub(super) last_cpu: AtomicU64,
+    /// The source is a perf event that excludes the kernel: each sample
+    /// weighs one period (see `Session::sample_weight`).
+    pub(super) user_only: AtomicBool,
     pub(super) ring: AtomicPtr<AtomicU64>,
     pub(super) ring_mask: AtomicUsize,
     pub(super) head: AtomicU64,
@@ -72,7 +78,8 @@ impl Slot {
             stack_lo: AtomicU64::new(0),
             stack_hi: AtomicU64::new(0),
             maps: AtomicPtr::new(std::ptr::null_mut()),
-            last_count: AtomicU64::new(0),
+            last_cpu: AtomicU64::new(0),
+            user_only: AtomicBool::new(false),
             ring: AtomicPtr::new(std::ptr::null_mut()),
             ring_mask: AtomicUsize::new(0),
             head: AtomicU64::new(0),
@@ -188,7 +195,7 @@ impl Session {
             }),
             Ordering::Relaxed,
         );
-        slot.last_count.store(0, Ordering::Relaxed);
+        slot.last_cpu.store(0, Ordering::Relaxed);
         for c in [
             &slot.samples,
             &slot.weight,
@@ -203,7 +210,7 @@ impl Session {
 
         // Open the source (before publishing the tid: nothing fires while
         // the event is disabled / the timer disarmed).
-        let (source, handle, signal) = self.open_source(tid);
+        let (source, handle, signal, kernel) = self.open_source(tid);
         let handle = match handle {
             Ok(h) => h,
             Err(e) => {
@@ -214,11 +221,16 @@ impl Session {
             }
         };
         slot.source.store(source, Ordering::Relaxed);
+        slot.user_only.store(!kernel, Ordering::Relaxed);
         slot.handle.store(handle as i64, Ordering::Relaxed);
         slot.tid.store(tid, Ordering::Release);
         slot.live.store(true, Ordering::Release);
 
         let cpu_at_arm = thread_cpu_ns(tid).unwrap_or(0);
+        // The first sample weighs the CPU time from here on (nothing
+        // fires before `enable`, and the signal reaches the thread after
+        // this store).
+        slot.last_cpu.store(cpu_at_arm, Ordering::Relaxed);
         let enabled = sources::enable(source, handle, self.period_ns);
         let entry = sh.threads.len();
         sh.threads.push(ThreadEntry {
@@ -230,6 +242,7 @@ impl Session {
                 CpuSource::Timer
             },
             signal,
+            kernel,
             samples: 0,
             sampled_ns: 0,
             cpu_ns: 0,

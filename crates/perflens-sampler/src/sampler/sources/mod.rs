@@ -7,6 +7,13 @@
 //! ready, the thread's own handler reads it ([`Session::sample_weight`]),
 //! and `disarm` stops it ([`stop`]) and releases it ([`release`]) once no
 //! handler can be using it any more.
+//!
+//! Kernel time: the timer source and a perf event that includes the
+//! kernel count it and signal on the thread's return to user space, so a
+//! system call's time lands on the stack that made it. A perf event that
+//! excludes the kernel (`user_only` in the slot) cannot: its samples weigh
+//! one period of user time each, and the thread's remaining CPU time is
+//! reported apart as kernel time.
 
 mod perf;
 mod timer;
@@ -18,7 +25,7 @@ pub(super) use perf::{Delivery, is_our_trap};
 
 use super::session::Session;
 use super::slot::Slot;
-use crate::SourcePreference;
+use crate::{KernelMode, SourcePreference};
 
 pub(super) const SOURCE_NONE: u8 = 0;
 pub(super) const SOURCE_PERF: u8 = 1;
@@ -26,51 +33,100 @@ pub(super) const SOURCE_TIMER: u8 = 2;
 
 impl Session {
     /// Opens the configured source for thread `tid`, disabled: nothing
-    /// fires until [`enable`]. Returns the kind, the handle and the signal
-    /// its samples will arrive with.
-    pub(super) fn open_source(&self, tid: i32) -> (u8, io::Result<i32>, i32) {
+    /// fires until [`enable`]. Returns the kind, the handle, the signal
+    /// its samples will arrive with, and whether its samples include
+    /// kernel time (false only for a perf event that excludes the kernel).
+    pub(super) fn open_source(&self, tid: i32) -> (u8, io::Result<i32>, i32, bool) {
         let sig = self.cfg.signal;
-        let perf = || {
-            if self.trap_ok.load(Ordering::Relaxed) {
-                match perf::open_perf(tid, self.period_ns, Delivery::Trap) {
-                    Ok(fd) => return (Ok(fd), libc::SIGTRAP),
-                    // A kernel before 5.13 (no sigtrap): stop trying.
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::E2BIG)) => {
-                        self.trap_ok.store(false, Ordering::Relaxed)
+        let with_kernel = |delivery: Delivery| -> (io::Result<i32>, bool) {
+            if self.kernel_ok.load(Ordering::Relaxed) {
+                match perf::open_perf(tid, self.period_ns, delivery, true) {
+                    Ok(fd) => return (Ok(fd), true),
+                    // May not observe kernel mode: exclude it from now on
+                    // (auto), or do without perf_event (include).
+                    Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                        if self.cfg.kernel == KernelMode::Include {
+                            return (Err(e), true);
+                        }
+                        self.kernel_ok.store(false, Ordering::Relaxed);
                     }
-                    Err(_) => {}
+                    Err(e) => return (Err(e), true),
                 }
             }
-            (
-                perf::open_perf(tid, self.period_ns, Delivery::Signal(sig)),
-                sig,
-            )
+            (perf::open_perf(tid, self.period_ns, delivery, false), false)
+        };
+        let perf = || {
+            if self.trap_ok.load(Ordering::Relaxed) {
+                match with_kernel(Delivery::Trap) {
+                    (Ok(fd), k) => return (Ok(fd), libc::SIGTRAP, k),
+                    // A kernel before 5.13 (no sigtrap): stop trying.
+                    (Err(e), _) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::E2BIG)) => {
+                        self.trap_ok.store(false, Ordering::Relaxed)
+                    }
+                    (Err(_), _) => {}
+                }
+            }
+            let (h, k) = with_kernel(Delivery::Signal(sig));
+            (h, sig, k)
         };
         match self.cfg.source {
-            SourcePreference::Timer => (SOURCE_TIMER, timer::open_timer(tid, sig), sig),
+            SourcePreference::Timer => (SOURCE_TIMER, timer::open_timer(tid, sig), sig, true),
             SourcePreference::PerfEvent => {
-                let (h, s) = perf();
-                (SOURCE_PERF, h, s)
+                let (h, s, k) = perf();
+                (SOURCE_PERF, h, s, k)
             }
             SourcePreference::Auto => match perf() {
-                (Ok(fd), s) => (SOURCE_PERF, Ok(fd), s),
-                (Err(_), _) => (SOURCE_TIMER, timer::open_timer(tid, sig), sig),
+                (Ok(fd), s, k) => (SOURCE_PERF, Ok(fd), s, k),
+                (Err(_), _, _) => (SOURCE_TIMER, timer::open_timer(tid, sig), sig, true),
             },
         }
     }
 
     /// The CPU time (ns) the current sample stands for. Signal path:
-    /// one `read` or one `timer_getoverrun`.
+    /// at most one `clock_gettime` or one `timer_getoverrun`.
+    ///
+    /// A perf event that includes the kernel weighs the thread's CPU time
+    /// since its last sample, read from the thread's own CPU clock (the
+    /// scheduler's account, as in `ThreadReport::cpu_ns`), not the event's
+    /// count: the cpu-clock count runs on the CPU's local clock, which
+    /// keeps running while a virtual machine's CPU is taken away (steal
+    /// time) and may step at a migration, so on a loaded host the counts
+    /// summed to up to 6% more than the thread's CPU time.
+    ///
+    /// A perf event that excludes the kernel weighs one period: the time
+    /// since the last sample includes kernel time, which belongs to
+    /// whatever made the system calls, not to this stack. (Overflows the
+    /// kernel merged into one are lost to the stacks too; they end up in
+    /// the thread's kernel line, see `ThreadReport::kernel_ns`.)
     pub(super) fn sample_weight(&self, slot: &Slot) -> u64 {
         let handle = slot.handle.load(Ordering::Relaxed);
         match slot.source.load(Ordering::Relaxed) {
-            SOURCE_PERF => match perf::perf_read(handle as i32) {
-                Some(v) => v.saturating_sub(slot.last_count.swap(v, Ordering::Relaxed)),
+            SOURCE_PERF if slot.user_only.load(Ordering::Relaxed) => self.period_ns,
+            SOURCE_PERF => match own_cpu_ns() {
+                Some(now) => match slot.last_cpu.swap(now, Ordering::Relaxed) {
+                    // No start reading (the thread's clock could not be
+                    // read when it was armed): one period.
+                    0 => self.period_ns,
+                    last => now.saturating_sub(last),
+                },
                 None => self.period_ns,
             },
             _ => timer::timer_periods(handle as i32) * self.period_ns,
         }
     }
+}
+
+/// The calling thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`).
+/// Async-signal-safe.
+fn own_cpu_ns() -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid out-pointer; clock_gettime is
+    // async-signal-safe.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
 /// Starts a source opened by [`Session::open_source`].

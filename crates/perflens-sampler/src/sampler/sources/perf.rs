@@ -1,13 +1,22 @@
 //! The perf_event source: a software cpu-clock event on one thread
-//! (`exclude_kernel`, period in ns of the thread's CPU time) whose
-//! overflow signals that very thread, either as SIGTRAP through perf's
-//! `sigtrap` delivery ([`Delivery::Trap`]) or as a real-time signal sent
-//! with `O_ASYNC` ([`Delivery::Signal`]).
+//! (period in ns of the thread's CPU time) whose overflow signals that
+//! very thread, either as SIGTRAP through perf's `sigtrap` delivery
+//! ([`Delivery::Trap`]) or as a real-time signal sent with `O_ASYNC`
+//! ([`Delivery::Signal`]).
+//!
+//! The event counts all of the thread's CPU time, user and kernel. With
+//! `exclude_kernel` the kernel skips an overflow that falls in kernel mode
+//! (no sample for it, the count goes on), so the time since the last
+//! sample would include kernel time spent anywhere since then: such a
+//! sample weighs one period instead (see `Session::sample_weight`).
+//! Without it the overflow is taken in kernel mode too, and the signal is
+//! delivered on the return to user space, on the stack that made the
+//! system call; the sample then weighs the thread's CPU clock since the
+//! last one (not the event's count, which runs on the CPU's local clock).
 //!
 //! The event's fd is owned by the thread's slot: opened when the thread is
-//! armed, read by that thread's handler (the event count gives the
-//! sample's weight), and closed by `disarm` only once no handler can be
-//! reading it.
+//! armed, and disabled, read (its final count) and closed by `disarm`,
+//! closed only once no handler of that thread can be running.
 
 use std::ffi::c_void;
 use std::io;
@@ -83,13 +92,21 @@ pub(in crate::sampler) enum Delivery {
 }
 
 /// Opens a disabled cpu-clock event on `tid` whose overflow signals `tid`.
-pub(super) fn open_perf(tid: i32, period_ns: u64, delivery: Delivery) -> io::Result<i32> {
+/// `kernel`: overflows in kernel mode are taken too (`exclude_kernel`
+/// clear), which the kernel refuses with `EACCES` or `EPERM` to a process
+/// that may not observe kernel mode.
+pub(super) fn open_perf(
+    tid: i32,
+    period_ns: u64,
+    delivery: Delivery,
+    kernel: bool,
+) -> io::Result<i32> {
     let mut attr = PerfEventAttr {
         type_: PERF_TYPE_SOFTWARE,
         size: std::mem::size_of::<PerfEventAttr>() as u32,
         config: PERF_COUNT_SW_CPU_CLOCK,
         sample_period: period_ns,
-        flags: ATTR_DISABLED | ATTR_EXCLUDE_KERNEL | ATTR_EXCLUDE_HV,
+        flags: ATTR_DISABLED | ATTR_EXCLUDE_HV | if kernel { 0 } else { ATTR_EXCLUDE_KERNEL },
         wakeup_events: 1,
         ..Default::default()
     };
