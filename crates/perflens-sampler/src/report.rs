@@ -374,30 +374,51 @@ impl Report {
             .collect()
     }
 
-    /// Folded lines (`thread;root;...;leaf value`), value in CPU
-    /// microseconds (at least 1 per stack with samples), sorted. Kernel
+    /// Folded lines (`thread;root;...;leaf value`): the native stacks as
+    /// they were, value in CPU microseconds (at least 1 per stack with
+    /// samples), sorted, one line per distinct stack. The measured path a
+    /// sample was taken in is not a frame here (it would split identical
+    /// stacks above `_start`): pprof carries it as the `perflens_path`
+    /// label, and [`Report::folded_lines_by_path`] puts it first. Kernel
     /// time not on any stack ([`ThreadReport::kernel_ns`]) is a
     /// `thread;[kernel]` line of its own.
     pub fn folded_lines(&self) -> Vec<String> {
+        self.folded(false)
+    }
+
+    /// [`Report::folded_lines`] with the measured path as a frame of its
+    /// own after the thread (`thread;[main -> parse];root;...;leaf`): a
+    /// flamegraph split by measured path first.
+    pub fn folded_lines_by_path(&self) -> Vec<String> {
+        self.folded(true)
+    }
+
+    fn folded(&self, by_path: bool) -> Vec<String> {
         let kernel = self.kernel_entries();
-        let mut lines: Vec<String> = (self.data.iter())
-            .chain(kernel.iter().map(|(f, v)| (f, v)))
-            .filter(|(_, v)| v.samples > 0 || v.cpu_ns > 0)
-            .map(|(f, v)| {
-                let mut parts: Vec<String> = Vec::with_capacity(f.frames.len() + 2);
-                if !f.thread_name.is_empty() {
-                    parts.push(f.thread_name.replace(';', ":"));
+        // Stacks that differ only in their measured path are one stack
+        // when the path is left out: their CPU time is summed first, so
+        // that each line keeps at least 1 µs per stack with samples.
+        let mut stacks: HashMap<String, u64> = HashMap::new();
+        for (f, v) in (self.data.iter()).chain(kernel.iter().map(|(f, v)| (f, v))) {
+            if v.samples == 0 && v.cpu_ns == 0 {
+                continue;
+            }
+            let mut parts: Vec<String> = Vec::with_capacity(f.frames.len() + 2);
+            if !f.thread_name.is_empty() {
+                parts.push(f.thread_name.replace(';', ":"));
+            }
+            if let (true, Some(p)) = (by_path, &f.context_name) {
+                parts.push(format!("[{}]", p.replace(';', ":")));
+            }
+            for level in f.frames.iter().rev() {
+                for s in level.iter().rev() {
+                    parts.push(folded_name(s));
                 }
-                if let Some(p) = &f.context_name {
-                    parts.push(format!("[{}]", p.replace(';', ":")));
-                }
-                for level in f.frames.iter().rev() {
-                    for s in level.iter().rev() {
-                        parts.push(folded_name(s));
-                    }
-                }
-                format!("{} {}", parts.join(";"), (v.cpu_ns / 1000).max(1))
-            })
+            }
+            *stacks.entry(parts.join(";")).or_default() += v.cpu_ns;
+        }
+        let mut lines: Vec<String> = (stacks.into_iter())
+            .map(|(stack, ns)| format!("{stack} {}", (ns / 1000).max(1)))
             .collect();
         lines.sort();
         lines
@@ -427,6 +448,17 @@ impl Report {
     ) -> Result<(), Error> {
         let lines = self.folded_lines();
         inferno::flamegraph::from_lines(opts, lines.iter().map(String::as_str), w)
+            .map_err(Error::Io)
+    }
+
+    /// A second flamegraph, split by measured path first (see
+    /// [`Report::folded_lines_by_path`]).
+    pub fn flamegraph_by_path(&self, w: impl Write) -> Result<(), Error> {
+        let mut opts = inferno::flamegraph::Options::default();
+        opts.count_name = "µs CPU".to_string();
+        opts.title = "CPU by measured path".to_string();
+        let lines = self.folded_lines_by_path();
+        inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), w)
             .map_err(Error::Io)
     }
 

@@ -221,15 +221,19 @@ fn kernel_time(threads: &[perflens_sampler::ThreadReport]) -> Option<KernelTime>
     }
 }
 
-/// Writes `PERFLENS_PPROF`, `PERFLENS_FLAMEGRAPH` and `PERFLENS_FOLDED`.
+/// Writes `PERFLENS_PPROF`, `PERFLENS_FLAMEGRAPH`,
+/// `PERFLENS_FLAMEGRAPH_PATHS` and `PERFLENS_FOLDED`.
 fn write_files(profile: &perflens_sampler::Report) {
     type Writer = fn(&perflens_sampler::Report, &mut std::fs::File) -> Result<(), String>;
-    let outputs: [(&str, Writer); 3] = [
+    let outputs: [(&str, Writer); 4] = [
         ("PERFLENS_PPROF", |p, f| {
             p.write_pprof(f).map_err(|e| e.to_string())
         }),
         ("PERFLENS_FLAMEGRAPH", |p, f| {
             p.flamegraph(f).map_err(|e| e.to_string())
+        }),
+        ("PERFLENS_FLAMEGRAPH_PATHS", |p, f| {
+            p.flamegraph_by_path(f).map_err(|e| e.to_string())
         }),
         ("PERFLENS_FOLDED", |p, f| {
             p.write_folded(f).map_err(|e| e.to_string())
