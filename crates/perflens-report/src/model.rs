@@ -289,6 +289,12 @@ impl FunctionRow {
     pub fn cpu_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
         percent_of(self.cpu_incl_ns?, total_cpu_ns)
     }
+
+    /// `cpu_ns` (self) as a percentage of the session's sampled CPU time:
+    /// the rows add up to at most 100.
+    pub fn cpu_self_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
+        percent_of(self.cpu_ns?, total_cpu_ns)
+    }
 }
 
 fn percent_of(part: u64, total: u64) -> Option<f64> {

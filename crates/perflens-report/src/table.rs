@@ -433,7 +433,11 @@ fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Re
     if cpu.samples == 0 || report.functions.is_empty() {
         return Ok(());
     }
-    let headers = ["Function", "Samples", "CPU self", "CPU incl", "% CPU"];
+    // Sorted by self CPU, so the self share comes first; the inclusive
+    // share says how much ran under the function.
+    let headers = [
+        "Function", "Samples", "CPU self", "% self", "CPU incl", "% incl",
+    ];
     let mut grid = Grid::new(headers.map(String::from).into());
     let mut rows: Vec<&FunctionRow> = report.functions.iter().collect();
     rows.sort_by(|a, b| {
@@ -447,6 +451,7 @@ fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Re
             truncate_left(&row.name, NAME_WIDTH),
             count_cell(row.cpu_samples),
             row.cpu_ns.map_or_else(|| "-".to_string(), duration),
+            percent_cell(row.cpu_self_percent_of(cpu.cpu_ns)),
             row.cpu_incl_ns.map_or_else(|| "-".to_string(), duration),
             percent_cell(row.cpu_percent_of(cpu.cpu_ns)),
         ]);

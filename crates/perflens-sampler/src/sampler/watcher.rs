@@ -44,7 +44,15 @@ pub(super) fn refresh_name(name: &mut String, tid: i32) {
     }
 }
 
+/// The OS name of thread `tid` (what Rust sets for a named thread, cut
+/// to 15 bytes), and `main` for the main thread as in `std`: the name
+/// `perflens-core` records for the report, so that a thread has one name
+/// in the table, the JSON, pprof and the flamegraph.
 fn read_name(tid: i32) -> Option<String> {
+    // SAFETY: getpid has no preconditions.
+    if tid == unsafe { libc::getpid() } {
+        return Some("main".to_string());
+    }
     std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
         .ok()
         .map(|s| s.trim_end().to_string())
