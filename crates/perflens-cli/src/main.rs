@@ -1,0 +1,174 @@
+//! The `perflens` command.
+//!
+//! ```text
+//! perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+//! ```
+//!
+//! `report` prints the tables a program itself prints at the end of its
+//! session, from a JSON report it saved (`PERFLENS_JSON`). Anything that
+//! is not a report it can read gives a one-line error and exit code 2;
+//! a wrong command line gives its usage and exit code 2 as well.
+
+use perflens_report::{FunctionRow, Report};
+use std::io::Write;
+use std::process::ExitCode;
+
+const USAGE: &str = "\
+usage: perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+
+  report   print the tables of a saved JSON report (PERFLENS_JSON)
+           --format  table (default) or json
+           --limit   rows per table (default 20; 0: all)
+           --sort    order of the function rows: total (default), self,
+                     calls, avg, p50, p95, p99, name, alloc, cpu";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match run(&args) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure::Usage(msg)) => {
+            eprintln!("perflens: {msg}\n{USAGE}");
+            ExitCode::from(2)
+        }
+        Err(Failure::Input(msg)) => {
+            eprintln!("perflens: {msg}");
+            ExitCode::from(2)
+        }
+        // A closed pipe (`perflens report x.json | head`) is not an error.
+        Err(Failure::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(Failure::Output(e)) => {
+            eprintln!("perflens: could not write the output: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+enum Failure {
+    /// The command line is wrong: the usage follows the message.
+    Usage(String),
+    /// The input cannot be read as a report.
+    Input(String),
+    /// Writing to stdout failed.
+    Output(std::io::Error),
+}
+
+fn run(args: &[String]) -> Result<(), Failure> {
+    match args.first().map(String::as_str) {
+        Some("report") => report(&args[1..]),
+        Some("-h" | "--help" | "help") => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(Failure::Usage(format!("unknown command `{other}`"))),
+        None => Err(Failure::Usage("no command given".into())),
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Format {
+    Table,
+    Json,
+}
+
+/// `perflens report`.
+fn report(args: &[String]) -> Result<(), Failure> {
+    let mut path: Option<&str> = None;
+    let mut format = Format::Table;
+    let mut limit: Option<usize> = None;
+    let mut sort: Option<SortKey> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .map(String::as_str)
+                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
+        };
+        match a.as_str() {
+            "--format" => {
+                format = match value("--format")? {
+                    "table" => Format::Table,
+                    "json" => Format::Json,
+                    other => {
+                        return Err(Failure::Usage(format!(
+                            "--format {other}: expected table or json"
+                        )));
+                    }
+                }
+            }
+            "--limit" => {
+                let v = value("--limit")?;
+                limit = Some(v.parse().map_err(|_| {
+                    Failure::Usage(format!("--limit {v}: expected a whole number"))
+                })?);
+            }
+            "--sort" => sort = Some(sort_key(value("--sort")?)?),
+            flag if flag.starts_with("--") => {
+                return Err(Failure::Usage(format!("unknown option `{flag}`")));
+            }
+            file if path.is_none() => path = Some(file),
+            extra => return Err(Failure::Usage(format!("unexpected argument `{extra}`"))),
+        }
+    }
+    let path = path.ok_or_else(|| Failure::Usage("report: which JSON file?".into()))?;
+    let mut report = read(path)?;
+    if let Some(l) = limit {
+        report.limit = (l > 0).then_some(l);
+    }
+    match sort {
+        Some(SortKey::Name) => report.functions.sort_by(|a, b| a.name.cmp(&b.name)),
+        // Stable: rows with the same key keep the report's own order.
+        Some(SortKey::Largest(key)) => report.functions.sort_by_key(|r| std::cmp::Reverse(key(r))),
+        None => {}
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match format {
+        Format::Table => perflens_report::write_table(&report, &mut out),
+        Format::Json => perflens_report::write_json(&report, &mut out),
+    }
+    .and_then(|()| out.flush())
+    .map_err(Failure::Output)
+}
+
+/// Reads a report, or says in one line why it cannot.
+fn read(path: &str) -> Result<Report, Failure> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| Failure::Input(format!("cannot open {path}: {e}")))?;
+    if file.metadata().is_ok_and(|m| m.is_dir()) {
+        return Err(Failure::Input(format!(
+            "{path} is a directory, not a report"
+        )));
+    }
+    Report::from_json_reader(std::io::BufReader::new(file))
+        .map_err(|e| Failure::Input(format!("{path}: {e}")))
+}
+
+/// An order of the function rows.
+enum SortKey {
+    /// A to Z.
+    Name,
+    /// Largest first.
+    Largest(fn(&FunctionRow) -> u64),
+}
+
+/// The order `--sort column` asks for.
+fn sort_key(column: &str) -> Result<SortKey, Failure> {
+    let key: fn(&FunctionRow) -> u64 = match column {
+        "name" => return Ok(SortKey::Name),
+        "total" => |r| r.total_ns,
+        "self" => |r| r.self_ns,
+        "calls" => |r| r.calls,
+        "avg" => |r| r.avg_ns,
+        "p50" => |r| r.p50_ns,
+        "p95" => |r| r.p95_ns,
+        "p99" => |r| r.p99_ns,
+        "alloc" => |r| r.alloc_bytes.unwrap_or(0),
+        "cpu" => |r| r.cpu_ns.unwrap_or(0),
+        other => {
+            return Err(Failure::Usage(format!(
+                "--sort {other}: expected total, self, calls, avg, p50, p95, p99, name, alloc or cpu"
+            )));
+        }
+    };
+    Ok(SortKey::Largest(key))
+}

@@ -1,0 +1,141 @@
+//! `perflens report FILE.json` prints what the program printed, from the
+//! JSON report it saved; bad input gets one line and exit code 2.
+
+use perflens_core::{Callsite, Config, Guard, start};
+use perflens_report::{Report, ReportOptions};
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+static OUTER: Callsite = Callsite::new("app::outer", || "");
+static INNER: Callsite = Callsite::new("app::inner", || "");
+static BETA: Callsite = Callsite::new("app::beta", || "");
+
+/// A real session's report, as a program saves it with `PERFLENS_JSON`
+/// (one session per process: made once, for every test).
+fn saved_report() -> (Report, String) {
+    static SAVED: std::sync::OnceLock<(Report, String)> = std::sync::OnceLock::new();
+    SAVED.get_or_init(record).clone()
+}
+
+fn record() -> (Report, String) {
+    let rec = start(&Config::default()).expect("one session");
+    for _ in 0..3 {
+        let _o = Guard::enter(&OUTER);
+        for _ in 0..4 {
+            let _i = Guard::enter(&INNER);
+            std::hint::black_box(0);
+        }
+    }
+    for _ in 0..7 {
+        let _b = Guard::enter(&BETA);
+    }
+    let snap = rec.finish();
+    let report = Report::from_snapshot(&snap, &ReportOptions::default());
+    let mut json = Vec::new();
+    perflens_report::write_json(&report, &mut json).unwrap();
+    let json = String::from_utf8(json).unwrap();
+    // What a reader gets back (the display limit is not in the JSON).
+    (Report::from_json_str(&json).unwrap(), json)
+}
+
+fn temp(name: &str, contents: &[u8]) -> PathBuf {
+    let p = std::env::temp_dir().join(format!("perflens-cli-{}-{name}", std::process::id()));
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+fn perflens(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_perflens"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn report_prints_the_programs_tables_and_json() {
+    let (report, json) = saved_report();
+    let file = temp("report.json", json.as_bytes());
+    let f = file.to_str().unwrap();
+
+    let out = perflens(&["report", f]);
+    assert!(out.status.success(), "{out:?}");
+    let mut expected = Vec::new();
+    perflens_report::write_table(&report, &mut expected).unwrap();
+    assert_eq!(stdout(&out), String::from_utf8(expected).unwrap());
+    assert!(stdout(&out).contains("app::inner"));
+
+    let out = perflens(&["report", f, "--format", "json"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(Report::from_json_str(&stdout(&out)).unwrap(), report);
+
+    // --sort and --limit: the function table's rows by name, one row.
+    let out = perflens(&["report", f, "--sort", "name", "--limit", "1"]);
+    let text = stdout(&out);
+    let rows: Vec<&str> = (text.lines())
+        .skip_while(|l| !l.starts_with("Function"))
+        .skip(2)
+        .take_while(|l| l.starts_with("app::"))
+        .collect();
+    assert_eq!(rows.len(), 1, "{text}");
+    assert!(rows[0].starts_with("app::beta"), "{text}");
+    let out = perflens(&["report", f, "--sort", "calls", "--limit", "0"]);
+    let text = stdout(&out);
+    let names: Vec<&str> = (text.lines())
+        .skip_while(|l| !l.starts_with("Function"))
+        .skip(2)
+        .take_while(|l| l.starts_with("app::"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect();
+    assert_eq!(names, ["app::inner", "app::beta", "app::outer"], "{text}");
+    let _ = std::fs::remove_file(&file);
+}
+
+/// Exit code 2 and exactly one line on stderr, naming the problem.
+fn refused(args: &[&str], says: &str) {
+    let out = perflens(args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.contains(says), "{args:?}: {err}");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn bad_input_gets_one_line_and_exit_code_2() {
+    let (_, json) = saved_report();
+    let truncated = temp("truncated.json", &json.as_bytes()[..json.len() / 2]);
+    let not_a_report = temp("other.json", br#"{"name": "not a report"}"#);
+    let binary = temp("binary.json", &[0xff, 0x00, 0x13, 0x37]);
+    let empty = temp("empty.json", b"");
+    for (file, says) in [
+        (&truncated, "truncated.json"),
+        (&not_a_report, "not a perflens report"),
+        (&binary, "binary.json"),
+        (&empty, "empty.json"),
+    ] {
+        refused(&["report", file.to_str().unwrap()], says);
+        let _ = std::fs::remove_file(file);
+    }
+    refused(&["report", "/nonexistent/perflens.json"], "cannot open");
+    refused(&["report", "/tmp"], "is a directory");
+}
+
+#[test]
+fn a_wrong_command_line_gets_the_usage_and_exit_code_2() {
+    for args in [
+        &[][..],
+        &["frobnicate"][..],
+        &["report"][..],
+        &["report", "x.json", "--format", "yaml"][..],
+        &["report", "x.json", "--sort", "colour"][..],
+        &["report", "x.json", "--limit"][..],
+    ] {
+        let out = perflens(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("usage: perflens report"));
+    }
+}
