@@ -51,6 +51,16 @@ fn perflens(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// The names in the function table of a printed report, in order.
+fn function_rows(text: &str) -> Vec<&str> {
+    (text.lines())
+        .skip_while(|l| !l.starts_with("Function"))
+        .skip(2)
+        .take_while(|l| l.starts_with("app::"))
+        .map(|l| l.split_whitespace().next().unwrap())
+        .collect()
+}
+
 fn stdout(o: &Output) -> String {
     String::from_utf8(o.stdout.clone()).unwrap()
 }
@@ -75,22 +85,14 @@ fn report_prints_the_programs_tables_and_json() {
     // --sort and --limit: the function table's rows by name, one row.
     let out = perflens(&["report", f, "--sort", "name", "--limit", "1"]);
     let text = stdout(&out);
-    let rows: Vec<&str> = (text.lines())
-        .skip_while(|l| !l.starts_with("Function"))
-        .skip(2)
-        .take_while(|l| l.starts_with("app::"))
-        .collect();
-    assert_eq!(rows.len(), 1, "{text}");
-    assert!(rows[0].starts_with("app::beta"), "{text}");
+    assert_eq!(function_rows(&text), ["app::beta"], "{text}");
     let out = perflens(&["report", f, "--sort", "calls", "--limit", "0"]);
     let text = stdout(&out);
-    let names: Vec<&str> = (text.lines())
-        .skip_while(|l| !l.starts_with("Function"))
-        .skip(2)
-        .take_while(|l| l.starts_with("app::"))
-        .map(|l| l.split_whitespace().next().unwrap())
-        .collect();
-    assert_eq!(names, ["app::inner", "app::beta", "app::outer"], "{text}");
+    assert_eq!(
+        function_rows(&text),
+        ["app::inner", "app::beta", "app::outer"],
+        "{text}"
+    );
     let _ = std::fs::remove_file(&file);
 }
 
