@@ -175,6 +175,7 @@ pub struct ProfilerGuardBuilder {
     buffer_bytes: usize,
     max_depth: usize,
     rescan: Duration,
+    use_env: bool,
 }
 
 impl Default for ProfilerGuardBuilder {
@@ -189,6 +190,7 @@ impl Default for ProfilerGuardBuilder {
             buffer_bytes: 256 * 1024,
             max_depth: 128,
             rescan: Duration::from_millis(10),
+            use_env: true,
         }
     }
 }
@@ -264,6 +266,13 @@ impl ProfilerGuardBuilder {
         self
     }
 
+    /// Do not read `PERFLENS_CPU_SOURCE`, `PERFLENS_CPU_KERNEL` or
+    /// `PERFLENS_CPU_SIGNAL`: what is not set here takes its default.
+    pub fn ignore_env(mut self) -> Self {
+        self.use_env = false;
+        self
+    }
+
     /// Starts sampling every thread of the process.
     pub fn build(self) -> Result<ProfilerGuard, Error> {
         ProfilerGuard::start(self)
@@ -294,15 +303,18 @@ impl ProfilerGuard {
         }
         let signal = match b.signal {
             Some(sig) => Some(sig),
-            None => signal_from_env()?,
+            None if b.use_env => signal_from_env()?,
+            None => None,
         };
         let cfg = sampler::Config {
             frequency: b.frequency as u32,
             source: b
                 .source
-                .or_else(SourcePreference::from_env)
+                .or_else(|| b.use_env.then(SourcePreference::from_env).flatten())
                 .unwrap_or_default(),
-            kernel: b.kernel.or_else(KernelMode::from_env).unwrap_or_default(),
+            kernel: (b.kernel)
+                .or_else(|| b.use_env.then(KernelMode::from_env).flatten())
+                .unwrap_or_default(),
             signal: signal.unwrap_or_else(|| libc::SIGRTMIN() + 4),
             trap: signal.is_none(),
             max_threads: b.max_threads,

@@ -24,10 +24,15 @@ pub(crate) struct CpuSession {
 }
 
 impl CpuSession {
-    /// Starts sampling every thread of the process.
-    pub(crate) fn start() -> CpuSession {
-        let frequency = match std::env::var("PERFLENS_CPU_HZ") {
-            Ok(v) if !v.trim().is_empty() => match v.trim().parse::<u32>() {
+    /// Starts sampling every thread of the process. `use_env`: whether
+    /// the `PERFLENS_CPU_*` variables apply (not for a session built with
+    /// `ignore_env`).
+    pub(crate) fn start(use_env: bool) -> CpuSession {
+        let hz = use_env
+            .then(|| std::env::var("PERFLENS_CPU_HZ"))
+            .and_then(Result::ok);
+        let frequency = match hz {
+            Some(v) if !v.trim().is_empty() => match v.trim().parse::<u32>() {
                 Ok(hz) if (1..=10_000).contains(&hz) => hz,
                 _ => {
                     eprintln!(
@@ -38,11 +43,17 @@ impl CpuSession {
             },
             _ => DEFAULT_HZ,
         };
+        let builder = ProfilerGuardBuilder::default();
+        let builder = if use_env {
+            builder
+        } else {
+            builder.ignore_env()
+        };
         // The sampler's memory is the profiler's, not the program's.
         let _internal = perflens_core::Internal::enter();
         perflens_sampler::set_context_hook(perflens_core::sample_context);
         perflens_sampler::set_watcher_start_hook(perflens_core::exclude_current_thread);
-        let guard = ProfilerGuardBuilder::default()
+        let guard = builder
             .frequency(frequency as i32)
             .blocklist(&["libc", "libgcc", "pthread", "vdso"])
             .build()

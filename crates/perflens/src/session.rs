@@ -122,7 +122,7 @@ impl SessionBuilder {
             if perflens_core::is_recording() {
                 return Err(Error::AlreadyRecording);
             }
-            Some(crate::cpu::CpuSession::start())
+            Some(crate::cpu::CpuSession::start(self.use_env))
         } else {
             None
         };

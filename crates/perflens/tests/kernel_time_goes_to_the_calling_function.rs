@@ -94,6 +94,13 @@ fn run_child(test: &str, mode: &str) {
     static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let mut cmd = Command::new(std::env::current_exe().unwrap());
+    // The child's session reads the environment (the mode comes from
+    // it): nothing else of ours may be set there.
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("PERFLENS_") {
+            cmd.env_remove(k);
+        }
+    }
     cmd.args([test, "--exact", "--nocapture", "--test-threads=1"])
         .env(CHILD, mode);
     if mode == "timer" {
@@ -137,11 +144,9 @@ struct Run {
 }
 
 fn measure() -> Run {
-    let session = Session::builder()
-        .ignore_env()
-        .cpu_sampling(true)
-        .start()
-        .unwrap();
+    // Not `ignore_env`: the kernel mode and the source come from
+    // `PERFLENS_CPU_KERNEL` and `PERFLENS_CPU_SOURCE` (see `run_child`).
+    let session = Session::builder().cpu_sampling(true).start().unwrap();
     let mut file = std::fs::File::open("/dev/zero").unwrap();
     let mut buf = vec![0u8; 64 * 1024];
     let (mut truth_read, mut truth_user) = (Duration::ZERO, Duration::ZERO);
