@@ -345,6 +345,7 @@ fn attach_for_alloc() -> Option<(&'static Hot, &'static ThreadAlloc)> {
     // first so that the shared line is written once, not per allocation.
     if !INSTALLED.load(Ordering::Relaxed) {
         INSTALLED.store(true, Ordering::Relaxed);
+        crate::live::note_alloc_installed();
     }
     if EPOCH.load(Ordering::Relaxed) & 1 == 1 {
         return None;

@@ -45,7 +45,7 @@ use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 /// "PERFLENS" in ASCII, little-endian.
 pub const MAGIC: u64 = u64::from_le_bytes(*b"PERFLENS");
 /// Bumped whenever the layout below changes.
-pub const LAYOUT_VERSION: u32 = 6;
+pub const LAYOUT_VERSION: u32 = 7;
 /// Byte offset of frame 0 from the start of a block: the header, rounded
 /// up to a cache line. Fixed, so the hot state derives the block from its
 /// frame pointer.
@@ -79,6 +79,10 @@ pub struct Header {
     pub off_nodes: u64,
     pub off_hist: u64,
     pub tid: u64,
+    /// The live session whose shared-memory file holds this block (its
+    /// epoch), or 0 for private memory. Set at creation.
+    pub live: u32,
+    pub _reserved: u32,
     // -- second cache line: written by the owner on every call.
     /// Session generation the contents belong to.
     pub epoch: AtomicU32,
@@ -213,7 +217,6 @@ impl ThreadAlloc {
 
     /// The four running totals, in [`AllocMark`]'s order (bytes freed
     /// derived from the live bytes).
-    #[cfg(feature = "alloc")]
     #[inline(always)]
     pub fn totals(&self) -> [u64; 4] {
         let allocated = self.allocated.load(Ordering::Relaxed);
@@ -344,6 +347,13 @@ pub struct Node {
     /// Nested nodes only: the deepest recursion seen, counting the
     /// outermost frame (so at least 2 once a nested call ran).
     pub rec_max: AtomicU32,
+    /// CPU samples taken while this node's frame was on top of the
+    /// thread's stack. Written only by the CPU sampler's signal handler
+    /// on the owning thread (see `thread::charge_sample`), never by the
+    /// code it interrupts, so a plain load and store cannot lose one.
+    pub cpu_samples: AtomicU64,
+    /// CPU time those samples stand for, in ns.
+    pub cpu_ns: AtomicU64,
 }
 
 const _: () = assert!(size_of::<Node>() == 128);
@@ -450,6 +460,24 @@ impl Block {
     /// system refuses the memory.
     pub fn create(layout: Layout, thread_index: u32, tid: u64) -> Option<Block> {
         let base = crate::memory::map_zeroed(layout.size)?;
+        // SAFETY: a fresh private mapping of `layout.size` zeroed bytes.
+        Some(unsafe { Block::init(base, layout, thread_index, tid, 0) })
+    }
+
+    /// Writes the header of a block at `base` (`live`: see
+    /// [`Header::live`]).
+    ///
+    /// # Safety
+    /// `base` is a page-aligned, zeroed, writable region of
+    /// `layout.size` bytes that lives for the rest of the process (or
+    /// until [`Block::unmap`]) and that no other thread knows yet.
+    pub unsafe fn init(
+        base: *mut u8,
+        layout: Layout,
+        thread_index: u32,
+        tid: u64,
+        live: u32,
+    ) -> Block {
         let h = base as *mut Header;
         // SAFETY: the region is fresh, zeroed, at least `size_of::<Header>()`
         // bytes and page-aligned; no other thread knows it yet.
@@ -467,10 +495,84 @@ impl Block {
             (*h).off_nodes = layout.off_nodes as u64;
             (*h).off_hist = layout.off_hist as u64;
             (*h).tid = tid;
+            (*h).live = live;
         }
         let block = Block(h);
         block.clear_pending();
-        Some(block)
+        block
+    }
+
+    /// Returns the block's memory to the system.
+    ///
+    /// # Safety
+    /// Nothing uses the block any more: its thread has exited or moved
+    /// to another block, and it is in no registry list.
+    pub unsafe fn unmap(self) {
+        let size = self.header().size as usize;
+        // SAFETY: the caller guarantees nobody uses the region.
+        unsafe { crate::memory::unmap(self.base(), size) };
+    }
+
+    /// Checks that the `len` bytes at `base` hold a block this code can
+    /// read: magic, layout version, and capacities and offsets that are
+    /// exactly what [`Layout::new`] gives for them, all inside `len`.
+    /// Nothing past the header is read.
+    ///
+    /// # Safety
+    /// `base..base+len` is readable memory, 64-byte aligned.
+    pub unsafe fn validate(base: *const u8, len: usize) -> Result<Block, String> {
+        if len < FRAMES_OFFSET {
+            return Err(format!("{len} bytes: too short for a block header"));
+        }
+        // SAFETY: at least a header's bytes, aligned, per the caller; the
+        // plain fields are read by value (a torn value fails the checks).
+        let h = unsafe { &*(base as *const Header) };
+        // SAFETY: as above; volatile so that a hostile writer cannot make
+        // a checked field differ from the one used.
+        let rd32 = |p: *const u32| unsafe { std::ptr::read_volatile(p) };
+        // SAFETY: as above.
+        let rd64 = |p: *const u64| unsafe { std::ptr::read_volatile(p) };
+        if rd64(&h.magic) != MAGIC {
+            return Err("not a perflens block (wrong magic)".into());
+        }
+        let version = rd32(&h.layout_version);
+        if version != LAYOUT_VERSION {
+            return Err(format!(
+                "written by layout v{version}; this reader reads v{LAYOUT_VERSION}"
+            ));
+        }
+        let node_cap = rd32(&h.node_cap);
+        if !(INTERNAL_NODES + 1..=u32::MAX / 4).contains(&node_cap) {
+            return Err(format!("node capacity {node_cap} out of range"));
+        }
+        let expect = Layout::new(node_cap - INTERNAL_NODES, rd32(&h.stack_cap));
+        let found = (
+            rd32(&h.header_size) as usize,
+            rd64(&h.size),
+            rd32(&h.table_mask),
+            [&h.off_frames, &h.off_table, &h.off_nodes, &h.off_hist].map(|o| rd64(o) as usize),
+        );
+        let wanted = (
+            size_of::<Header>(),
+            expect.size as u64,
+            expect.table_cap - 1,
+            [
+                expect.off_frames,
+                expect.off_table,
+                expect.off_nodes,
+                expect.off_hist,
+            ],
+        );
+        if found != wanted || expect.stack_cap != rd32(&h.stack_cap) {
+            return Err("block header is inconsistent (sizes or offsets)".into());
+        }
+        if expect.size > len {
+            return Err(format!(
+                "block of {} bytes in a file of {len}: truncated",
+                expect.size
+            ));
+        }
+        Ok(Block(base as *mut Header))
     }
 
     #[inline(always)]
@@ -623,7 +725,7 @@ impl Block {
         // SAFETY: the range is inside this block's mapping; only the owner
         // thread touches frames/table, and readers ignore the block until
         // `epoch` is published below.
-        unsafe { crate::memory::zero(self.base().add(start), len) };
+        unsafe { crate::memory::zero(self.base().add(start), len, h.live != 0) };
         h.node_count.store(0, Ordering::Relaxed);
         h.dropped_frames.store(0, Ordering::Relaxed);
         h.table_keys.store(0, Ordering::Relaxed);

@@ -81,6 +81,7 @@ impl Callsite {
         };
         let salt = fnv1a(name.as_bytes());
         let id = reg.len() as u32;
+        publish(id, kind, &name);
         reg.push(Entry { name, kind, salt });
         self.tagged.store(crate::block::tag(id), Ordering::Relaxed);
         id
@@ -110,6 +111,42 @@ pub(crate) fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
         });
     }
     reg
+}
+
+/// Appends callsite `id` to the live session's names (if one runs).
+fn publish(id: u32, kind: CallsiteKind, name: &str) {
+    crate::live::append(crate::live::REC_CALLSITE, |r| {
+        r.extend_from_slice(&id.to_le_bytes());
+        r.push(kind_code(kind));
+        r.extend_from_slice(name.as_bytes());
+    });
+}
+
+/// A callsite kind as the live names file stores it.
+pub fn kind_code(kind: CallsiteKind) -> u8 {
+    match kind {
+        CallsiteKind::Sync => 0,
+        CallsiteKind::Async => 1,
+        CallsiteKind::Internal => 2,
+    }
+}
+
+/// The kind a live names file's code stands for.
+pub fn kind_from_code(code: u8) -> Option<CallsiteKind> {
+    match code {
+        0 => Some(CallsiteKind::Sync),
+        1 => Some(CallsiteKind::Async),
+        2 => Some(CallsiteKind::Internal),
+        _ => None,
+    }
+}
+
+/// Appends every callsite registered so far to the live session's names.
+pub(crate) fn publish_all() {
+    let reg = registry();
+    for (id, e) in reg.iter().enumerate() {
+        publish(id as u32, e.kind, &e.name);
+    }
 }
 
 /// The salt of a registered callsite.

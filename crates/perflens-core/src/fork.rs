@@ -10,10 +10,15 @@
 //! So the runtime takes all of its locks just before `fork`, in the one
 //! order the rest of the code nests them (the session state, then the
 //! thread registry, then the first-call hook, the path table and the
-//! callsite registry, which are never held together), and releases them
+//! callsite registry, which are never held together, then the live
+//! session's state, taken inside any of them), and releases them
 //! just after, in the parent and in the child (`pthread_atfork`, set up
 //! with the first session). No lock is held while the program's own code
 //! runs, so the thread calling `fork` never holds one itself.
+//!
+//! With a live session, the child also stops publishing: it gets private
+//! copies of the blocks, which are shared mappings of the parent's files
+//! (see `live.rs`).
 //!
 //! The guards are kept in a thread-local between the two handlers: the
 //! child's one thread is a copy of the thread that ran the first handler,
@@ -25,10 +30,11 @@ use std::sync::{MutexGuard, Once};
 struct Held {
     // Dropped in reverse order of locking (fields drop in declaration
     // order, so the last one locked comes first).
+    live: MutexGuard<'static, Option<crate::live::Live>>,
     _callsites: MutexGuard<'static, Vec<crate::callsite::Entry>>,
     _paths: MutexGuard<'static, Option<crate::paths::Table>>,
     _hook: MutexGuard<'static, Option<fn()>>,
-    _threads: MutexGuard<'static, crate::thread::Registry>,
+    threads: MutexGuard<'static, crate::thread::Registry>,
     _state: (MutexGuard<'static, bool>, MutexGuard<'static, u32>),
 }
 
@@ -43,7 +49,7 @@ pub(crate) fn register() {
         // SAFETY: the three handlers are `extern "C"` functions that live
         // for the whole process; pthread_atfork copies the pointers.
         unsafe {
-            libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork));
+            libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork_child));
         }
     });
 }
@@ -57,11 +63,13 @@ extern "C" fn before_fork() {
     let hook = crate::thread::lock_first_call_hook();
     let paths = crate::paths::lock();
     let callsites = crate::callsite::registry();
+    let live = crate::live::lock();
     let held = Held {
+        live,
         _callsites: callsites,
         _paths: paths,
         _hook: hook,
-        _threads: threads,
+        threads,
         _state: state,
     };
     let _ = HELD.try_with(|h| *h.borrow_mut() = Some(held));
@@ -70,4 +78,19 @@ extern "C" fn before_fork() {
 extern "C" fn after_fork() {
     let _internal = crate::alloc::Internal::enter();
     let _ = HELD.try_with(|h| h.borrow_mut().take());
+}
+
+/// The child's side: as [`after_fork`], after making the child's blocks
+/// private if a live session runs (its files are the parent's: see
+/// `live.rs`).
+extern "C" fn after_fork_child() {
+    let _internal = crate::alloc::Internal::enter();
+    let _ = HELD.try_with(|h| {
+        if let Some(mut held) = h.borrow_mut().take() {
+            if held.live.is_some() {
+                crate::thread::privatize_after_fork(&mut held.threads);
+            }
+            crate::live::forget_after_fork(&mut held.live);
+        }
+    });
 }

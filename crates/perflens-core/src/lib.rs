@@ -32,22 +32,27 @@ mod arch;
 mod block;
 mod callsite;
 mod clock;
+pub use clock::ns_per_tick_since;
 mod fork;
 mod frame;
 mod future;
 mod guard;
 pub mod histogram;
+pub mod live;
 mod memory;
 mod paths;
+mod read;
 mod session;
 pub mod snapshot;
 mod thread;
 
 pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
-pub use callsite::{Callsite, fnv1a, normalize_name};
+pub use callsite::{Callsite, fnv1a, kind_from_code, normalize_name};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
+pub use live::{LiveConfig, LiveEnd};
+pub use read::read_live_block;
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
     StartError, is_recording, parse_mode, start,
@@ -56,9 +61,9 @@ pub use snapshot::{
     AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
     RawSnapshot, ThreadSnapshot,
 };
-pub use thread::{sample_context, set_first_call_hook};
+pub use thread::{charge_sample, sample_context, set_first_call_hook};
 
 /// Layout facts of the per-thread blocks, for tools that read them.
 pub mod layout {
-    pub use crate::block::{LAYOUT_VERSION, MAGIC};
+    pub use crate::block::{Header, LAYOUT_VERSION, MAGIC};
 }

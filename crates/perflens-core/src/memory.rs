@@ -24,13 +24,51 @@ pub fn map_zeroed(len: usize) -> Option<*mut u8> {
     }
 }
 
-/// Zeroes `len` bytes at `p`, returning whole pages to the OS.
+/// Maps the first `len` bytes of the file `fd` shared, readable and
+/// writable (a live block: see `live.rs`). `None` on failure.
+#[cfg(unix)]
+pub fn map_shared(fd: libc::c_int, len: usize) -> Option<*mut u8> {
+    // SAFETY: a shared mapping of an open file with no address hint; the
+    // result is checked against MAP_FAILED.
+    let p = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED | libc::MAP_NORESERVE,
+            fd,
+            0,
+        )
+    };
+    (p != libc::MAP_FAILED).then_some(p as *mut u8)
+}
+
+/// Unmaps `len` bytes at `p`.
 ///
 /// # Safety
-/// `p..p+len` must lie inside one mapping from [`map_zeroed`] that no
-/// other thread writes concurrently.
+/// `p..p+len` is a whole mapping nothing uses any more.
 #[cfg(unix)]
-pub unsafe fn zero(p: *mut u8, len: usize) {
+pub unsafe fn unmap(p: *mut u8, len: usize) {
+    // SAFETY: per the caller.
+    unsafe { libc::munmap(p as *mut libc::c_void, len) };
+}
+
+/// Zeroes `len` bytes at `p`, returning whole pages to the OS. `shared`:
+/// the range is a shared file mapping ([`map_shared`]), whose pages are
+/// holes punched in the file; else a private one from [`map_zeroed`].
+///
+/// # Safety
+/// `p..p+len` must lie inside one such mapping that no other thread
+/// writes concurrently.
+#[cfg(unix)]
+pub unsafe fn zero(p: *mut u8, len: usize, shared: bool) {
+    // MADV_DONTNEED would only drop this process's view of a shared
+    // file's pages, not zero them: punch holes instead.
+    let advice = if shared {
+        libc::MADV_REMOVE
+    } else {
+        libc::MADV_DONTNEED
+    };
     let page = 4096usize;
     let start = p as usize;
     let first = (start + page - 1) & !(page - 1);
@@ -41,14 +79,10 @@ pub unsafe fn zero(p: *mut u8, len: usize) {
         // are zeroed by hand below.
         unsafe {
             std::ptr::write_bytes(p, 0, first - start);
-            // MADV_DONTNEED on a private anonymous mapping makes the pages
-            // read back as zero and frees them.
-            if libc::madvise(
-                first as *mut libc::c_void,
-                last - first,
-                libc::MADV_DONTNEED,
-            ) != 0
-            {
+            // MADV_DONTNEED on a private anonymous mapping (MADV_REMOVE
+            // on a shared one) makes the pages read back as zero and
+            // frees them.
+            if libc::madvise(first as *mut libc::c_void, last - first, advice) != 0 {
                 std::ptr::write_bytes(first as *mut u8, 0, last - first);
             }
             std::ptr::write_bytes(last as *mut u8, 0, end - last);
@@ -68,7 +102,7 @@ pub fn map_zeroed(len: usize) -> Option<*mut u8> {
 }
 
 #[cfg(not(unix))]
-pub unsafe fn zero(p: *mut u8, len: usize) {
+pub unsafe fn zero(p: *mut u8, len: usize, _shared: bool) {
     // SAFETY: caller guarantees the range.
     unsafe { std::ptr::write_bytes(p, 0, len) };
 }

@@ -224,11 +224,13 @@ impl Table {
         }
         let parent_id = self.paths.get(parent as usize).map_or(0, |p| p.id);
         let p = self.paths.len() as u32;
-        self.paths.push(PathInfo {
+        let info = PathInfo {
             parent,
             callsite,
             id: mix(parent_id, salt),
-        });
+        };
+        publish(p, &info);
+        self.paths.push(info);
         self.index.insert((parent, callsite), p);
         Some(p)
     }
@@ -295,6 +297,25 @@ impl Table {
         }
         false
     }
+}
+
+/// Appends path `index` to the live session's names (if one runs).
+fn publish(index: u32, info: &PathInfo) {
+    crate::live::append(crate::live::REC_PATH, |r| {
+        r.extend_from_slice(&index.to_le_bytes());
+        r.extend_from_slice(&info.parent.to_le_bytes());
+        r.extend_from_slice(&info.callsite.to_le_bytes());
+        r.extend_from_slice(&info.id.to_le_bytes());
+    });
+}
+
+/// Appends every path registered so far to the live session's names.
+pub(crate) fn publish_all() {
+    with_table(|t| {
+        for (i, info) in t.paths.iter().enumerate() {
+            publish(i as u32, info);
+        }
+    });
 }
 
 /// Every registered path, by index.

@@ -1,9 +1,7 @@
 //! Starting and stopping recording, and taking snapshots.
 
-use crate::block::{Block, HISTS, NESTED_NODE, OVERFLOW_NODE};
-use crate::frame::HIST_ALLOC;
-use crate::histogram::{BUCKETS, Histogram};
-use crate::snapshot::{AllocSummary, ClockSource, Mode, NodeSnapshot, RawSnapshot, ThreadSnapshot};
+use crate::live::{LiveConfig, LiveEnd};
+use crate::snapshot::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
 use crate::{callsite, clock, paths, thread};
 use std::fmt;
 use std::sync::Mutex;
@@ -59,6 +57,9 @@ pub struct Config {
     /// has been called this many times, and only then one in `every`, so
     /// that rare functions are exact and only hot ones are estimates.
     pub sample_warmup: u32,
+    /// Publish the session in shared memory for `perflens top` and other
+    /// readers (see `live.rs`); `None`: private (default).
+    pub live: Option<LiveConfig>,
 }
 
 impl Default for Config {
@@ -71,6 +72,7 @@ impl Default for Config {
             path_capacity: paths::DEFAULT_PATH_CAPACITY,
             clock: None,
             sample_warmup: DEFAULT_SAMPLE_WARMUP,
+            live: None,
         }
     }
 }
@@ -206,6 +208,17 @@ pub struct Recording {
     clock: ClockSource,
     started: Instant,
     done: bool,
+    /// The live session's directory, when it is published.
+    live_dir: Option<std::path::PathBuf>,
+}
+
+/// A mode's `block::MODE_*` code and sampling period.
+pub(crate) fn mode_code(mode: Mode) -> (u32, u32) {
+    match mode {
+        Mode::Timed => (crate::block::MODE_TIMED, 1),
+        Mode::Count => (crate::block::MODE_COUNT, 1),
+        Mode::Sampled { every } => (crate::block::MODE_SAMPLED, every.max(1)),
+    }
 }
 
 /// Starts recording with `config`.
@@ -235,6 +248,20 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
         Mode::Sampled { .. } => config.sample_warmup,
         _ => 0,
     };
+    let live_dir = config.live.as_ref().and_then(|live| {
+        let (m, every) = mode_code(mode);
+        let facts = crate::live::Start {
+            epoch,
+            mode: m,
+            sample_every: every,
+            sample_warmup: warmup,
+            clock: (clock == ClockSource::Instant) as u32,
+            path_capacity: config.path_capacity.max(2),
+        };
+        crate::live::begin(&facts, live)
+            .map_err(|e| eprintln!("[perflens] live view unavailable: {e}"))
+            .ok()
+    });
     thread::activate(
         epoch,
         mode,
@@ -249,6 +276,7 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
         clock,
         started: Instant::now(),
         done: false,
+        live_dir,
     })
 }
 
@@ -264,21 +292,63 @@ impl Recording {
         self.collect(false)
     }
 
-    /// Stops recording and returns the final snapshot.
-    pub fn finish(mut self) -> RawSnapshot {
+    /// The directory of the live session (see [`Config::live`]), when
+    /// this session is published.
+    pub fn live_dir(&self) -> Option<&std::path::Path> {
+        self.live_dir.as_deref()
+    }
+
+    /// Stops recording and returns the final snapshot. A live session is
+    /// marked finished (and removed unless kept).
+    pub fn finish(self) -> RawSnapshot {
+        let (snap, live) = self.finish_live();
+        live.close();
+        snap
+    }
+
+    /// [`Recording::finish`], leaving a live session open for final
+    /// records ([`LiveEnd::record`]) until [`LiveEnd::close`]: its final
+    /// figures are written, readers do not see it finished yet.
+    pub fn finish_live(mut self) -> (RawSnapshot, LiveEnd) {
         crate::frame::charge_current_thread();
         thread::deactivate(self.epoch);
         // Another session may start only once this snapshot is taken:
         // its threads reset their blocks, which this one reads.
         let snap = self.collect(true);
+        let live = crate::live::end(
+            self.epoch,
+            crate::live::Final {
+                ns_per_tick: snap.ns_per_tick,
+                elapsed_ns: snap.elapsed_ns,
+                overflow_paths: snap.overflow_paths,
+                unrecorded_calls: snap.unrecorded_calls,
+                alloc: snap.alloc.map(|a| (a.live_bytes, a.peak_live_bytes)),
+            },
+        );
+        // The live session is `live`'s to close now.
+        self.live_dir = None;
         self.stop();
-        snap
+        (snap, live)
     }
 
     fn stop(&mut self) {
         if !self.done {
             self.done = true;
             thread::deactivate(self.epoch);
+            // Dropped without `finish`: the live session ends here.
+            if self.live_dir.is_some() {
+                crate::live::end(
+                    self.epoch,
+                    crate::live::Final {
+                        ns_per_tick: clock::ns_per_tick(),
+                        elapsed_ns: self.started.elapsed().as_nanos() as u64,
+                        overflow_paths: paths::overflowed(),
+                        unrecorded_calls: thread::unrecorded(),
+                        alloc: None,
+                    },
+                )
+                .close();
+            }
             *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = false;
         }
     }
@@ -287,11 +357,17 @@ impl Recording {
         let _internal = crate::alloc::Internal::enter();
         let elapsed_ns = self.started.elapsed().as_nanos() as u64;
         let ns_per_tick = clock::ns_per_tick();
-        let to_ns = |t: u64| (t as f64 * ns_per_tick).round() as u64;
+        let how = crate::read::Read {
+            epoch: self.epoch,
+            ns_per_tick,
+            boundary_alloc: cfg!(feature = "alloc"),
+            all_histograms: true,
+            page_ok: &crate::read::all_pages,
+        };
         let mut threads = Vec::new();
         let mut unpublished = 0i64;
         thread::for_each_block(|entry| {
-            if let Some(t) = read_block(entry.block, self.epoch, &to_ns) {
+            if let Some(t) = crate::read::read_block(entry.block, &how) {
                 let a = &entry.block.header().alloc;
                 unpublished = unpublished.wrapping_add(
                     t.live_bytes
@@ -328,145 +404,6 @@ impl Drop for Recording {
     }
 }
 
-fn read_block(block: Block, epoch: u32, to_ns: &dyn Fn(u64) -> u64) -> Option<ThreadSnapshot> {
-    let h = block.header();
-    if h.epoch.load(Ordering::Acquire) != epoch || h.excluded.load(Ordering::Acquire) == 1 {
-        return None;
-    }
-    let count = h.node_count.load(Ordering::Acquire);
-    let pending = block.pending();
-    let read_hist = |node: u32, which: usize| read_hist(block, node, which, pending);
-    let mut nodes = Vec::with_capacity(count as usize);
-    let mut overflow_calls = 0;
-    for i in 0..count {
-        // SAFETY: i < node_count <= node_cap.
-        let n = unsafe { block.node(i) };
-        let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let hist_total = read_hist(i, 0);
-        // `calls` counts the untimed calls; each timed one is an entry of
-        // the inclusive histogram.
-        let timed_calls = hist_total.count();
-        let calls = r(&n.calls) + timed_calls;
-        #[allow(unused_mut)]
-        let mut hist_alloc = read_hist(i, HIST_ALLOC);
-        // Calls that allocated nothing are not in the histogram. Without
-        // the `alloc` feature calls record nothing there: leave it empty.
-        #[cfg(feature = "alloc")]
-        {
-            let zero_calls = calls.saturating_sub(hist_alloc.count());
-            if zero_calls != 0 {
-                hist_alloc.record_n(0, zero_calls);
-            }
-        }
-        let path = n.path.load(Ordering::Relaxed);
-        let nested = path & NESTED_NODE != 0;
-        let node = NodeSnapshot {
-            path: path & !NESTED_NODE,
-            nested,
-            max_depth: if nested {
-                n.rec_max.load(Ordering::Relaxed)
-            } else {
-                0
-            },
-            calls,
-            timed_calls,
-            total_ns: to_ns(r(&n.total)),
-            self_ns: to_ns(r(&n.self_)),
-            busy_ns: to_ns(r(&n.busy)),
-            polls: r(&n.polls),
-            cancelled: r(&n.cancelled),
-            timed_cancelled: r(&n.cancelled_timed),
-            cancelled_ns: to_ns(r(&n.cancelled_wall)),
-            hist_total,
-            hist_self: read_hist(i, 1),
-            alloc_bytes: r(&n.alloc_bytes),
-            alloc_count: r(&n.alloc_count),
-            free_bytes: r(&n.free_bytes),
-            free_count: r(&n.free_count),
-            hist_alloc,
-        };
-        if i == OVERFLOW_NODE {
-            overflow_calls = node.calls + node.cancelled;
-        }
-        nodes.push(node);
-    }
-    // Read after every node counter: see `unattributed`.
-    #[cfg(feature = "alloc")]
-    if let Some((top, moved)) = unattributed(block) {
-        if let Some(node) = nodes.get_mut(top as usize) {
-            node.alloc_bytes = node.alloc_bytes.wrapping_add(moved[0]);
-            node.alloc_count = node.alloc_count.wrapping_add(moved[1]);
-            node.free_bytes = node.free_bytes.wrapping_add(moved[2]);
-            node.free_count = node.free_count.wrapping_add(moved[3]);
-        }
-    }
-    nodes.retain(|node| {
-        node.calls != 0
-            || node.cancelled != 0
-            || node.polls != 0
-            || node.alloc_count != 0
-            || node.free_count != 0
-    });
-    Some(ThreadSnapshot {
-        index: h.thread_index,
-        tid: h.tid,
-        name: None,
-        exited: h.exited.load(Ordering::Acquire) == 1,
-        nodes,
-        node_capacity: h.node_cap - crate::block::INTERNAL_NODES,
-        overflow_calls,
-        dropped_frames: h.dropped_frames.load(Ordering::Relaxed),
-        live_bytes: h.alloc.live(),
-        peak_live_bytes: h.alloc.peak.load(Ordering::Relaxed),
-    })
-}
-
-/// What a thread allocated and freed since its last frame boundary
-/// (with the `alloc` feature, allocations are charged to nodes at frame
-/// boundaries: see `frame::boundary`), and the node it belongs to: the
-/// frame on top of the thread's stack since that boundary, as noted by
-/// the thread at each change of its top frame (see `AllocMark::top`). `None`
-/// when the thread kept crossing boundaries while this read it (a live
-/// snapshot then shows that part at the thread's next boundary).
-///
-/// Never counts a byte twice. The caller read the node counters before;
-/// the owner stores the marks, then (release fence) adds to the node
-/// counters, so a charge whose addition was read has its marks seen here
-/// (acquire fence), and what it charged is not in `totals - marks`.
-/// Which node: the owner records the top node, then (release fence) moves
-/// the totals, so totals seen moved past the marks mean that node is
-/// seen, or a later one; a later one was noted at a later boundary, which
-/// charged (every boundary after a movement does) and so stored new
-/// marks first (release fence in the charge),
-/// so the second read of the marks differs and this reads again. A
-/// thread that is not running (parked, blocked, or waiting for the
-/// session to end) is read exactly.
-#[cfg(feature = "alloc")]
-fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
-    use std::sync::atomic::fence;
-    let h = block.header();
-    let marks = || h.mark.counters().map(|m| m.load(Ordering::Relaxed));
-    fence(Ordering::Acquire);
-    for _ in 0..8 {
-        let before = marks();
-        let totals = h.alloc.totals();
-        fence(Ordering::Acquire);
-        let top = h.mark.top.load(Ordering::Relaxed);
-        fence(Ordering::Acquire);
-        if marks() != before {
-            continue;
-        }
-        let moved = [0, 1, 2, 3].map(|i| totals[i].wrapping_sub(before[i]));
-        // Bytes freed are derived from two counters the owner may be
-        // updating: a read between them can look like a step back.
-        if moved.iter().any(|&d| (d as i64) < 0) {
-            continue;
-        }
-        return Some((top, moved));
-    }
-    None
-}
-
 /// Process-wide live and peak bytes: what threads published, plus what
 /// each moved since its last publication (so `live_bytes` is exact).
 fn alloc_summary(threads: &[ThreadSnapshot], unpublished: i64) -> AllocSummary {
@@ -478,18 +415,6 @@ fn alloc_summary(threads: &[ThreadSnapshot], unpublished: i64) -> AllocSummary {
         peak_live_bytes: published_peak.max(thread_peak).max(live.max(0) as u64),
         peak_resolution_bytes: crate::alloc::PUBLISH_STEP as u64,
     }
-}
-
-/// Histogram `which` of a node, with the thread's pending entries (see
-/// `Header::pending`) added.
-fn read_hist(block: Block, node: u32, which: usize, pending: [Option<u64>; 2]) -> Histogram {
-    let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
-    Histogram::from_dense((0..BUCKETS).map(|b| {
-        // SAFETY: node < node_count <= node_cap, which < HISTS, b < BUCKETS.
-        let stored = unsafe { block.bucket(node, which, b) }.load(Ordering::Relaxed);
-        let idx = first + b as u64;
-        stored + pending.iter().filter(|&&p| p == Some(idx)).count() as u64
-    }))
 }
 
 /// True while a session records.

@@ -201,6 +201,12 @@ pub struct ThreadSnapshot {
     pub live_bytes: i64,
     /// Highest `live_bytes` seen during the session.
     pub peak_live_bytes: u64,
+    /// `(path, samples, cpu_ns)`: the CPU samples charged to this
+    /// thread's nodes (see `charge_sample`), one entry per node sampled
+    /// (a nested node under its path). Every node counts, also one whose
+    /// function has not completed a call yet. Empty unless a CPU sampler
+    /// charges samples.
+    pub cpu_samples: Vec<(u32, u64, u64)>,
 }
 
 /// Process-wide allocation figures, present when the counting allocator

@@ -239,7 +239,23 @@ impl Drop for ExitHook {
                     let node = unsafe { crate::frame::top(hot) }.np.node;
                     crate::frame::boundary(hot, node);
                 }
-                hot.block().header().exited.store(1, Ordering::Release);
+                let block = hot.block();
+                let live = block.header().live;
+                if live != 0 && live != crate::live::tag() {
+                    // A block of an ended live session: its file holds
+                    // that session's final state (kept for readers, who
+                    // must see the threads as the final report did), and
+                    // it is never reused: unmapped now.
+                    let mut reg = registry();
+                    if let Some(i) = reg.live.iter().position(|e| e.block == block) {
+                        reg.live.swap_remove(i);
+                        // SAFETY: this thread owned it and is exiting; it
+                        // is in no list any more (lock held).
+                        unsafe { block.unmap() };
+                    }
+                } else {
+                    block.header().exited.store(1, Ordering::Release);
+                }
             }
             *hot = Hot::EMPTY;
             // Allocations made by later thread-local destructors are not
@@ -334,9 +350,23 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
 }
 
 /// Whether `block` has the capacities of `layout`.
+/// A block of the running live session's files (or a private one when
+/// no live session runs) fits; no other does.
 fn fits(block: Block, layout: Layout) -> bool {
     let h = block.header();
-    h.node_cap == layout.node_cap && h.stack_cap == layout.stack_cap
+    h.node_cap == layout.node_cap && h.stack_cap == layout.stack_cap && h.live == crate::live::tag()
+}
+
+/// Takes a block nobody uses any more: a private one is kept for reuse,
+/// a live one (whose file belongs to an ended live session) unmapped.
+fn retire(reg: &mut Registry, block: Block) {
+    if block.header().live == 0 {
+        reg.free.push(block);
+    } else {
+        // SAFETY: its thread exited or moved to another block, and it is
+        // in no list (registry lock held): nothing reads or writes it.
+        unsafe { block.unmap() };
+    }
 }
 
 /// The shadow-stack capacity for the current thread: the session's
@@ -438,8 +468,12 @@ fn fallback(layout: Layout) -> Layout {
 
 /// Maps a block with `layout`, or failing that (address space exhausted)
 /// a small one.
-fn create_block(layout: Layout, index: u32, tid: u64) -> Option<Block> {
-    Block::create(layout, index, tid).or_else(|| Block::create(fallback(layout), index, tid))
+/// While a live session runs, the block is a file of that session (see
+/// `live.rs`), unless that fails.
+fn create_block(layout: Layout, index: u32, tid: u64, name: Option<&str>) -> Option<Block> {
+    crate::live::create_block(layout, index, tid, name)
+        .or_else(|| Block::create(layout, index, tid))
+        .or_else(|| Block::create(fallback(layout), index, tid))
 }
 
 /// Gives the current thread a new block with `layout` in place of `old`,
@@ -449,12 +483,17 @@ fn create_block(layout: Layout, index: u32, tid: u64) -> Option<Block> {
 fn replace_for_current_thread(old: Block, layout: Layout) -> Option<*mut Header> {
     let mut reg = registry();
     let (index, tid) = (old.header().thread_index, old.header().tid);
-    let new =
-        take_free(&mut reg, layout, index, tid).or_else(|| create_block(layout, index, tid))?;
+    let name = reg
+        .live
+        .iter()
+        .find(|e| e.block == old)
+        .and_then(|e| e.name.clone());
+    let new = take_free(&mut reg, layout, index, tid)
+        .or_else(|| create_block(layout, index, tid, name.as_deref()))?;
     if let Some(e) = reg.live.iter_mut().find(|e| e.block == old) {
         e.block = new;
     }
-    reg.free.push(old);
+    retire(&mut reg, old);
     Some(new.0)
 }
 
@@ -485,7 +524,7 @@ fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
         let recycled = take_free(&mut reg, layout, index, tid);
         let block = match recycled {
             Some(b) => b,
-            None => create_block(layout, index, tid)?,
+            None => create_block(layout, index, tid, name.as_deref())?,
         };
         reg.live.push(Entry { block, name });
         block
@@ -495,11 +534,7 @@ fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
 
 /// Starts generation `epoch` with the given settings.
 pub(crate) fn activate(epoch: u32, mode: Mode, warmup: u32, node_cap: u32, stack_cap: u32) {
-    let (m, every) = match mode {
-        Mode::Timed => (crate::block::MODE_TIMED, 1),
-        Mode::Count => (crate::block::MODE_COUNT, 1),
-        Mode::Sampled { every } => (crate::block::MODE_SAMPLED, every.max(1)),
-    };
+    let (m, every) = crate::session::mode_code(mode);
     MODE.store(m, Ordering::Relaxed);
     SAMPLE_EVERY.store(every, Ordering::Relaxed);
     SAMPLE_WARMUP.store(warmup, Ordering::Relaxed);
@@ -513,7 +548,7 @@ pub(crate) fn activate(epoch: u32, mode: Mode, warmup: u32, node_cap: u32, stack
         while i < reg.live.len() {
             if reg.live[i].block.header().exited.load(Ordering::Acquire) == 1 {
                 let e = reg.live.swap_remove(i);
-                reg.free.push(e.block);
+                retire(&mut reg, e.block);
             } else {
                 i += 1;
             }
@@ -525,6 +560,23 @@ pub(crate) fn activate(epoch: u32, mode: Mode, warmup: u32, node_cap: u32, stack
     init_process_barrier();
     EPOCH.store(epoch, Ordering::Release);
     gate_all();
+}
+
+/// In a forked child (every runtime lock held in `reg`, the child's only
+/// thread running): gives every live block a private copy of its
+/// contents, so that the child never writes into its parent's files.
+pub(crate) fn privatize_after_fork(reg: &mut Registry) {
+    for b in reg
+        .live
+        .iter()
+        .map(|e| e.block)
+        .chain(reg.free.iter().copied())
+    {
+        if b.header().live != 0 {
+            // SAFETY: only this thread runs, and `b` is a whole block.
+            unsafe { crate::live::privatize(b) };
+        }
+    }
 }
 
 /// Whether owners must swap their thresholds (see
@@ -711,6 +763,50 @@ fn os_tid() -> u64 {
 /// path write a frame before publishing the new depth (with a compiler
 /// fence), so the handler never sees a depth whose frame is not written.
 pub fn sample_context() -> u64 {
+    match top_node() {
+        Some((nodes, node)) => {
+            // SAFETY: `top_node` validated the pointer and index.
+            let path = unsafe { &*nodes.add(node as usize) }
+                .path
+                .load(Ordering::Relaxed)
+                & !crate::block::NESTED_NODE;
+            if path == crate::paths::ROOT_PATH {
+                0
+            } else {
+                u64::from(path) + 1
+            }
+        }
+        None => 0,
+    }
+}
+
+/// Charges a CPU sample of `weight_ns` taken now on this thread to the
+/// node of its top frame (`Node::cpu_samples`, `Node::cpu_ns`), which a
+/// live reader shows; on a thread without a block of the running
+/// session, to the live session's count of samples outside measured
+/// code.
+///
+/// Async-signal-safe like [`sample_context`], and for the same reasons:
+/// meant to be called from the sampling signal handler that interrupted
+/// this very thread, once the sample is stored. The two counters are
+/// written by this handler only (the interrupted code never writes
+/// them), so a plain load and store loses nothing.
+pub fn charge_sample(weight_ns: u64) {
+    match top_node() {
+        Some((nodes, node)) => {
+            // SAFETY: `top_node` validated the pointer and index.
+            let n = unsafe { &*nodes.add(node as usize) };
+            crate::block::bump(&n.cpu_samples, 1);
+            crate::block::bump(&n.cpu_ns, weight_ns);
+        }
+        None => crate::live::outside_sample(weight_ns),
+    }
+}
+
+/// The node array of this thread's block and the index of the node of
+/// its top frame, when it has a block of the running session.
+/// Async-signal-safe: see [`sample_context`].
+fn top_node() -> Option<(*const Node, u32)> {
     let hot = hot();
     // SAFETY: `hot` is this thread's TLS slot (a const-initialised
     // thread-local without destructor: no lazy initialisation, no
@@ -721,28 +817,22 @@ pub fn sample_context() -> u64 {
     unsafe {
         let epoch = std::ptr::read_volatile(&raw const (*hot).epoch);
         if epoch == 0 || epoch != EPOCH.load(Ordering::Relaxed) {
-            return 0;
+            return None;
         }
         let depth = std::ptr::read_volatile(&raw const (*hot).depth);
         let cap = std::ptr::read_volatile(&raw const (*hot).stack_cap);
         let frames = std::ptr::read_volatile(&raw const (*hot).frames);
         let nodes = std::ptr::read_volatile(&raw const (*hot).nodes);
         if depth == 0 || depth > cap || frames.is_null() || nodes.is_null() {
-            return 0;
+            return None;
         }
         // The frame names a context; its node names the path the call is
         // charged to (a nested call of a recursion is charged to the path
         // where the function is outermost).
         let node = std::ptr::read_volatile(&raw const (*frames.add(depth as usize - 1)).np.node);
         if node >= (*crate::block::header_of(frames)).node_cap {
-            return 0;
+            return None;
         }
-        let path =
-            (*nodes.add(node as usize)).path.load(Ordering::Relaxed) & !crate::block::NESTED_NODE;
-        if path == crate::paths::ROOT_PATH {
-            0
-        } else {
-            u64::from(path) + 1
-        }
+        Some((nodes as *const Node, node))
     }
 }

@@ -150,6 +150,22 @@ pub(crate) fn string_value(arg: &Arg, example: &str) -> syn::Result<LitStr> {
     }
 }
 
+/// The value of an option that must be `true` or `false`.
+pub(crate) fn bool_value(arg: &Arg) -> syn::Result<bool> {
+    match strip_groups(&arg.value) {
+        Expr::Lit(ExprLit {
+            lit: Lit::Bool(b), ..
+        }) => Ok(b.value),
+        other => Err(syn::Error::new_spanned(
+            other,
+            format!(
+                "`{}` must be `true` or `false`, e.g. `{} = true`.",
+                arg.key, arg.key
+            ),
+        )),
+    }
+}
+
 /// The value of an option that must be a positive integer literal fitting `max`.
 pub(crate) fn positive_int_value(arg: &Arg, max: u64) -> syn::Result<u64> {
     let not_int = || {

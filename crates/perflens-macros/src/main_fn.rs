@@ -17,6 +17,7 @@ const OPTIONS: &[&str] = &[
     "mode",
     "sample_every",
     "allocator",
+    "live",
 ];
 
 /// The options of `#[perflens::main]`, validated.
@@ -27,6 +28,7 @@ pub(crate) struct MainOptions {
     pub format: Option<&'static str>,
     pub mode: Option<Mode>,
     pub allocator: Option<Allocator>,
+    pub live: Option<bool>,
 }
 
 /// `allocator = path::Type`: a unit-struct allocator, used both as the
@@ -157,6 +159,7 @@ pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
                 });
             }),
             "allocator" => allocator(arg).map(|a| options.allocator = Some(a)),
+            "live" => args::bool_value(arg).map(|b| options.live = Some(b)),
             _ => args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| {
                 sample_every = Some((u32::try_from(n).unwrap_or(u32::MAX), arg));
             }),
@@ -325,6 +328,9 @@ fn options_tokens(options: &MainOptions) -> TokenStream2 {
             }
         };
         fields.extend(quote!(mode: #some(#mode),));
+    }
+    if let Some(live) = options.live {
+        fields.extend(quote!(live: #some(#live),));
     }
     quote!(#p::MainOptions { #fields ..::core::default::Default::default() })
 }

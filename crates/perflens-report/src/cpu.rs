@@ -35,7 +35,9 @@ use crate::build::{Merged, Tree, merge_paths, resolve_rows, subtree_sums};
 use crate::model::{CpuSummary, CpuThreadRow, HotPath, KernelTime, Report};
 
 /// CPU samples aggregated by calling context, for [`Report::add_cpu`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// Its serde form is how a live session keeps the sampler's final
+/// figures for readers (see `perflens-live`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CpuInput {
     /// Sampling frequency per thread, in samples per second of CPU time.
     pub frequency_hz: u32,
@@ -66,7 +68,7 @@ pub struct CpuInput {
 }
 
 /// One sampled thread of a [`CpuInput`].
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct CpuThreadInput {
     /// OS thread id.
     pub tid: u64,

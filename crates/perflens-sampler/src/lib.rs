@@ -59,8 +59,8 @@ pub use report::{
 };
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use sampler::{
-    arm_current_thread, clear_context_hook, in_signal_handler, late_signals, set_context_hook,
-    set_watcher_start_hook,
+    arm_current_thread, clear_charge_hook, clear_context_hook, in_signal_handler, late_signals,
+    set_charge_hook, set_context_hook, set_watcher_start_hook,
 };
 
 use report::ReportSource;
@@ -389,6 +389,10 @@ mod unsupported {
     pub fn set_context_hook(_f: fn() -> u64) {}
     /// Unsupported target: no-op.
     pub fn clear_context_hook() {}
+    /// Unsupported target: stored nowhere.
+    pub fn set_charge_hook(_f: fn(u64)) {}
+    /// Unsupported target: no-op.
+    pub fn clear_charge_hook() {}
     /// Unsupported target: there is no watcher thread.
     pub fn set_watcher_start_hook(_f: fn()) {}
     /// Unsupported target: always false.

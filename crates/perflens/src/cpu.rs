@@ -52,6 +52,7 @@ impl CpuSession {
         // The sampler's memory is the profiler's, not the program's.
         let _internal = perflens_core::Internal::enter();
         perflens_sampler::set_context_hook(perflens_core::sample_context);
+        perflens_sampler::set_charge_hook(perflens_core::charge_sample);
         perflens_sampler::set_watcher_start_hook(perflens_core::exclude_current_thread);
         let guard = builder
             .frequency(frequency as i32)
@@ -68,6 +69,11 @@ impl CpuSession {
             Err(e) => eprintln!("[perflens] CPU sampling unavailable: {e}"),
         }
         CpuSession { guard, frequency }
+    }
+
+    /// The sampling frequency, when sampling runs.
+    pub(crate) fn frequency(&self) -> Option<u32> {
+        self.guard.is_ok().then_some(self.frequency)
     }
 
     /// Stops sampling. Nothing after this is sampled.
@@ -88,6 +94,7 @@ impl CpuSession {
             guard => guard.map(|g| g.stop()),
         };
         perflens_sampler::clear_context_hook();
+        perflens_sampler::clear_charge_hook();
         StoppedCpu {
             builder,
             frequency: self.frequency,
@@ -120,13 +127,15 @@ impl StoppedCpu {
     /// Adds the CPU section to `report` (built from `snap`, whose paths
     /// the samples refer to) and writes the requested files. Never
     /// panics: problems are reported in the report and on stderr.
-    pub(crate) fn finish(self, snap: &RawSnapshot, report: &mut Report) {
+    /// Returns what it added.
+    pub(crate) fn finish(self, snap: &RawSnapshot, report: &mut Report) -> CpuInput {
         let _internal = perflens_core::Internal::enter();
         let builder = match self.builder {
             Ok(b) => b,
             Err(why) => {
-                report.add_cpu(snap, &unavailable(self.frequency, why));
-                return;
+                let input = unavailable(self.frequency, why);
+                report.add_cpu(snap, &input);
+                return input;
             }
         };
         let names = path_names(snap);
@@ -136,12 +145,15 @@ impl StoppedCpu {
         let profile = match built {
             Ok(p) => p,
             Err(e) => {
-                report.add_cpu(snap, &unavailable(self.frequency, e.to_string()));
-                return;
+                let input = unavailable(self.frequency, e.to_string());
+                report.add_cpu(snap, &input);
+                return input;
             }
         };
-        report.add_cpu(snap, &aggregate(&profile, self.frequency));
+        let input = aggregate(&profile, self.frequency);
+        report.add_cpu(snap, &input);
         write_files(&profile);
+        input
     }
 }
 

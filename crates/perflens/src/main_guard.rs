@@ -24,6 +24,7 @@ pub struct MainOptions {
     pub limit: Option<usize>,
     pub format: Option<Format>,
     pub mode: Option<Mode>,
+    pub live: Option<bool>,
 }
 
 /// Started at the top of `main`; prints the report when dropped. The
@@ -50,6 +51,9 @@ impl MainGuard {
         }
         if let Some(l) = opts.limit {
             builder = builder.limit(l);
+        }
+        if let Some(live) = opts.live {
+            builder = builder.live(live);
         }
         let mut format = opts.format.unwrap_or(Format::Table);
         if let Ok(v) = std::env::var("PERFLENS_FORMAT") {

@@ -14,8 +14,25 @@ pub struct SessionBuilder {
     config: Config,
     options: ReportOptions,
     use_env: bool,
+    live: bool,
+    live_keep: bool,
     #[cfg(feature = "cpu")]
     cpu: bool,
+}
+
+/// `PERFLENS_LIVE` / `PERFLENS_LIVE_KEEP`: `Some(on)` when set to a
+/// boolean; a warning and `None` for anything else.
+fn env_flag(name: &str) -> Option<bool> {
+    let v = std::env::var(name).ok()?;
+    match v.trim() {
+        "" => None,
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        other => {
+            eprintln!("[perflens] {name}={other} is not one of 1, 0, true, false; ignored.");
+            None
+        }
+    }
 }
 
 impl SessionBuilder {
@@ -94,6 +111,23 @@ impl SessionBuilder {
         self
     }
 
+    /// Publish the session in shared memory, for `perflens top`,
+    /// `perflens snapshot` and other readers of the same user (the same
+    /// as `PERFLENS_LIVE=1`, which overrides this either way). Off by
+    /// default. The entry is removed when the session ends, unless
+    /// [`SessionBuilder::live_keep`] (or `PERFLENS_LIVE_KEEP=1`) keeps it.
+    pub fn live(mut self, on: bool) -> Self {
+        self.live = on;
+        self
+    }
+
+    /// Keep the live entry, holding the final state, after the session
+    /// ends (the same as `PERFLENS_LIVE_KEEP=1`).
+    pub fn live_keep(mut self, keep: bool) -> Self {
+        self.live_keep = keep;
+        self
+    }
+
     /// Do not read `PERFLENS_*` variables.
     pub fn ignore_env(mut self) -> Self {
         self.use_env = false;
@@ -102,11 +136,17 @@ impl SessionBuilder {
 
     /// Starts recording.
     pub fn start(self) -> Result<Session, Error> {
-        let (config, warnings) = if self.use_env {
+        let (mut config, warnings) = if self.use_env {
             self.config.apply_env()
         } else {
             (self.config, Vec::new())
         };
+        let (mut live, mut keep) = (self.live, self.live_keep);
+        if self.use_env {
+            live = env_flag("PERFLENS_LIVE").unwrap_or(live);
+            keep = env_flag("PERFLENS_LIVE_KEEP").unwrap_or(keep);
+        }
+        config.live = live.then_some(perflens_core::LiveConfig { keep, root: None });
         let mut options = self.options;
         if self.use_env {
             crate::main_guard::apply_report_env(&mut options);
@@ -127,6 +167,14 @@ impl SessionBuilder {
             None
         };
         let recording = match perflens_core::start(&config) {
+            #[cfg(feature = "cpu")]
+            Ok(r) => {
+                if let Some(hz) = cpu.as_ref().and_then(crate::cpu::CpuSession::frequency) {
+                    perflens_core::live::set_cpu_hz(hz);
+                }
+                r
+            }
+            #[cfg(not(feature = "cpu"))]
             Ok(r) => r,
             Err(e) => {
                 // Another session started in between: undo the sampler.
@@ -173,6 +221,8 @@ impl Session {
             config: Config::default(),
             options: ReportOptions::default(),
             use_env: true,
+            live: false,
+            live_keep: false,
             #[cfg(feature = "cpu")]
             cpu: false,
         }
@@ -218,14 +268,27 @@ impl Session {
         // sampled; the paths the samples refer to stay valid.
         #[cfg(feature = "cpu")]
         let cpu = self.cpu.take().map(crate::cpu::CpuSession::stop);
-        let snap = self.recording.finish();
+        let (snap, live) = self.recording.finish_live();
         let _internal = perflens_core::Internal::enter();
         let mut report = Report::from_snapshot(&snap, &self.options);
         #[cfg(feature = "cpu")]
         if let Some(cpu) = cpu {
-            cpu.finish(&snap, &mut report);
+            let input = cpu.finish(&snap, &mut report);
+            // Readers of the live session get the sampler's own figures
+            // (source, threads, losses); the samples per path they read
+            // from the blocks.
+            if let Ok(json) = serde_json::to_vec(&input) {
+                live.record(perflens_core::live::EXTRA_CPU, &json);
+            }
         }
+        live.close();
         report
+    }
+
+    /// The directory of this session's live entry (see
+    /// [`SessionBuilder::live`]), when it is published.
+    pub fn live_dir(&self) -> Option<&std::path::Path> {
+        self.recording.live_dir()
     }
 
     /// Report options in force (percentiles, limit).

@@ -35,6 +35,7 @@ fn options_are_parsed() {
         format = "json",
         mode = "sampled",
         sample_every = 8,
+        live = true,
     ))
     .unwrap();
     assert_eq!(
@@ -45,6 +46,7 @@ fn options_are_parsed() {
             format: Some("json"),
             mode: Some(Mode::Sampled { every: 8 }),
             allocator: None,
+            live: Some(true),
         }
     );
     assert_eq!(
@@ -186,9 +188,13 @@ fn misuse_is_reported_enabled_or_not() {
         ),
         (
             quote!(threads = 4),
-            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every` and `allocator`.",
+            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every`, `allocator` and `live`.",
         ),
         (quote!(limit = 1, limit = 2), "duplicate option `limit`"),
+        (
+            quote!(live = "yes"),
+            "`live` must be `true` or `false`, e.g. `live = true`.",
+        ),
         (quote!(allocator = 5), NOT_A_PATH),
         (
             quote!(allocator = "std::alloc::System"),

@@ -36,6 +36,8 @@ use crate::report::{HANDLER_BUCKET_NS, HANDLER_BUCKETS};
 pub(super) static IN_HANDLERS: AtomicUsize = AtomicUsize::new(0);
 /// `fn() -> u64` as usize, 0 if unset.
 static CONTEXT_HOOK: AtomicUsize = AtomicUsize::new(0);
+/// `fn(u64)` as usize, 0 if unset.
+static CHARGE_HOOK: AtomicUsize = AtomicUsize::new(0);
 /// Signal numbers our handler is installed for (bit per signal, < 64).
 static INSTALLED: AtomicU64 = AtomicU64::new(0);
 /// The SIGTRAP disposition we replaced was SIG_IGN (else SIG_DFL).
@@ -69,6 +71,20 @@ pub fn set_context_hook(f: fn() -> u64) {
 /// Removes the context hook.
 pub fn clear_context_hook() {
     CONTEXT_HOOK.store(0, Ordering::Release);
+}
+
+/// Sets the charge hook: the handler calls it with the sample's weight
+/// (ns of CPU time) after every sample it stored, on the sampled thread
+/// (so a profiler can keep live per-context counters that agree with the
+/// stored samples). It must be async-signal-safe. Replaces any previous
+/// hook.
+pub fn set_charge_hook(f: fn(u64)) {
+    CHARGE_HOOK.store(f as usize, Ordering::Release);
+}
+
+/// Removes the charge hook.
+pub fn clear_charge_hook() {
+    CHARGE_HOOK.store(0, Ordering::Release);
 }
 
 /// A SIGTRAP that is not ours: do what the disposition we replaced would
@@ -189,7 +205,14 @@ impl Session {
             }
         };
         frames[0] = regs.pc;
-        self.push(slot, weight, context, &frames[..n]);
+        if self.push(slot, weight, context, &frames[..n]) {
+            let charge = CHARGE_HOOK.load(Ordering::Acquire);
+            if charge != 0 {
+                // SAFETY: only `fn(u64)` values are stored in CHARGE_HOOK.
+                let f: fn(u64) = unsafe { std::mem::transmute::<usize, fn(u64)>(charge) };
+                f(weight);
+            }
+        }
         slot.busy.store(false, Ordering::Release);
     }
 }

@@ -34,7 +34,10 @@ mod watcher;
 use std::io;
 use std::time::Duration;
 
-pub use handler::{clear_context_hook, in_signal_handler, late_signals, set_context_hook};
+pub use handler::{
+    clear_charge_hook, clear_context_hook, in_signal_handler, late_signals, set_charge_hook,
+    set_context_hook,
+};
 pub(crate) use session::Running;
 pub use session::arm_current_thread;
 pub use watcher::set_watcher_start_hook;

@@ -26,7 +26,9 @@ use super::slot::Slot;
 use crate::snapshot::SampleKey;
 
 impl Session {
-    pub(super) fn push(&self, slot: &Slot, weight: u64, context: u64, frames: &[u64]) {
+    /// Stores a sample in the slot's ring; false (and counted as
+    /// dropped) when the ring is full.
+    pub(super) fn push(&self, slot: &Slot, weight: u64, context: u64, frames: &[u64]) -> bool {
         let ring = slot.ring.load(Ordering::Acquire);
         let mask = slot.ring_mask.load(Ordering::Relaxed);
         let need = frames.len() as u64 + 3;
@@ -35,7 +37,7 @@ impl Session {
         if ring.is_null() || head - tail + need > mask as u64 + 1 {
             slot.dropped.fetch_add(1, Ordering::Relaxed);
             slot.dropped_ns.fetch_add(weight, Ordering::Relaxed);
-            return;
+            return false;
         }
         let put = |i: u64, v: u64| {
             // SAFETY: index masked into the ring of `mask + 1` words, which
@@ -51,6 +53,7 @@ impl Session {
         slot.head.store(head + need, Ordering::Release);
         slot.samples.fetch_add(1, Ordering::Relaxed);
         slot.weight.fetch_add(weight, Ordering::Relaxed);
+        true
     }
 
     /// Moves a slot's ring contents into the aggregate.

@@ -1,0 +1,754 @@
+//! The live view, writer side: a session's data in shared memory that
+//! another process of the same user maps read-only (`perflens top`).
+//!
+//! # Where
+//!
+//! One directory per session, `<root>/<pid>-<start ms>`, where the root
+//! is `$XDG_RUNTIME_DIR/perflens`, or `/dev/shm/perflens-<uid>` when that
+//! variable is unset ([`root`]). Directories are mode 0700 and files
+//! 0600, created with `O_EXCL|O_NOFOLLOW`: a root that is a symlink, is
+//! not ours, or is open to others is refused, and nothing is ever
+//! opened through a name someone else could have planted.
+//!
+//! # What
+//!
+//! - `session`: a [`SessionHeader`], mapped shared by the writer: who
+//!   (pid, program, start), how (mode, clock calibration, layouts), the
+//!   state (running, finished), the names file's committed length, and
+//!   the figures only known at the end.
+//! - `names`: an append-only file of records (callsites, paths, threads,
+//!   extra data), each `kind: u8, len: u32 LE, payload`. The writer
+//!   appends with `pwrite` and only then publishes the new length in the
+//!   header (release); a reader reads up to the length it loaded
+//!   (acquire), so it never sees half a record.
+//! - `b<n>`: one per-thread block each (see `block.rs`), the very memory
+//!   the thread writes: blocks are created as shared mappings of these
+//!   files while a live session runs. Nothing on the measured path
+//!   changes; new threads create new files, and no writer ever waits for
+//!   a reader or takes a lock a reader holds.
+//!
+//! A thread's `names` record (index, tid, name, file) is appended when
+//! its block file is created, before the block is used; a path's record
+//! before any node names it. A reader that reads the blocks first and
+//! the names second finds every name the blocks use.
+//!
+//! # Lifetime
+//!
+//! The directory is removed when the session ends, unless
+//! `PERFLENS_LIVE_KEEP=1` (or `keep`) keeps it, holding the final state.
+//! Blocks stay mapped in the process after that (threads may still point
+//! to them), and are unmapped when their thread moves to a block of a
+//! later session or exits. A forked child gets private copies of the
+//! blocks (see `thread::privatize_after_fork`): it never writes into its
+//! parent's files.
+//!
+//! # Limits
+//!
+//! The files live on a tmpfs. Their pages are taken as the program first
+//! touches them; a tmpfs that runs out of space meanwhile would make the
+//! writing thread fault. So a block file is only created when the file
+//! system has at least twice the block's size free; otherwise the thread
+//! gets private memory and the reader shows it as not published.
+
+use crate::block::{Block, Layout};
+use std::ffi::CString;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+
+/// "PLLIVE01": the session header's magic.
+pub const SESSION_MAGIC: u64 = u64::from_le_bytes(*b"PLLIVE01");
+/// Version of the session header and names format (the blocks have their
+/// own, [`crate::layout::LAYOUT_VERSION`]; a reader checks both).
+pub const SESSION_VERSION: u32 = 1;
+/// Bytes of program name kept in the header.
+pub const PROGRAM_BYTES: usize = 256;
+
+/// [`SessionHeader::state`]: the session records.
+pub const STATE_RUNNING: u32 = 1;
+/// [`SessionHeader::state`]: the session has ended; everything is final.
+pub const STATE_FINISHED: u32 = 2;
+
+/// A names record: callsite `id: u32, kind: u8, name`.
+pub const REC_CALLSITE: u8 = 1;
+/// A names record: path `index: u32, parent: u32, callsite: u32, id: u64`.
+pub const REC_PATH: u8 = 2;
+/// A names record: thread `index: u32, tid: u64, name_len: u16, name,
+/// file` (the block file's name in the session directory).
+pub const REC_THREAD: u8 = 3;
+/// A names record: extra data for readers `tag: u32, bytes` (see
+/// [`LiveEnd::record`]).
+pub const REC_EXTRA: u8 = 4;
+/// [`REC_EXTRA`] tag: the CPU sampler's final figures, as the JSON of
+/// `perflens_report::CpuInput` (written by the `perflens` crate).
+pub const EXTRA_CPU: u32 = 1;
+/// Bytes before a record's payload: kind and length.
+pub const REC_HEAD: usize = 5;
+
+/// The `session` file. Written by the session's process only; every
+/// field a reader may see change is an atomic.
+#[repr(C, align(64))]
+pub struct SessionHeader {
+    pub magic: u64,
+    pub version: u32,
+    pub header_size: u32,
+    /// [`crate::layout::LAYOUT_VERSION`] of the blocks.
+    pub block_layout: u32,
+    pub pid: u32,
+    /// The process's start time (field 22 of `/proc/<pid>/stat`, clock
+    /// ticks after boot): with the pid, tells this process from a later
+    /// one that got the same pid.
+    pub proc_start: u64,
+    /// Wall-clock start of the session, ns since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Session generation (see `thread.rs`); blocks of this session
+    /// carry it.
+    pub epoch: u32,
+    /// `block::MODE_*`.
+    pub mode: u32,
+    pub sample_every: u32,
+    pub sample_warmup: u32,
+    /// 0: TSC, 1: `Instant`.
+    pub clock: u32,
+    pub path_capacity: u32,
+    /// The TSC at the clock's calibration anchor, and `CLOCK_MONOTONIC`
+    /// (ns) at that moment: a reader on this machine calibrates ticks
+    /// against them as the program does (see
+    /// `clock::ns_per_tick_since`). Unused with the `Instant` clock.
+    pub anchor_tsc: u64,
+    pub anchor_mono_ns: u64,
+    pub program_len: u32,
+    /// 1 when the writer charges allocations at frame boundaries
+    /// (perflens-core's `alloc` feature): readers must then add what
+    /// each thread moved since its last boundary.
+    pub alloc_feature: u32,
+    /// 1 once the counting allocator is installed.
+    pub alloc_installed: AtomicU32,
+    /// CPU sampling frequency in Hz, 0 while no CPU sampler runs.
+    pub cpu_hz: AtomicU32,
+    /// [`STATE_RUNNING`] or [`STATE_FINISHED`].
+    pub state: AtomicU32,
+    /// Committed bytes of the names file.
+    pub names_len: AtomicU64,
+    /// Records that could not be appended (the file system was full):
+    /// the names a reader has are incomplete.
+    pub names_lost: AtomicU64,
+    /// Threads that got private memory instead of a block file.
+    pub unpublished_threads: AtomicU64,
+    /// CPU samples (and their ns) taken on threads without a block of
+    /// this session: outside any measured function.
+    pub outside_samples: AtomicU64,
+    pub outside_cpu_ns: AtomicU64,
+    // Final figures, written when the session ends.
+    /// `f64` bits: nanoseconds per tick of the final snapshot.
+    pub ns_per_tick: AtomicU64,
+    pub elapsed_ns: AtomicU64,
+    pub overflow_paths: AtomicU64,
+    pub unrecorded_calls: AtomicU64,
+    pub alloc_live_bytes: AtomicI64,
+    pub alloc_peak_bytes: AtomicU64,
+    pub program: [u8; PROGRAM_BYTES],
+}
+
+/// Size of the `session` file.
+pub const SESSION_FILE_BYTES: usize = size_of::<SessionHeader>().next_multiple_of(4096);
+
+/// Where live sessions of this user are: `$XDG_RUNTIME_DIR/perflens`, or
+/// `/dev/shm/perflens-<uid>` when that variable is unset or empty.
+pub fn root() -> PathBuf {
+    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
+        Some(dir) => Path::new(&dir).join("perflens"),
+        // SAFETY: geteuid has no preconditions.
+        None => PathBuf::from(format!("/dev/shm/perflens-{}", unsafe { libc::geteuid() })),
+    }
+}
+
+/// Settings of a live session.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LiveConfig {
+    /// Keep the directory, with the final state, after the session ends.
+    pub keep: bool,
+    /// Put it under this root instead of [`root`] (tests).
+    pub root: Option<PathBuf>,
+}
+
+/// The running live session.
+pub(crate) struct Live {
+    /// The session's epoch, the tag of its blocks.
+    tag: u32,
+    pid: u32,
+    dir: PathBuf,
+    dir_fd: libc::c_int,
+    names_fd: libc::c_int,
+    header: *mut SessionHeader,
+    keep: bool,
+    next_file: u32,
+}
+
+// SAFETY: the raw pointer is a shared mapping that lives as long as the
+// process; access goes through the mutex or atomics.
+unsafe impl Send for Live {}
+
+static LIVE: Mutex<Option<Live>> = Mutex::new(None);
+/// The live session's tag, 0 when none (read without the lock).
+static TAG: AtomicU32 = AtomicU32::new(0);
+/// The live session's header, for the signal handler (null when none).
+static HEADER: AtomicPtr<SessionHeader> = AtomicPtr::new(std::ptr::null_mut());
+
+/// The locked live state (held across `fork`, see `fork.rs`): the
+/// innermost lock of the runtime, taken while holding any other.
+pub(crate) fn lock() -> std::sync::MutexGuard<'static, Option<Live>> {
+    LIVE.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The tag of the running live session (0: none).
+#[inline]
+pub(crate) fn tag() -> u32 {
+    TAG.load(Ordering::Relaxed)
+}
+
+/// Session facts written into the header at start.
+pub(crate) struct Start {
+    pub epoch: u32,
+    pub mode: u32,
+    pub sample_every: u32,
+    pub sample_warmup: u32,
+    pub clock: u32,
+    pub path_capacity: u32,
+}
+
+fn cstr(p: &Path) -> Result<CString, String> {
+    use std::os::unix::ffi::OsStrExt;
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: NUL in path", p.display()))
+}
+
+fn errno_msg(what: &str, p: &Path) -> String {
+    format!(
+        "{what} {}: {}",
+        p.display(),
+        std::io::Error::last_os_error()
+    )
+}
+
+/// Creates the root if needed and checks it is a directory of ours that
+/// nobody else can enter.
+fn ensure_root(root: &Path) -> Result<(), String> {
+    let c = cstr(root)?;
+    // SAFETY: a NUL-terminated path.
+    if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0
+        && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
+    {
+        return Err(errno_msg("cannot create", root));
+    }
+    check_private_dir(root)
+}
+
+/// Refuses `dir` unless it is a real directory (not a symlink) owned by
+/// this user with no access for group or others.
+pub fn check_private_dir(dir: &Path) -> Result<(), String> {
+    let c = cstr(dir)?;
+    // SAFETY: zeroed stat buffer filled by lstat.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: valid path and buffer.
+    if unsafe { libc::lstat(c.as_ptr(), &mut st) } != 0 {
+        return Err(errno_msg("cannot stat", dir));
+    }
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
+        return Err(format!("{} is not a directory; refused", dir.display()));
+    }
+    if st.st_uid != me {
+        return Err(format!(
+            "{} belongs to uid {}, not {me}; refused",
+            dir.display(),
+            st.st_uid
+        ));
+    }
+    if st.st_mode & 0o077 != 0 {
+        return Err(format!(
+            "{} has mode {:o}: open to group or others; refused",
+            dir.display(),
+            st.st_mode & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// Opens a new file `name` in `dir_fd` (`O_EXCL|O_NOFOLLOW`, mode 0600).
+fn create_file(dir_fd: libc::c_int, name: &str) -> Option<libc::c_int> {
+    let c = CString::new(name).ok()?;
+    // SAFETY: a directory fd we own and a NUL-terminated name.
+    let fd = unsafe {
+        libc::openat(
+            dir_fd,
+            c.as_ptr(),
+            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            0o600 as libc::c_uint,
+        )
+    };
+    (fd >= 0).then_some(fd)
+}
+
+/// Field 22 of `/proc/<pid>/stat`: the process's start time in clock
+/// ticks after boot (0 if unknown).
+pub fn proc_start_time(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return 0;
+    };
+    // The command name (field 2) may hold spaces and parentheses: count
+    // from the last ')'.
+    stat.rsplit_once(')')
+        .and_then(|(_, rest)| rest.split_whitespace().nth(19))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Starts publishing a session. Everything registered so far (callsites,
+/// paths) is written out; threads publish their blocks when they set
+/// them up for this session. An error leaves the session private.
+pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, String> {
+    let _internal = crate::alloc::Internal::enter();
+    let root = config.root.clone().unwrap_or_else(root);
+    ensure_root(&root)?;
+    // SAFETY: getpid has no preconditions.
+    let pid = unsafe { libc::getpid() } as u32;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let dir = root.join(format!("{pid}-{}", now.as_millis()));
+    let c = cstr(&dir)?;
+    // SAFETY: a NUL-terminated path.
+    if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0 {
+        return Err(errno_msg("cannot create", &dir));
+    }
+    // SAFETY: as above.
+    let dir_fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    let undo = |msg: String, fds: &[libc::c_int]| {
+        for &fd in fds {
+            // SAFETY: fds we opened.
+            unsafe { libc::close(fd) };
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        Err(msg)
+    };
+    if dir_fd < 0 {
+        return undo(errno_msg("cannot open", &dir), &[]);
+    }
+    let Some(session_fd) = create_file(dir_fd, "session") else {
+        return undo(errno_msg("cannot create a file in", &dir), &[dir_fd]);
+    };
+    let Some(names_fd) = create_file(dir_fd, "names") else {
+        return undo(
+            errno_msg("cannot create a file in", &dir),
+            &[dir_fd, session_fd],
+        );
+    };
+    // SAFETY: an fd we own; the size is a constant.
+    let sized = unsafe { libc::ftruncate(session_fd, SESSION_FILE_BYTES as libc::off_t) } == 0;
+    let mapped = sized
+        .then(|| crate::memory::map_shared(session_fd, SESSION_FILE_BYTES))
+        .flatten();
+    // SAFETY: the mapping keeps the file; the fd is no longer needed.
+    unsafe { libc::close(session_fd) };
+    let Some(base) = mapped else {
+        return undo(
+            errno_msg("cannot map the session file in", &dir),
+            &[dir_fd, names_fd],
+        );
+    };
+    let header = base as *mut SessionHeader;
+    let program = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .or_else(|| std::env::args().next())
+        .unwrap_or_default();
+    let program = &program.as_bytes()[..program.len().min(PROGRAM_BYTES)];
+    // SAFETY: a fresh zeroed shared mapping of a whole header that no
+    // reader trusts before the magic is set (written last, release).
+    unsafe {
+        let h = &mut *header;
+        h.version = SESSION_VERSION;
+        h.header_size = size_of::<SessionHeader>() as u32;
+        h.block_layout = crate::block::LAYOUT_VERSION;
+        h.pid = pid;
+        h.proc_start = proc_start_time(pid);
+        h.start_unix_ns = now.as_nanos() as u64;
+        h.epoch = start.epoch;
+        h.mode = start.mode;
+        h.sample_every = start.sample_every;
+        h.sample_warmup = start.sample_warmup;
+        h.clock = start.clock;
+        h.path_capacity = start.path_capacity;
+        (h.anchor_tsc, h.anchor_mono_ns) = crate::clock::anchor_facts();
+        h.program[..program.len()].copy_from_slice(program);
+        h.program_len = program.len() as u32;
+        h.alloc_feature = cfg!(feature = "alloc") as u32;
+        h.alloc_installed
+            .store(crate::alloc::installed() as u32, Ordering::Relaxed);
+        h.state.store(STATE_RUNNING, Ordering::Relaxed);
+        std::sync::atomic::fence(Ordering::Release);
+        std::ptr::write_volatile(&raw mut h.magic, SESSION_MAGIC);
+    }
+    // A session that ended without closing its live entry (its
+    // `LiveEnd` still held) is closed now: one live session at a time.
+    let previous = LIVE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map(|l| l.tag);
+    if let Some(tag) = previous {
+        close(tag);
+    }
+    {
+        let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        *live = Some(Live {
+            tag: start.epoch,
+            pid,
+            dir: dir.clone(),
+            dir_fd,
+            names_fd,
+            header,
+            keep: config.keep,
+            next_file: 0,
+        });
+        TAG.store(start.epoch, Ordering::Relaxed);
+        HEADER.store(header, Ordering::Release);
+    }
+    // What was registered before: each table is written under its own
+    // lock, so a name registered meanwhile is written (at least) once; a
+    // reader keeps the first record of an index.
+    crate::callsite::publish_all();
+    crate::paths::publish_all();
+    Ok(dir)
+}
+
+/// Appends one record (`kind`, then the payload the closure writes) to
+/// the names file, if a live session runs in this process. Called with
+/// the lock of the table the record comes from held, so records of one
+/// table are in registration order.
+pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
+    if tag() == 0 {
+        return;
+    }
+    let _internal = crate::alloc::Internal::enter();
+    let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(live) = guard.as_mut() else { return };
+    // SAFETY: getpid has no preconditions.
+    if live.pid != unsafe { libc::getpid() } as u32 {
+        return;
+    }
+    let mut rec = vec![kind, 0, 0, 0, 0];
+    payload(&mut rec);
+    let len = (rec.len() - REC_HEAD) as u32;
+    rec[1..REC_HEAD].copy_from_slice(&len.to_le_bytes());
+    // SAFETY: the header mapping lives as long as the process.
+    let h = unsafe { &*live.header };
+    if h.names_lost.load(Ordering::Relaxed) != 0 {
+        // Once one record is lost, later ones would refer to it.
+        h.names_lost.fetch_add(1, Ordering::Relaxed);
+        return;
+    }
+    let at = h.names_len.load(Ordering::Relaxed);
+    let mut done = 0usize;
+    while done < rec.len() {
+        // SAFETY: an fd we own and a buffer of `rec.len() - done` bytes.
+        let n = unsafe {
+            libc::pwrite(
+                live.names_fd,
+                rec[done..].as_ptr() as *const libc::c_void,
+                rec.len() - done,
+                (at + done as u64) as libc::off_t,
+            )
+        };
+        if n <= 0 {
+            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            h.names_lost.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        done += n as usize;
+    }
+    h.names_len.store(at + rec.len() as u64, Ordering::Release);
+}
+
+/// A block for thread `index` in a new file of the live session, or
+/// `None` when no live session runs (or the file cannot be had: then the
+/// thread is counted as unpublished and gets private memory).
+pub(crate) fn create_block(
+    layout: Layout,
+    index: u32,
+    tid: u64,
+    name: Option<&str>,
+) -> Option<Block> {
+    if tag() == 0 {
+        return None;
+    }
+    let file = {
+        let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+        let live = guard.as_mut()?;
+        // SAFETY: getpid has no preconditions.
+        if live.pid != unsafe { libc::getpid() } as u32 {
+            return None;
+        }
+        // SAFETY: the header mapping lives as long as the process.
+        let h = unsafe { &*live.header };
+        let created = room_for(live.dir_fd, layout.size)
+            .then(|| {
+                let file = format!("b{}", live.next_file);
+                live.next_file += 1;
+                let fd = create_file(live.dir_fd, &file)?;
+                // SAFETY: an fd we own.
+                let sized = unsafe { libc::ftruncate(fd, layout.size as libc::off_t) } == 0;
+                let base = sized
+                    .then(|| crate::memory::map_shared(fd, layout.size))
+                    .flatten();
+                // SAFETY: the mapping (if any) keeps the file.
+                unsafe { libc::close(fd) };
+                let Some(base) = base else {
+                    let c = CString::new(file.as_str()).ok()?;
+                    // SAFETY: the name we just created in our directory.
+                    unsafe { libc::unlinkat(live.dir_fd, c.as_ptr(), 0) };
+                    return None;
+                };
+                // SAFETY: a fresh zeroed shared mapping of `layout.size`
+                // bytes that lives until `Block::unmap`.
+                Some((file, unsafe {
+                    Block::init(base, layout, index, tid, live.tag)
+                }))
+            })
+            .flatten();
+        if created.is_none() {
+            h.unpublished_threads.fetch_add(1, Ordering::Relaxed);
+        }
+        created
+    };
+    let (file, block) = file?;
+    append(REC_THREAD, |r| {
+        r.extend_from_slice(&index.to_le_bytes());
+        r.extend_from_slice(&tid.to_le_bytes());
+        let name = name.unwrap_or("").as_bytes();
+        let name = &name[..name.len().min(u16::MAX as usize)];
+        r.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        r.extend_from_slice(name);
+        r.extend_from_slice(file.as_bytes());
+    });
+    Some(block)
+}
+
+/// Whether the file system of `dir_fd` has at least twice `bytes` free.
+fn room_for(dir_fd: libc::c_int, bytes: usize) -> bool {
+    // SAFETY: zeroed buffer filled by fstatvfs on an fd we own.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::fstatvfs(dir_fd, &mut st) } != 0 {
+        return false;
+    }
+    (st.f_bavail as u128) * (st.f_frsize as u128) >= 2 * bytes as u128
+}
+
+/// The CPU sampler's frequency, shown by readers (0: not sampling).
+pub fn set_cpu_hz(hz: u32) {
+    let h = HEADER.load(Ordering::Acquire);
+    if !h.is_null() {
+        // SAFETY: the header mapping lives as long as the process.
+        unsafe { &*h }.cpu_hz.store(hz, Ordering::Relaxed);
+    }
+}
+
+/// Notes that the counting allocator is installed.
+pub(crate) fn note_alloc_installed() {
+    let h = HEADER.load(Ordering::Acquire);
+    if !h.is_null() {
+        // SAFETY: the header mapping lives as long as the process.
+        unsafe { &*h }.alloc_installed.store(1, Ordering::Relaxed);
+    }
+}
+
+/// Counts a CPU sample taken on a thread without a block of this
+/// session. Async-signal-safe: two atomic additions.
+pub(crate) fn outside_sample(weight_ns: u64) {
+    let h = HEADER.load(Ordering::Acquire);
+    if !h.is_null() {
+        // SAFETY: the header mapping lives as long as the process.
+        let h = unsafe { &*h };
+        h.outside_samples.fetch_add(1, Ordering::Relaxed);
+        h.outside_cpu_ns.fetch_add(weight_ns, Ordering::Relaxed);
+    }
+}
+
+/// Final figures of a session, written when it ends.
+pub(crate) struct Final {
+    pub ns_per_tick: f64,
+    pub elapsed_ns: u64,
+    pub overflow_paths: u64,
+    pub unrecorded_calls: u64,
+    pub alloc: Option<(i64, u64)>,
+}
+
+/// The end of a live session: add records, then close (or drop).
+#[derive(Debug)]
+pub struct LiveEnd {
+    tag: u32,
+    active: bool,
+}
+
+impl LiveEnd {
+    /// Appends an extra record for readers (`tag` says what it is; the
+    /// `perflens` crate stores the CPU sampler's figures this way).
+    pub fn record(&self, tag: u32, bytes: &[u8]) {
+        if self.active && TAG.load(Ordering::Relaxed) == self.tag {
+            append(REC_EXTRA, |r| {
+                r.extend_from_slice(&tag.to_le_bytes());
+                r.extend_from_slice(bytes);
+            });
+        }
+    }
+
+    /// Marks the session finished, then removes its directory unless it
+    /// is kept.
+    pub fn close(mut self) {
+        self.finish();
+    }
+
+    fn finish(&mut self) {
+        if std::mem::take(&mut self.active) {
+            close(self.tag);
+        }
+    }
+}
+
+impl Drop for LiveEnd {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// Writes the final figures; the session stays open for
+/// [`LiveEnd::record`] until [`LiveEnd::close`].
+pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
+    let guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let none = LiveEnd { tag, active: false };
+    let Some(live) = guard.as_ref() else {
+        return none;
+    };
+    // SAFETY: getpid has no preconditions.
+    if live.tag != tag || live.pid != unsafe { libc::getpid() } as u32 {
+        return none;
+    }
+    // SAFETY: the header mapping lives as long as the process.
+    let h = unsafe { &*live.header };
+    h.ns_per_tick
+        .store(fin.ns_per_tick.to_bits(), Ordering::Relaxed);
+    h.elapsed_ns.store(fin.elapsed_ns, Ordering::Relaxed);
+    h.overflow_paths
+        .store(fin.overflow_paths, Ordering::Relaxed);
+    h.unrecorded_calls
+        .store(fin.unrecorded_calls, Ordering::Relaxed);
+    if let Some((live_bytes, peak)) = fin.alloc {
+        h.alloc_installed.store(1, Ordering::Relaxed);
+        h.alloc_live_bytes.store(live_bytes, Ordering::Relaxed);
+        h.alloc_peak_bytes.store(peak, Ordering::Relaxed);
+    }
+    LiveEnd { tag, active: true }
+}
+
+/// Marks the session finished and, unless kept, removes its files. The
+/// blocks stay mapped (see the module docs).
+fn close(tag: u32) {
+    let _internal = crate::alloc::Internal::enter();
+    let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    if guard.as_ref().is_none_or(|l| l.tag != tag) {
+        return;
+    }
+    let Some(live) = guard.take() else { return };
+    TAG.store(0, Ordering::Relaxed);
+    HEADER.store(std::ptr::null_mut(), Ordering::Release);
+    // SAFETY: getpid has no preconditions.
+    let ours = live.pid == unsafe { libc::getpid() } as u32;
+    if ours {
+        // SAFETY: the header mapping lives as long as the process.
+        unsafe { &*live.header }
+            .state
+            .store(STATE_FINISHED, Ordering::Release);
+    }
+    // SAFETY: fds we own.
+    unsafe {
+        libc::close(live.names_fd);
+        libc::close(live.dir_fd);
+    }
+    if ours && !live.keep {
+        let _ = std::fs::remove_dir_all(&live.dir);
+    }
+}
+
+/// In a forked child (called with every runtime lock held, `live` being
+/// the held `LIVE` guard's content, the child's only thread running):
+/// forgets the parent's live session without touching its files. The
+/// child's blocks are made private by `thread::privatize_after_fork`.
+pub(crate) fn forget_after_fork(live: &mut Option<Live>) {
+    if let Some(l) = live.take() {
+        // SAFETY: the child's copies of fds the parent owns.
+        unsafe {
+            libc::close(l.names_fd);
+            libc::close(l.dir_fd);
+        }
+    }
+    TAG.store(0, Ordering::Relaxed);
+    HEADER.store(std::ptr::null_mut(), Ordering::Release);
+}
+
+/// Replaces the shared mapping of a live block by a private copy of its
+/// contents at the same address, so that a forked child's writes stay
+/// its own. Only the pages the file holds are copied.
+///
+/// # Safety
+/// The block is not being written (the child's only thread is here) and
+/// is a live block's whole mapping.
+pub(crate) unsafe fn privatize(block: Block) {
+    let h = block.header();
+    let size = h.size as usize;
+    let base = block.0 as *mut u8;
+    let Some(copy) = crate::memory::map_zeroed(size) else {
+        // No memory for a copy (the address space is exhausted): the
+        // block stays shared, and the parent's entry shows the child's
+        // calls too.
+        return;
+    };
+    let pages = size / 4096;
+    let mut resident = vec![0u8; pages];
+    // SAFETY: `base..base+size` is one mapping; `resident` has a byte per
+    // page.
+    let ok = unsafe { libc::mincore(base as *mut libc::c_void, size, resident.as_mut_ptr()) } == 0;
+    for (i, r) in resident.iter().enumerate() {
+        if !ok || r & 1 != 0 {
+            // SAFETY: page `i` of both mappings, which do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(base.add(i * 4096), copy.add(i * 4096), 4096) };
+        }
+    }
+    // SAFETY: moves the private copy over the shared mapping (same size),
+    // which the kernel unmaps atomically.
+    let moved = unsafe {
+        libc::mremap(
+            copy as *mut libc::c_void,
+            size,
+            size,
+            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
+            base as *mut libc::c_void,
+        )
+    };
+    if moved == libc::MAP_FAILED {
+        // SAFETY: our own copy, unused.
+        unsafe { crate::memory::unmap(copy, size) };
+        return;
+    }
+    // SAFETY: the block is now private to this process and only this
+    // thread runs.
+    unsafe { (*block.0).live = 0 };
+}

@@ -1,0 +1,634 @@
+//! Reading live perflens sessions.
+//!
+//! A program profiled with `PERFLENS_LIVE=1` (or
+//! `Session::builder().live(true)`, or `#[perflens::main(live = true)]`)
+//! keeps its profile in shared-memory files (see `perflens_core::live`
+//! for the layout). This crate finds those sessions ([`list`]), maps one
+//! read-only ([`LiveSession::open`]) and builds from it the same
+//! [`Report`] the program's own `Session::snapshot()` gives
+//! ([`LiveSession::report`]): timing, paths, async, allocation and CPU
+//! sample figures alike, read by the very code the program uses for its
+//! own snapshots.
+//!
+//! What it never does: write to the target's memory (every mapping is
+//! `PROT_READ`), signal or trace it, or need a thread inside it. It reads
+//! no more than the file sizes it checked before mapping, and a file that
+//! shrinks while it is read gives an error, not a crash (see `map.rs`).
+//!
+//! ```no_run
+//! let sessions = perflens_live::list(&perflens_live::root());
+//! for s in &sessions {
+//!     println!("{} {} {:?}", s.pid, s.program, s.state);
+//! }
+//! if let Some(s) = sessions.first() {
+//!     let mut live = perflens_live::LiveSession::open(&s.dir).unwrap();
+//!     let report = live.report(&Default::default()).unwrap();
+//!     println!("{} functions", report.functions.len());
+//! }
+//! ```
+
+mod map;
+mod names;
+
+pub use map::Mapping;
+pub use names::{Names, ThreadRecord};
+
+use perflens_core::live::{
+    EXTRA_CPU, PROGRAM_BYTES, SESSION_FILE_BYTES, SESSION_MAGIC, SESSION_VERSION, STATE_FINISHED,
+    STATE_RUNNING, SessionHeader,
+};
+use perflens_core::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
+use perflens_report::{CpuInput, CpuThreadInput, Report, ReportOptions};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+
+pub use perflens_core::live::root;
+
+/// What a session is doing, as far as a reader can tell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum State {
+    /// Its process runs and the session records.
+    Running,
+    /// The session ended (the entry was kept with `PERFLENS_LIVE_KEEP=1`):
+    /// everything in it is final.
+    Finished,
+    /// Its process is gone without ending the session (killed, crashed):
+    /// the figures are as it left them. `perflens list --clean` removes it.
+    Stale,
+}
+
+impl State {
+    /// Lower-case name, as `perflens list` prints it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            State::Running => "running",
+            State::Finished => "finished",
+            State::Stale => "stale",
+        }
+    }
+}
+
+/// One live session found by [`list`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionInfo {
+    /// The entry's directory.
+    pub dir: PathBuf,
+    pub pid: u32,
+    pub program: String,
+    /// Wall-clock start, ns since the Unix epoch.
+    pub start_unix_ns: u64,
+    /// Threads with a block.
+    pub threads: usize,
+    pub state: State,
+}
+
+/// Why a session cannot be read. Every message is one line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<String> for Error {
+    fn from(s: String) -> Error {
+        Error(s)
+    }
+}
+
+/// The sessions under `root` (see [`root`]), oldest first. Entries that
+/// cannot be read are left out (use [`LiveSession::open`] on one to
+/// learn why). A root that does not exist has no sessions.
+pub fn list(root: &Path) -> Vec<SessionInfo> {
+    let Ok(dir) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    if perflens_core::live::check_private_dir(root).is_err() {
+        return Vec::new();
+    }
+    let mut out: Vec<SessionInfo> = dir
+        .filter_map(Result::ok)
+        .filter_map(|e| LiveSession::open(&e.path()).ok())
+        .map(|s| s.info())
+        .collect();
+    out.sort_by_key(|s| (s.start_unix_ns, s.pid));
+    out
+}
+
+/// Whether process `pid` is the one that started at `proc_start` (clock
+/// ticks after boot; 0 = unknown, then any process with that pid is).
+pub fn process_alive(pid: u32, proc_start: u64) -> bool {
+    if pid == 0 {
+        return false;
+    }
+    match perflens_core::live::proc_start_time(pid) {
+        0 => Path::new(&format!("/proc/{pid}")).exists() && proc_start == 0,
+        t => proc_start == 0 || t == proc_start,
+    }
+}
+
+/// A block file, mapped.
+struct BlockFile {
+    name: Option<String>,
+    map: Mapping,
+}
+
+/// A live session, mapped read-only.
+pub struct LiveSession {
+    dir: PathBuf,
+    header: Mapping,
+    names: Names,
+    blocks: Vec<BlockFile>,
+    /// This reader's calibration of the target's TSC ticks.
+    ns_per_tick: Option<f64>,
+}
+
+impl std::fmt::Debug for LiveSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LiveSession")
+            .field("dir", &self.dir)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The first `n` bytes of `p` read as text (the program name).
+fn program_name(h: &SessionHeader) -> String {
+    let n = (h.program_len as usize).min(PROGRAM_BYTES);
+    String::from_utf8_lossy(&h.program[..n]).into_owned()
+}
+
+impl LiveSession {
+    /// Opens the session in directory `dir`: a directory of this user
+    /// with no access for others, holding a session file of a version
+    /// this reader reads. One-line errors otherwise.
+    pub fn open(dir: &Path) -> Result<LiveSession, Error> {
+        perflens_core::live::check_private_dir(dir)?;
+        let header = Mapping::open(&dir.join("session"), SESSION_FILE_BYTES)?;
+        // SAFETY: the mapping holds at least SESSION_FILE_BYTES, page
+        // aligned; the header is plain integers and atomics.
+        let h = unsafe { &*(header.base() as *const SessionHeader) };
+        // SAFETY: as above; volatile: the writer may be writing.
+        let magic = unsafe { std::ptr::read_volatile(&h.magic) };
+        if magic != SESSION_MAGIC {
+            return Err(Error(format!(
+                "{}: not a perflens live session (wrong magic, or not written yet)",
+                dir.display()
+            )));
+        }
+        std::sync::atomic::fence(Ordering::Acquire);
+        if h.version != SESSION_VERSION || h.header_size as usize != size_of::<SessionHeader>() {
+            return Err(Error(format!(
+                "{}: session written by format v{}; this reader reads v{SESSION_VERSION}",
+                dir.display(),
+                h.version
+            )));
+        }
+        let block_layout = perflens_core::layout::LAYOUT_VERSION;
+        if h.block_layout != block_layout {
+            return Err(Error(format!(
+                "{}: written by layout v{}; this reader reads v{block_layout}",
+                dir.display(),
+                h.block_layout
+            )));
+        }
+        Ok(LiveSession {
+            dir: dir.to_path_buf(),
+            header,
+            names: Names::default(),
+            blocks: Vec::new(),
+            ns_per_tick: None,
+        })
+    }
+
+    fn header(&self) -> &SessionHeader {
+        // SAFETY: checked in `open`; the mapping lives as long as `self`.
+        unsafe { &*(self.header.base() as *const SessionHeader) }
+    }
+
+    /// The entry's directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Who and what, and the state now.
+    pub fn info(&self) -> SessionInfo {
+        let h = self.header();
+        let threads = std::fs::read_dir(&self.dir)
+            .map(|d| {
+                d.filter_map(Result::ok)
+                    .filter(|e| e.file_name().to_string_lossy().starts_with('b'))
+                    .count()
+            })
+            .unwrap_or(0);
+        SessionInfo {
+            dir: self.dir.clone(),
+            pid: h.pid,
+            program: program_name(h),
+            start_unix_ns: h.start_unix_ns,
+            threads,
+            state: self.state(),
+        }
+    }
+
+    /// The session's state now.
+    pub fn state(&self) -> State {
+        let h = self.header();
+        match h.state.load(Ordering::Acquire) {
+            STATE_FINISHED => State::Finished,
+            STATE_RUNNING if process_alive(h.pid, h.proc_start) => State::Running,
+            _ => State::Stale,
+        }
+    }
+
+    /// The target's pid.
+    pub fn pid(&self) -> u32 {
+        self.header().pid
+    }
+
+    /// The target's program name.
+    pub fn program(&self) -> String {
+        program_name(self.header())
+    }
+
+    /// Reads the names committed so far that were not read yet.
+    fn read_names(&mut self) -> Result<(), Error> {
+        let committed = self.header().names_len.load(Ordering::Acquire);
+        if committed <= self.names.parsed {
+            return Ok(());
+        }
+        let path = self.dir.join("names");
+        let file = open_checked(&path)?;
+        let want = (committed - self.names.parsed) as usize;
+        let mut buf = vec![0u8; want];
+        let mut got = 0;
+        use std::os::unix::fs::FileExt;
+        while got < want {
+            match file.read_at(&mut buf[got..], self.names.parsed + got as u64) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(Error(format!("cannot read {}: {e}", path.display()))),
+            }
+        }
+        if got < want {
+            return Err(Error(format!(
+                "{}: {got} of the {want} committed bytes are there: truncated",
+                path.display()
+            )));
+        }
+        self.names.parse(&buf)?;
+        Ok(())
+    }
+
+    /// Maps the block files of threads that appeared since the last read.
+    fn map_blocks(&mut self) -> Result<(), Error> {
+        for t in &self.names.threads[self.blocks.len()..] {
+            let map = Mapping::open(&self.dir.join(&t.file), 4096)?;
+            self.blocks.push(BlockFile {
+                name: t.name.clone(),
+                map,
+            });
+        }
+        Ok(())
+    }
+
+    /// A raw snapshot of the session now, as the program's own
+    /// `Recording::snapshot` would take it (see [`LiveSession::report`]),
+    /// with the CPU samples per path. `all_histograms: false` reads only
+    /// the inclusive-time histograms (calls, time percentiles): the
+    /// exclusive-time and bytes-per-call ones are then empty.
+    pub fn raw_snapshot(&mut self, all_histograms: bool) -> Result<Live, Error> {
+        // Threads first, then their blocks, then the names again: every
+        // path a block's node names was written before the node.
+        self.read_names()?;
+        self.map_blocks()?;
+        // Read once: the figures below are all of one state (a session
+        // that finishes meanwhile is read as still running).
+        let finished = self.header().state.load(Ordering::Acquire) == STATE_FINISHED;
+        let (epoch, ns_per_tick, boundary_alloc) = {
+            // SAFETY: checked in `open`; the mapping lives as long as
+            // `self` (a copy of the pointer, so that the calibration
+            // below may be stored).
+            let h = unsafe { &*(self.header.base() as *const SessionHeader) };
+            let fin = f64::from_bits(h.ns_per_tick.load(Ordering::Acquire));
+            let ns_per_tick = if finished && fin > 0.0 {
+                // What the program's final report used.
+                fin
+            } else if h.clock == 1 {
+                1.0
+            } else {
+                // Calibrated once, at the first read, and kept: a factor
+                // that moved between reads would make figures that did
+                // not change look as if they shrank.
+                let (tsc, mono) = (h.anchor_tsc, h.anchor_mono_ns);
+                *self
+                    .ns_per_tick
+                    .get_or_insert_with(|| perflens_core::ns_per_tick_since(tsc, mono))
+            };
+            (h.epoch, ns_per_tick, h.alloc_feature == 1)
+        };
+        let faults = map::faults();
+        let mut threads = Vec::with_capacity(self.blocks.len());
+        for b in &self.blocks {
+            let m = &b.map;
+            // The histograms start at a page boundary; only the pages the
+            // file holds are read (see `Mapping::resident`).
+            let hist_from = hist_offset(m).unwrap_or(m.len());
+            let resident = m.resident(hist_from, m.len() - hist_from);
+            let page_ok = |off: usize| {
+                off < hist_from
+                    || resident
+                        .get((off - hist_from) / 4096)
+                        .copied()
+                        .unwrap_or(false)
+            };
+            // SAFETY: the mapping is readable for `len` bytes (a shrinking
+            // file is caught by the SIGBUS guard) and page aligned.
+            let t = unsafe {
+                perflens_core::read_live_block(
+                    m.base(),
+                    m.len(),
+                    epoch,
+                    ns_per_tick,
+                    boundary_alloc,
+                    all_histograms,
+                    &page_ok,
+                )
+            }
+            .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+            if let Some(t) = t {
+                threads.push(ThreadSnapshot {
+                    name: b.name.clone(),
+                    ..t
+                });
+            }
+        }
+        if map::faults() != faults {
+            return Err(Error(format!(
+                "{}: a file changed size while being read (truncated)",
+                self.dir.display()
+            )));
+        }
+        self.read_names()?;
+        threads.sort_by_key(|t| t.index);
+        let callsites = self.names.callsites();
+        let paths = self.names.paths(callsites.len())?;
+        for t in &threads {
+            if let Some(n) = t.nodes.iter().find(|n| n.path as usize >= paths.len()) {
+                return Err(Error(format!(
+                    "{}: thread {} has a node of path {} of {} (corrupt)",
+                    self.dir.display(),
+                    t.index,
+                    n.path,
+                    paths.len()
+                )));
+            }
+        }
+        let h = self.header();
+        let mode = match h.mode {
+            1 => Mode::Count,
+            2 => Mode::Sampled {
+                every: h.sample_every.max(1),
+            },
+            _ => Mode::Timed,
+        };
+        let elapsed_ns = if finished {
+            h.elapsed_ns.load(Ordering::Relaxed)
+        } else {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_nanos() as u64;
+            now.saturating_sub(h.start_unix_ns)
+        };
+        let alloc = (h.alloc_installed.load(Ordering::Relaxed) == 1).then(|| {
+            if finished {
+                AllocSummary {
+                    live_bytes: h.alloc_live_bytes.load(Ordering::Relaxed),
+                    peak_live_bytes: h.alloc_peak_bytes.load(Ordering::Relaxed),
+                    peak_resolution_bytes: perflens_core::PUBLISH_STEP as u64,
+                }
+            } else {
+                // The process-wide peak lives in the process: while it
+                // runs, the largest thread peak (and the live bytes) bound it.
+                let live: i64 = threads.iter().map(|t| t.live_bytes).sum();
+                let peak = threads.iter().map(|t| t.peak_live_bytes).max().unwrap_or(0);
+                AllocSummary {
+                    live_bytes: live,
+                    peak_live_bytes: peak.max(live.max(0) as u64),
+                    peak_resolution_bytes: perflens_core::PUBLISH_STEP as u64,
+                }
+            }
+        });
+        let cpu = self.cpu_input(&threads);
+        let snapshot = RawSnapshot {
+            mode,
+            sample_warmup: h.sample_warmup,
+            clock: if h.clock == 1 {
+                ClockSource::Instant
+            } else {
+                ClockSource::Tsc
+            },
+            ns_per_tick,
+            elapsed_ns,
+            finished,
+            callsites,
+            paths,
+            threads,
+            path_capacity: h.path_capacity,
+            overflow_paths: h.overflow_paths.load(Ordering::Relaxed),
+            unrecorded_calls: h.unrecorded_calls.load(Ordering::Relaxed),
+            alloc,
+        };
+        Ok(Live { snapshot, cpu })
+    }
+
+    /// The CPU sampler's figures: samples per path from the nodes, the
+    /// rest from the sampler's final record once the session finished.
+    fn cpu_input(&self, threads: &[ThreadSnapshot]) -> Option<CpuInput> {
+        let h = self.header();
+        let fin: Option<CpuInput> = self
+            .names
+            .extras
+            .get(&EXTRA_CPU)
+            .and_then(|b| serde_json::from_slice(b).ok());
+        let hz = h.cpu_hz.load(Ordering::Relaxed);
+        if fin.is_none() && hz == 0 {
+            return None;
+        }
+        let mut by_path: BTreeMap<u32, (u64, u64)> = BTreeMap::new();
+        let mut outside = (
+            h.outside_samples.load(Ordering::Relaxed),
+            h.outside_cpu_ns.load(Ordering::Relaxed),
+        );
+        for t in threads {
+            for &(path, samples, ns) in &t.cpu_samples {
+                let e = if path == 0 {
+                    &mut outside
+                } else {
+                    by_path.entry(path).or_default()
+                };
+                e.0 += samples;
+                e.1 += ns;
+            }
+        }
+        let mut input = fin.unwrap_or_else(|| CpuInput {
+            frequency_hz: hz,
+            source: "live".to_string(),
+            threads: threads
+                .iter()
+                .map(|t| {
+                    let (samples, cpu_ns) = t
+                        .cpu_samples
+                        .iter()
+                        .fold((0, 0), |(s, n), &(_, s2, n2)| (s + s2, n + n2));
+                    CpuThreadInput {
+                        tid: t.tid,
+                        name: t.name.clone(),
+                        samples,
+                        cpu_ns,
+                        dropped: 0,
+                    }
+                })
+                .filter(|t| t.samples != 0)
+                .collect(),
+            ..CpuInput::default()
+        });
+        if input.source.starts_with("unavailable") {
+            return Some(input);
+        }
+        input.by_path = by_path.into_iter().map(|(p, (s, n))| (p, s, n)).collect();
+        (input.outside_samples, input.outside_cpu_ns) = outside;
+        Some(input)
+    }
+
+    /// The session's report now, as the program's own
+    /// `Session::snapshot()` (or, once finished, its final report) gives
+    /// it.
+    pub fn report(&mut self, options: &ReportOptions) -> Result<Report, Error> {
+        let live = self.raw_snapshot(true)?;
+        Ok(live.report(options))
+    }
+}
+
+/// A raw snapshot read from a live session, with its CPU samples.
+#[derive(Clone, Debug)]
+pub struct Live {
+    pub snapshot: RawSnapshot,
+    /// `None` when the session samples no CPU.
+    pub cpu: Option<CpuInput>,
+}
+
+impl Live {
+    /// The report of this snapshot.
+    pub fn report(&self, options: &ReportOptions) -> Report {
+        let mut report = Report::from_snapshot(&self.snapshot, options);
+        if let Some(cpu) = &self.cpu {
+            report.add_cpu(&self.snapshot, cpu);
+        }
+        report
+    }
+}
+
+/// Where a block's histograms start, from its header (`None` if the
+/// header is not a block's; reading it then fails with the reason).
+fn hist_offset(m: &Mapping) -> Option<usize> {
+    // SAFETY: every block file is at least a page (checked at mapping),
+    // which holds the whole header.
+    let h = unsafe { &*(m.base() as *const perflens_core::layout::Header) };
+    // SAFETY: as above.
+    let off = unsafe { std::ptr::read_volatile(&h.off_hist) } as usize;
+    (off.is_multiple_of(4096) && off <= m.len()).then_some(off)
+}
+
+/// Opens a file of the session for reading after the same checks as a
+/// mapping: ours, private, regular, no symlink.
+fn open_checked(path: &Path) -> Result<std::fs::File, Error> {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| Error(format!("cannot open {}: {e}", path.display())))?;
+    let md = file
+        .metadata()
+        .map_err(|e| Error(format!("cannot stat {}: {e}", path.display())))?;
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
+    if !md.is_file() {
+        return Err(Error(format!(
+            "{} is not a regular file; refused",
+            path.display()
+        )));
+    }
+    if md.uid() != me || md.mode() & 0o077 != 0 {
+        return Err(Error(format!(
+            "{} belongs to uid {} with mode {:o}; refused (must be ours, 0600)",
+            path.display(),
+            md.uid(),
+            md.mode() & 0o777
+        )));
+    }
+    Ok(file)
+}
+
+/// Finds a session by pid or by path (a session directory). With `None`,
+/// the only running session; an error names the choices when there are
+/// several or none.
+pub fn find(root: &Path, which: Option<&str>) -> Result<PathBuf, Error> {
+    match which {
+        Some(w) if Path::new(w).is_dir() => Ok(PathBuf::from(w)),
+        Some(w) => {
+            let pid: u32 = w
+                .parse()
+                .map_err(|_| Error(format!("{w}: neither a pid nor a session directory")))?;
+            let mut found: Vec<SessionInfo> =
+                list(root).into_iter().filter(|s| s.pid == pid).collect();
+            // The newest session of that pid (a program may run several).
+            found.pop().map(|s| s.dir).ok_or_else(|| {
+                Error(format!(
+                    "no live session of pid {pid} in {}",
+                    root.display()
+                ))
+            })
+        }
+        None => {
+            let sessions = list(root);
+            let running: Vec<&SessionInfo> = sessions
+                .iter()
+                .filter(|s| s.state == State::Running)
+                .collect();
+            match running.as_slice() {
+                [one] => Ok(one.dir.clone()),
+                [] => Err(Error(format!(
+                    "no running live session in {} (start the program with PERFLENS_LIVE=1)",
+                    root.display()
+                ))),
+                many => Err(Error(format!(
+                    "{} running sessions: name one by pid ({})",
+                    many.len(),
+                    many.iter()
+                        .map(|s| format!("{} {}", s.pid, s.program))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))),
+            }
+        }
+    }
+}
+
+/// Removes the stale entries under `root` (process gone, session not
+/// ended); returns their directories.
+pub fn clean(root: &Path) -> Vec<PathBuf> {
+    list(root)
+        .into_iter()
+        .filter(|s| s.state == State::Stale)
+        .filter(|s| std::fs::remove_dir_all(&s.dir).is_ok())
+        .map(|s| s.dir)
+        .collect()
+}

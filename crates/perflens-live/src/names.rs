@@ -1,0 +1,161 @@
+//! The names file of a live session: callsites, paths, threads and extra
+//! records, appended by the writer (see `perflens_core::live`), parsed
+//! here incrementally: each refresh reads only the bytes committed since
+//! the last one.
+
+use perflens_core::live::{REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
+use perflens_core::{CallsiteInfo, PathInfo};
+use std::collections::BTreeMap;
+
+/// A thread's block file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ThreadRecord {
+    pub index: u32,
+    pub tid: u64,
+    pub name: Option<String>,
+    /// File name in the session directory.
+    pub file: String,
+}
+
+/// Everything parsed so far.
+#[derive(Clone, Debug, Default)]
+pub struct Names {
+    callsites: BTreeMap<u32, CallsiteInfo>,
+    paths: BTreeMap<u32, PathInfo>,
+    pub threads: Vec<ThreadRecord>,
+    /// Extra records by tag (the last one of each tag).
+    pub extras: BTreeMap<u32, Vec<u8>>,
+    /// Bytes of the file parsed (always a whole number of records).
+    pub parsed: u64,
+}
+
+/// At most this many bytes in one record: names are short.
+const MAX_RECORD: usize = 1 << 20;
+
+impl Names {
+    /// Parses the records in `bytes`, the file's contents from
+    /// [`Names::parsed`] on. Records stop at the first one cut short (the
+    /// rest comes with the next read). An unknown kind or a malformed
+    /// payload is an error: the file is not what this reader reads.
+    pub fn parse(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let mut at = 0usize;
+        while bytes.len() - at >= REC_HEAD {
+            let kind = bytes[at];
+            let len = u32::from_le_bytes(bytes[at + 1..at + REC_HEAD].try_into().unwrap_or([0; 4]))
+                as usize;
+            if len > MAX_RECORD {
+                return Err(format!("names record of {len} bytes: corrupt"));
+            }
+            let Some(payload) = bytes.get(at + REC_HEAD..at + REC_HEAD + len) else {
+                break;
+            };
+            self.record(kind, payload)
+                .map_err(|e| format!("names record at byte {}: {e}", self.parsed + at as u64))?;
+            at += REC_HEAD + len;
+        }
+        self.parsed += at as u64;
+        Ok(())
+    }
+
+    fn record(&mut self, kind: u8, p: &[u8]) -> Result<(), String> {
+        let u32_at = |i: usize| -> Result<u32, String> {
+            p.get(i..i + 4)
+                .map(|b| u32::from_le_bytes(b.try_into().unwrap_or([0; 4])))
+                .ok_or_else(|| "too short".to_string())
+        };
+        let u64_at = |i: usize| -> Result<u64, String> {
+            p.get(i..i + 8)
+                .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+                .ok_or_else(|| "too short".to_string())
+        };
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        match kind {
+            REC_CALLSITE => {
+                let id = u32_at(0)?;
+                let code = *p.get(4).ok_or("too short")?;
+                let kind = perflens_core::kind_from_code(code)
+                    .ok_or_else(|| format!("unknown callsite kind {code}"))?;
+                self.callsites.entry(id).or_insert(CallsiteInfo {
+                    name: text(&p[5..]),
+                    kind,
+                });
+            }
+            REC_PATH => {
+                let index = u32_at(0)?;
+                let info = PathInfo {
+                    parent: u32_at(4)?,
+                    callsite: u32_at(8)?,
+                    id: u64_at(12)?,
+                };
+                self.paths.entry(index).or_insert(info);
+            }
+            REC_THREAD => {
+                let index = u32_at(0)?;
+                let tid = u64_at(4)?;
+                let name_len = p
+                    .get(12..14)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+                    .ok_or("too short")?;
+                let name = p.get(14..14 + name_len).ok_or("too short")?;
+                let file = text(&p[14 + name_len..]);
+                let plain = !file.is_empty()
+                    && file
+                        .bytes()
+                        .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+                    && !file.starts_with('.');
+                if !plain {
+                    return Err(format!("block file name {file:?} refused"));
+                }
+                self.threads.push(ThreadRecord {
+                    index,
+                    tid,
+                    name: (!name.is_empty()).then(|| text(name)),
+                    file,
+                });
+            }
+            REC_EXTRA => {
+                let tag = u32_at(0)?;
+                self.extras.insert(tag, p[4..].to_vec());
+            }
+            other => return Err(format!("unknown record kind {other}")),
+        }
+        Ok(())
+    }
+
+    /// The callsites `0..n` for the longest run without a gap.
+    pub fn callsites(&self) -> Vec<CallsiteInfo> {
+        prefix(&self.callsites)
+    }
+
+    /// The paths `0..n` for the longest run without a gap, each checked:
+    /// its parent comes before it (so parents never form a cycle) and
+    /// its callsite is one of `callsites`. The first path that fails
+    /// ends the list with an error.
+    pub fn paths(&self, callsites: usize) -> Result<Vec<PathInfo>, String> {
+        let paths = prefix(&self.paths);
+        for (i, p) in paths.iter().enumerate() {
+            let parent_ok = p.parent < i as u32 || (i == 0 && p.parent == 0);
+            if !parent_ok {
+                return Err(format!(
+                    "path {i} has parent {}: not an earlier path (corrupt)",
+                    p.parent
+                ));
+            }
+            if p.callsite as usize >= callsites {
+                return Err(format!(
+                    "path {i} names callsite {} of {callsites} (corrupt)",
+                    p.callsite
+                ));
+            }
+        }
+        Ok(paths)
+    }
+}
+
+fn prefix<T: Clone>(map: &BTreeMap<u32, T>) -> Vec<T> {
+    map.iter()
+        .enumerate()
+        .take_while(|(i, (k, _))| *i as u32 == **k)
+        .map(|(_, (_, v))| v.clone())
+        .collect()
+}

@@ -1,0 +1,278 @@
+//! A program and a reader in two processes (issue 12): while the program
+//! runs, successive live snapshots only grow; once it has finished with
+//! `PERFLENS_LIVE_KEEP=1`, the reader's report is the program's own final
+//! JSON report, byte for byte: calls, paths, bytes and samples.
+//!
+//! The program is this test binary run again on one test
+//! (`target_program`), with `PERFLENS_LIVE_TEST_CHILD` set; each test runs
+//! it under its own `XDG_RUNTIME_DIR`, so tests running at once (or other
+//! programs of the user) never see each other's sessions.
+
+use perflens_live::{LiveSession, State};
+use perflens_report::{Report, ReportOptions};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+#[global_allocator]
+static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+
+/// Set in the child: how long it runs its workload, in ms.
+const CHILD: &str = "PERFLENS_LIVE_TEST_CHILD";
+
+#[perflens::measure]
+fn parse(n: u64) -> u64 {
+    let v: Vec<u64> = (0..n).collect();
+    std::hint::black_box(v.iter().sum())
+}
+
+#[perflens::measure]
+fn spin(n: u64) -> u64 {
+    let mut x = 0u64;
+    for i in 0..n {
+        x = x.wrapping_mul(31).wrapping_add(std::hint::black_box(i));
+    }
+    x
+}
+
+#[perflens::measure]
+fn request(i: u64) -> u64 {
+    parse(64 + i % 64) + spin(20_000)
+}
+
+#[perflens::measure]
+fn worker(id: u64, until: Instant) -> u64 {
+    let mut acc = 0;
+    let mut i = id;
+    while Instant::now() < until {
+        acc ^= request(i);
+        i += 1;
+    }
+    acc
+}
+
+/// The program: a CPU-sampled, allocation-counted live session with a
+/// few threads of measured work, for `CHILD` ms.
+#[test]
+fn target_program() {
+    let Some(ms) = std::env::var(CHILD)
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    else {
+        return;
+    };
+    let session = perflens::Session::builder()
+        .cpu_sampling(true)
+        .start()
+        .expect("a session");
+    assert!(session.live_dir().is_some(), "PERFLENS_LIVE=1 publishes");
+    let until = Instant::now() + Duration::from_millis(ms);
+    let threads: Vec<_> = (0..3)
+        .map(|id| {
+            std::thread::Builder::new()
+                .name(format!("w{id}"))
+                .spawn(move || worker(id, until))
+                .unwrap()
+        })
+        .collect();
+    let mut acc = worker(9, until);
+    for t in threads {
+        acc ^= t.join().unwrap();
+    }
+    std::hint::black_box(acc);
+    session.finish();
+}
+
+/// A private runtime directory for one test's child.
+fn runtime_dir(test: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("perflens-live-{test}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    dir
+}
+
+fn spawn(runtime: &Path, ms: u64, env: &[(&str, &str)]) -> Child {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "target_program",
+        "--nocapture",
+        "--test-threads=1",
+    ])
+    .env(CHILD, ms.to_string())
+    .env("XDG_RUNTIME_DIR", runtime)
+    .env("PERFLENS_LIVE", "1");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.spawn().unwrap()
+}
+
+/// Waits (bounded) for the one session under `root` and opens it.
+fn wait_for_session(root: &Path) -> LiveSession {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        if let [one] = perflens_live::list(root).as_slice() {
+            return LiveSession::open(&one.dir).unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no live session appeared in {root:?}"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Every figure that only grows while a program runs, per function row.
+fn growing(report: &Report) -> Vec<(String, [u64; 6])> {
+    let mut rows: Vec<_> = report
+        .functions
+        .iter()
+        .map(|f| {
+            (
+                f.name.clone(),
+                [
+                    f.calls,
+                    f.total_ns,
+                    f.self_ns,
+                    f.alloc_count.unwrap_or(0),
+                    f.alloc_bytes.unwrap_or(0),
+                    f.cpu_samples.unwrap_or(0),
+                ],
+            )
+        })
+        .collect();
+    rows.sort();
+    rows
+}
+
+#[test]
+fn snapshots_only_grow_while_the_program_runs() {
+    let runtime = runtime_dir("grow");
+    let root = runtime.join("perflens");
+    let mut child = spawn(&runtime, 2500, &[]);
+    let mut live = wait_for_session(&root);
+    assert_eq!(live.pid(), child.id());
+    let mut previous: Vec<(String, [u64; 6])> = Vec::new();
+    let mut paths_before = 0;
+    let mut snapshots = 0;
+    let mut grew = 0;
+    while live.state() == State::Running {
+        let report = match live.report(&ReportOptions::default()) {
+            Ok(r) => r,
+            // The program ended and removed its entry between the state
+            // check and the read.
+            Err(_) if live.state() != State::Running => break,
+            Err(e) => panic!("live read failed: {e}"),
+        };
+        let rows = growing(&report);
+        for (name, before) in &previous {
+            let now = rows
+                .iter()
+                .find(|(n, _)| n == name)
+                .unwrap_or_else(|| panic!("row {name} disappeared"));
+            for (i, (b, n)) in before.iter().zip(now.1).enumerate() {
+                assert!(n >= *b, "{name}: figure {i} went from {b} to {n}");
+            }
+        }
+        assert!(report.paths.len() >= paths_before, "paths only grow");
+        if rows != previous {
+            grew += 1;
+        }
+        paths_before = report.paths.len();
+        previous = rows;
+        snapshots += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(child.wait().unwrap().success());
+    assert!(snapshots >= 5, "only {snapshots} snapshots while it ran");
+    assert!(
+        grew >= 4,
+        "the figures grew in only {grew} of {snapshots} snapshots"
+    );
+    let names: Vec<&str> = previous.iter().map(|(n, _)| n.as_str()).collect();
+    for f in ["request", "parse", "spin", "worker"] {
+        let name = format!("two_processes::{f}");
+        assert!(
+            names.contains(&name.as_str()),
+            "{name} missing from {names:?}"
+        );
+    }
+    let last = &previous
+        .iter()
+        .find(|(n, _)| n.ends_with("::parse"))
+        .unwrap()
+        .1;
+    assert!(
+        last[3] > 0 && last[4] > 0,
+        "parse's allocations are counted live"
+    );
+    // Not kept: the entry is gone once the program has ended.
+    assert!(
+        perflens_live::list(&root).is_empty(),
+        "the entry is removed at the end"
+    );
+    let _ = std::fs::remove_dir_all(&runtime);
+}
+
+#[test]
+fn a_kept_session_reads_back_as_the_programs_own_report() {
+    let runtime = runtime_dir("keep");
+    let root = runtime.join("perflens");
+    let json = runtime.join("report.json");
+    let mut child = spawn(
+        &runtime,
+        600,
+        &[
+            ("PERFLENS_LIVE_KEEP", "1"),
+            ("PERFLENS_JSON", json.to_str().unwrap()),
+        ],
+    );
+    assert!(child.wait().unwrap().success());
+    let sessions = perflens_live::list(&root);
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0].state, State::Finished);
+    assert_eq!(sessions[0].threads, 4);
+    let mut live = LiveSession::open(&sessions[0].dir).unwrap();
+    let report = live.report(&ReportOptions::default()).unwrap();
+    let mut ours = Vec::new();
+    perflens_report::write_json(&report, &mut ours).unwrap();
+    let theirs = std::fs::read_to_string(&json).unwrap();
+    let ours = String::from_utf8(ours).unwrap();
+    // The workload is real: calls, allocations and CPU samples.
+    let program = Report::from_json_str(&theirs).unwrap();
+    let request = program
+        .functions
+        .iter()
+        .find(|f| f.name.ends_with("::request"))
+        .unwrap();
+    assert!(
+        request.calls > 10 && request.alloc_incl_count.unwrap() > 0,
+        "{request:?}"
+    );
+    assert!(
+        program.cpu.as_ref().unwrap().samples > 100,
+        "{:?}",
+        program.cpu
+    );
+    if ours != theirs {
+        // Name the differing lines rather than printing 100 KB.
+        let diff: Vec<String> = ours
+            .lines()
+            .zip(theirs.lines())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .take(12)
+            .map(|(i, (a, b))| format!("line {}: reader {a:?}, program {b:?}", i + 1))
+            .collect();
+        panic!(
+            "the reader's report differs from the program's ({} and {} lines):\n{}",
+            ours.lines().count(),
+            theirs.lines().count(),
+            diff.join("\n")
+        );
+    }
+    let _ = std::fs::remove_dir_all(&runtime);
+}
