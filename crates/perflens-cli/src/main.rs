@@ -1,20 +1,37 @@
 //! The `perflens` command.
 //!
 //! ```text
+//! perflens list [--clean]
+//! perflens snapshot [PID|PATH] [-o FILE.json]
 //! perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
 //! ```
+//!
+//! `list` and `snapshot` read live sessions (programs run with
+//! `PERFLENS_LIVE=1`) from shared memory, without touching the programs.
 //!
 //! `report` prints the tables a program itself prints at the end of its
 //! session, from a JSON report it saved (`PERFLENS_JSON`). Anything that
 //! is not a report it can read gives a one-line error and exit code 2;
 //! a wrong command line gives its usage and exit code 2 as well.
 
+mod live_cmd;
+
 use perflens_report::{FunctionRow, Report};
 use std::io::Write;
 use std::process::ExitCode;
 
 const USAGE: &str = "\
-usage: perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+usage: perflens list [--clean]
+       perflens snapshot [PID|PATH] [-o FILE.json]
+       perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+
+  list     the live sessions of this user (programs run with PERFLENS_LIVE=1):
+           pid, program, start, threads, state (running, finished, stale)
+           --clean   remove the stale ones (program gone, session not ended)
+  snapshot write a live session's report as JSON (the PERFLENS_JSON schema),
+           to FILE or stdout; PID or PATH may be left out when exactly one
+           session runs; works on finished sessions kept with
+           PERFLENS_LIVE_KEEP=1
 
   report   print the tables of a saved JSON report (PERFLENS_JSON)
            --format  table (default) or json
@@ -43,7 +60,7 @@ fn main() -> ExitCode {
     }
 }
 
-enum Failure {
+pub(crate) enum Failure {
     /// The command line is wrong: the usage follows the message.
     Usage(String),
     /// The input cannot be read as a report.
@@ -55,6 +72,8 @@ enum Failure {
 fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("report") => report(&args[1..]),
+        Some("list") => live_cmd::list(&args[1..]),
+        Some("snapshot") => live_cmd::snapshot(&args[1..]),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())
