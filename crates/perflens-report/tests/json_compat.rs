@@ -1,0 +1,115 @@
+//! The JSON report's bytes, pinned: reports written by this version, and
+//! files written before, read back and are written again byte for byte.
+//!
+//! `tests/fixtures/full_report.json` has every section (allocations, CPU
+//! samples, an async function, a recursion); `plain_report.json` has
+//! neither allocations nor CPU samples. Both were written before the
+//! allocation and CPU figures of rows and paths became shared structs,
+//! so they also pin that change. Rewrite them only for an intended
+//! format change, with `PERFLENS_BLESS=1`, and review the diff.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{fixture, full_fixture, json};
+use perflens_report::{Report, ReportOptions};
+use serde_json::Value;
+
+fn full_report() -> Report {
+    let (snap, cpu) = full_fixture();
+    let mut report = Report::from_snapshot(&snap, &ReportOptions::default());
+    report.add_cpu(&snap, &cpu);
+    report
+}
+
+fn plain_report() -> Report {
+    Report::from_snapshot(&fixture(), &ReportOptions::default())
+}
+
+/// The fixture file `name`, or, with `PERFLENS_BLESS=1`, `actual` written
+/// to it.
+fn pinned(name: &str, actual: &str) -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name);
+    if std::env::var_os("PERFLENS_BLESS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, actual).unwrap();
+    }
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()))
+}
+
+/// Every key of every object in `doc`, at any depth.
+fn keys(doc: &Value, out: &mut Vec<String>) {
+    match doc {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| keys(v, out)),
+        _ => {}
+    }
+}
+
+fn all_keys(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    keys(&serde_json::from_str(text).unwrap(), &mut out);
+    out
+}
+
+#[test]
+fn a_report_with_every_section_is_written_as_before() {
+    let report = full_report();
+    let text = json(&report);
+    assert_eq!(text, pinned("full_report.json", &text));
+    let keys = all_keys(&text);
+    for key in [
+        "alloc_bytes",
+        "alloc_count",
+        "free_bytes",
+        "alloc_incl_bytes",
+        "alloc_incl_count",
+        "alloc_avg_bytes",
+        "alloc_p95_bytes",
+        "cpu_samples",
+        "cpu_ns",
+        "cpu_incl_ns",
+        "alloc_paths",
+        "busy_ns",
+        "cancelled",
+        "max_depth",
+        "kernel_unattributed_ns",
+    ] {
+        assert!(keys.iter().any(|k| k == key), "no {key} in\n{text}");
+    }
+}
+
+#[test]
+fn a_written_report_with_every_section_reads_back_and_writes_the_same_bytes() {
+    let text = pinned("full_report.json", &json(&full_report()));
+    let back = Report::from_json_str(&text).unwrap();
+    assert_eq!(back, full_report());
+    assert_eq!(json(&back), text);
+}
+
+#[test]
+fn a_report_without_allocations_or_cpu_is_written_and_read_as_before() {
+    let report = plain_report();
+    let text = json(&report);
+    assert_eq!(text, pinned("plain_report.json", &text));
+    let keys = all_keys(&text);
+    for key in ["alloc", "alloc_paths", "cpu"] {
+        assert!(!keys.iter().any(|k| k == key), "{key} in\n{text}");
+    }
+    assert!(
+        !keys
+            .iter()
+            .any(|k| k.starts_with("alloc_") || k.starts_with("cpu_") || k == "free_bytes"),
+        "{text}"
+    );
+    let back = Report::from_json_str(&text).unwrap();
+    assert_eq!(back, report);
+    assert_eq!(json(&back), text);
+}
