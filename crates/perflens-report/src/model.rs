@@ -195,12 +195,12 @@ pub struct FunctionRow {
     pub max_depth: Option<u32>,
     /// Allocation figures (`alloc_*` and `free_bytes` in the JSON, at
     /// this place in the row): `None` when allocations were not counted.
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
     pub alloc: Option<AllocFigures>,
     /// CPU figures (`cpu_*` in the JSON, at this place in the row): `None`
     /// unless CPU samples were added; all 0 for a function that was never
     /// sampled.
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
     pub cpu: Option<CpuFigures>,
 }
 
@@ -289,11 +289,11 @@ pub struct HotPath {
     /// Allocation figures of the leaf (`alloc_*` and `free_bytes` in the
     /// JSON, at this place in the path): `None` when allocations were not
     /// counted.
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
     pub alloc: Option<AllocFigures>,
     /// CPU figures of the leaf (`cpu_*` in the JSON, at this place in the
     /// path): `None` unless CPU samples were added.
-    #[serde(flatten)]
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
     pub cpu: Option<CpuFigures>,
 }
 
@@ -340,8 +340,9 @@ impl HotPath {
 ///
 /// In the JSON they are fields of the row or path itself, each named as
 /// here with `alloc_` in front (`free_bytes` as is), and are all left out
-/// when allocations were not counted. A row or path read from JSON that
-/// lacks any of them has no allocation figures (`None`).
+/// when allocations were not counted. A row or path read from JSON
+/// without any of them has no allocation figures (`None`); one with only
+/// some of them is an invalid report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllocFigures {
     /// Bytes allocated while a frame of this function (a path: the leaf)
@@ -385,8 +386,8 @@ pub struct AllocFigures {
 ///
 /// In the JSON they are fields of the row or path itself, each named as
 /// here with `cpu_` in front, and are all left out without CPU samples. A
-/// row or path read from JSON that lacks any of them has no CPU figures
-/// (`None`).
+/// row or path read from JSON without any of them has no CPU figures
+/// (`None`); one with only some of them is an invalid report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuFigures {
     /// CPU samples taken while a frame of this function (a path: the

@@ -13,7 +13,7 @@ mod common;
 use std::path::PathBuf;
 
 use common::{fixture, full_fixture, json};
-use perflens_report::{Report, ReportOptions};
+use perflens_report::{AllocFigures, CpuFigures, Report, ReportError, ReportOptions};
 use serde_json::Value;
 
 fn full_report() -> Report {
@@ -92,6 +92,94 @@ fn a_written_report_with_every_section_reads_back_and_writes_the_same_bytes() {
     let back = Report::from_json_str(&text).unwrap();
     assert_eq!(back, full_report());
     assert_eq!(json(&back), text);
+    assert!(
+        back.functions
+            .iter()
+            .all(|f| f.alloc.is_some() && f.cpu.is_some())
+    );
+    assert!(
+        back.paths
+            .iter()
+            .all(|p| p.alloc.is_some() && p.cpu.is_some())
+    );
+    let alloc_paths = back.alloc_paths.as_deref().unwrap();
+    assert!(!alloc_paths.is_empty());
+    assert!(
+        alloc_paths
+            .iter()
+            .all(|p| p.alloc.is_some() && p.cpu.is_none())
+    );
+    let serve = back.function("serve").unwrap();
+    let want = AllocFigures {
+        bytes: 1830,
+        count: 7,
+        free_bytes: 100,
+        incl_bytes: 1830,
+        incl_count: 7,
+        avg_bytes: 610,
+        p95_bytes: 616,
+    };
+    assert_eq!(serve.alloc, Some(want));
+    let want = CpuFigures {
+        samples: 5,
+        ns: 5_000_000,
+        incl_ns: 5_000_000,
+    };
+    assert_eq!(serve.cpu, Some(want));
+}
+
+/// The full fixture file as a JSON value, changed by `edit`, read back.
+fn read_edited(edit: impl FnOnce(&mut Value)) -> Result<Report, ReportError> {
+    let text = pinned("full_report.json", &json(&full_report()));
+    let mut doc: Value = serde_json::from_str(&text).unwrap();
+    edit(&mut doc);
+    Report::from_json_str(&doc.to_string())
+}
+
+#[test]
+fn a_group_of_fields_left_out_reads_as_none_and_stays_out() {
+    const CPU: [&str; 3] = ["cpu_samples", "cpu_ns", "cpu_incl_ns"];
+    let back = read_edited(|doc| {
+        let row = doc["functions"][0].as_object_mut().unwrap();
+        CPU.iter().for_each(|k| _ = row.remove(*k));
+    })
+    .unwrap();
+    let (row, full) = (&back.functions[0], full_report());
+    assert_eq!((row.cpu, row.alloc), (None, full.functions[0].alloc));
+    assert_eq!(back.functions[1..], full.functions[1..]);
+    let written: Value = serde_json::from_str(&json(&back)).unwrap();
+    let keys: Vec<&String> = written["functions"][0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .collect();
+    assert!(keys.iter().all(|k| !CPU.contains(&k.as_str())), "{keys:?}");
+    assert!(keys.iter().any(|k| *k == "alloc_p95_bytes"), "{keys:?}");
+}
+
+#[test]
+fn a_group_of_fields_in_part_is_an_invalid_report() {
+    for (at, key) in [
+        ("/functions/1", "alloc_p95_bytes"),
+        ("/paths/0", "free_bytes"),
+        ("/functions/2", "cpu_incl_ns"),
+        ("/paths/1", "cpu_samples"),
+    ] {
+        let err = read_edited(|doc| {
+            doc.pointer_mut(at)
+                .unwrap()
+                .as_object_mut()
+                .unwrap()
+                .remove(key);
+        })
+        .unwrap_err();
+        match err {
+            ReportError::InvalidReport { message } => {
+                assert!(message.contains(key), "{at} {key}: {message}");
+            }
+            other => panic!("{at} {key}: {other:?}"),
+        }
+    }
 }
 
 #[test]
@@ -112,4 +200,14 @@ fn a_report_without_allocations_or_cpu_is_written_and_read_as_before() {
     let back = Report::from_json_str(&text).unwrap();
     assert_eq!(back, report);
     assert_eq!(json(&back), text);
+    assert!(
+        back.functions
+            .iter()
+            .all(|f| f.alloc.is_none() && f.cpu.is_none())
+    );
+    assert!(
+        back.paths
+            .iter()
+            .all(|p| p.alloc.is_none() && p.cpu.is_none())
+    );
 }
