@@ -53,18 +53,27 @@ fn keys(doc: &Value, out: &mut Vec<String>) {
     }
 }
 
-fn all_keys(text: &str) -> Vec<String> {
+/// The report's JSON, checked to be the pinned file `name`, and every key
+/// in it.
+fn written_as_pinned(report: &Report, name: &str) -> (String, Vec<String>) {
+    let text = json(report);
+    assert_eq!(text, pinned(name, &text));
     let mut out = Vec::new();
-    keys(&serde_json::from_str(text).unwrap(), &mut out);
-    out
+    keys(&serde_json::from_str(&text).unwrap(), &mut out);
+    (text, out)
+}
+
+/// Whether each function row and hot path has allocation figures and CPU
+/// figures.
+fn groups(r: &Report) -> Vec<(bool, bool)> {
+    let rows = (r.functions.iter()).map(|f| (f.alloc.is_some(), f.cpu.is_some()));
+    let paths = (r.paths.iter()).map(|p| (p.alloc.is_some(), p.cpu.is_some()));
+    rows.chain(paths).collect()
 }
 
 #[test]
 fn a_report_with_every_section_is_written_as_before() {
-    let report = full_report();
-    let text = json(&report);
-    assert_eq!(text, pinned("full_report.json", &text));
-    let keys = all_keys(&text);
+    let (text, keys) = written_as_pinned(&full_report(), "full_report.json");
     for key in [
         "alloc_bytes",
         "alloc_count",
@@ -92,16 +101,7 @@ fn a_written_report_with_every_section_reads_back_and_writes_the_same_bytes() {
     let back = Report::from_json_str(&text).unwrap();
     assert_eq!(back, full_report());
     assert_eq!(json(&back), text);
-    assert!(
-        back.functions
-            .iter()
-            .all(|f| f.alloc.is_some() && f.cpu.is_some())
-    );
-    assert!(
-        back.paths
-            .iter()
-            .all(|p| p.alloc.is_some() && p.cpu.is_some())
-    );
+    assert!(groups(&back).iter().all(|&g| g == (true, true)));
     let alloc_paths = back.alloc_paths.as_deref().unwrap();
     assert!(!alloc_paths.is_empty());
     assert!(
@@ -185,9 +185,7 @@ fn a_group_of_fields_in_part_is_an_invalid_report() {
 #[test]
 fn a_report_without_allocations_or_cpu_is_written_and_read_as_before() {
     let report = plain_report();
-    let text = json(&report);
-    assert_eq!(text, pinned("plain_report.json", &text));
-    let keys = all_keys(&text);
+    let (text, keys) = written_as_pinned(&report, "plain_report.json");
     for key in ["alloc", "alloc_paths", "cpu"] {
         assert!(!keys.iter().any(|k| k == key), "{key} in\n{text}");
     }
@@ -200,14 +198,5 @@ fn a_report_without_allocations_or_cpu_is_written_and_read_as_before() {
     let back = Report::from_json_str(&text).unwrap();
     assert_eq!(back, report);
     assert_eq!(json(&back), text);
-    assert!(
-        back.functions
-            .iter()
-            .all(|f| f.alloc.is_none() && f.cpu.is_none())
-    );
-    assert!(
-        back.paths
-            .iter()
-            .all(|p| p.alloc.is_none() && p.cpu.is_none())
-    );
+    assert!(groups(&back).iter().all(|&g| g == (false, false)));
 }
