@@ -109,11 +109,11 @@ pub struct Report {
     /// time instead (see [`Report::paths_by_time_spent`]).
     pub paths: Vec<HotPath>,
     /// Allocation paths: every chain whose last frame ran and allocated
-    /// bytes itself (its `alloc_bytes`), leaf or interior, by those bytes
-    /// descending. `Some` exactly when allocations were counted; a report
-    /// read from JSON written before this field existed has `None` (the
-    /// table then falls back to `paths`). These paths carry no `cpu_*`
-    /// fields.
+    /// bytes itself (its `alloc_bytes`, [`AllocFigures::bytes`]), leaf or
+    /// interior, by those bytes descending. `Some` exactly when
+    /// allocations were counted; a report read from JSON written before
+    /// this field existed has `None` (the table then falls back to
+    /// `paths`). These paths carry no CPU figures (their `cpu` is `None`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_paths: Option<Vec<HotPath>>,
     /// Threads in registration order.
@@ -129,8 +129,8 @@ pub struct Report {
     pub alloc: Option<AllocTotals>,
     /// CPU sampling summary, `None` unless [`Report::add_cpu`] was called.
     /// When sampling was unavailable it says why
-    /// ([`CpuSummary::unavailable_reason`]) and the `cpu_*` fields of rows
-    /// and paths stay `None`.
+    /// ([`CpuSummary::unavailable_reason`]) and the CPU figures of rows and
+    /// paths ([`FunctionRow::cpu`], [`HotPath::cpu`]) stay `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuSummary>,
     /// Rows per terminal table (`None`: all). A display setting: it is not
