@@ -181,8 +181,8 @@ fn sort_key(column: &str) -> Result<SortKey, Failure> {
         "p50" => |r| r.p50_ns,
         "p95" => |r| r.p95_ns,
         "p99" => |r| r.p99_ns,
-        "alloc" => |r| r.alloc_bytes.unwrap_or(0),
-        "cpu" => |r| r.cpu_ns.unwrap_or(0),
+        "alloc" => |r| r.alloc.map_or(0, |a| a.bytes),
+        "cpu" => |r| r.cpu.map_or(0, |c| c.ns),
         other => {
             return Err(Failure::Usage(format!(
                 "--sort {other}: expected total, self, calls, avg, p50, p95, p99, name, alloc or cpu"

@@ -35,8 +35,8 @@ use perflens_core::histogram::Histogram;
 use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 
 use crate::model::{
-    AllocTotals, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode, ReportOptions,
-    SCHEMA, Segment, ThreadRow,
+    AllocFigures, AllocTotals, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode,
+    ReportOptions, SCHEMA, Segment, ThreadRow,
 };
 use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
@@ -187,7 +187,8 @@ pub(crate) fn subtree_sums(snap: &RawSnapshot, own: &[u64]) -> Vec<u64> {
     out
 }
 
-/// A function row's allocation figures, while they are summed.
+/// The allocation figures of a function row (summed over its paths) or of
+/// a hot path (one path), while they are summed.
 #[derive(Clone, Debug, Default)]
 struct AllocAcc {
     bytes: u64,
@@ -199,6 +200,43 @@ struct AllocAcc {
     /// Every path's inclusive bytes (the sum behind the per-call mean).
     frames_incl_bytes: u64,
     hist: Histogram,
+}
+
+impl AllocAcc {
+    /// The figures of one path.
+    fn of_path(m: &Merged, incl: &Inclusive, path: usize) -> AllocAcc {
+        let mut acc = AllocAcc::default();
+        acc.add(m, incl, path, true);
+        acc
+    }
+
+    /// Adds the figures of `path` (merged as `m`); its inclusive ones
+    /// count only when `outermost`, so a recursion's subtree counts once.
+    fn add(&mut self, m: &Merged, incl: &Inclusive, path: usize, outermost: bool) {
+        self.bytes = self.bytes.saturating_add(m.alloc_bytes);
+        self.count = self.count.saturating_add(m.alloc_count);
+        self.free_bytes = self.free_bytes.saturating_add(m.free_bytes);
+        self.frames_incl_bytes = self.frames_incl_bytes.saturating_add(incl.bytes[path]);
+        if outermost {
+            self.incl_bytes = self.incl_bytes.saturating_add(incl.bytes[path]);
+            self.incl_count = self.incl_count.saturating_add(incl.count[path]);
+        }
+        self.hist.merge(&m.hist_alloc);
+    }
+
+    /// The figures, `calls` being the completed calls they were summed
+    /// over (for the per-call mean).
+    fn figures(&self, calls: u64) -> AllocFigures {
+        AllocFigures {
+            bytes: self.bytes,
+            count: self.count,
+            free_bytes: self.free_bytes,
+            incl_bytes: self.incl_bytes,
+            incl_count: self.incl_count,
+            avg_bytes: mean(self.frames_incl_bytes, calls),
+            p95_bytes: self.hist.quantile(0.95).unwrap_or(0),
+        }
+    }
 }
 
 /// Read-only view of the snapshot with each path's function row resolved.
@@ -372,16 +410,7 @@ fn function_rows(
         };
         let outermost = tree.is_outermost(path, row);
         if let Some(incl) = incl {
-            let b = &mut alloc_acc[row];
-            b.bytes = b.bytes.saturating_add(m.alloc_bytes);
-            b.count = b.count.saturating_add(m.alloc_count);
-            b.free_bytes = b.free_bytes.saturating_add(m.free_bytes);
-            b.frames_incl_bytes = b.frames_incl_bytes.saturating_add(incl.bytes[path]);
-            if outermost {
-                b.incl_bytes = b.incl_bytes.saturating_add(incl.bytes[path]);
-                b.incl_count = b.incl_count.saturating_add(incl.count[path]);
-            }
-            b.hist.merge(&m.hist_alloc);
+            alloc_acc[row].add(m, incl, path, outermost);
         }
         let a = &mut acc[row];
         a.calls += m.calls;
@@ -439,15 +468,7 @@ fn function_rows(
             }
             row.sampled =
                 sampled_mode && a.timed_calls + a.timed_cancelled != a.calls + a.cancelled;
-            if incl.is_some() {
-                row.alloc_bytes = Some(b.bytes);
-                row.alloc_count = Some(b.count);
-                row.free_bytes = Some(b.free_bytes);
-                row.alloc_incl_bytes = Some(b.incl_bytes);
-                row.alloc_incl_count = Some(b.incl_count);
-                row.alloc_avg_bytes = Some(mean(b.frames_incl_bytes, a.calls));
-                row.alloc_p95_bytes = Some(b.hist.quantile(0.95).unwrap_or(0));
-            }
+            row.alloc = incl.map(|_| b.figures(a.calls));
             row
         })
         .collect();
@@ -478,16 +499,8 @@ fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
         cancelled: None,
         sampled: false,
         max_depth: None,
-        alloc_bytes: None,
-        alloc_count: None,
-        free_bytes: None,
-        alloc_incl_bytes: None,
-        alloc_incl_count: None,
-        alloc_avg_bytes: None,
-        alloc_p95_bytes: None,
-        cpu_samples: None,
-        cpu_ns: None,
-        cpu_incl_ns: None,
+        alloc: None,
+        cpu: None,
     }
 }
 
@@ -536,16 +549,8 @@ fn hot_paths(
             total_ns: m.total_ns,
             self_ns: m.self_ns,
             segments,
-            alloc_bytes: incl.map(|_| m.alloc_bytes),
-            alloc_count: incl.map(|_| m.alloc_count),
-            free_bytes: incl.map(|_| m.free_bytes),
-            alloc_incl_bytes: incl.map(|i| i.bytes[last]),
-            alloc_incl_count: incl.map(|i| i.count[last]),
-            alloc_avg_bytes: incl.map(|i| mean(i.bytes[last], m.calls)),
-            alloc_p95_bytes: incl.map(|_| m.hist_alloc.quantile(0.95).unwrap_or(0)),
-            cpu_samples: None,
-            cpu_ns: None,
-            cpu_incl_ns: None,
+            alloc: incl.map(|i| AllocAcc::of_path(m, i, last).figures(m.calls)),
+            cpu: None,
         })
     };
     let mut out: Vec<HotPath> = (1..snap.paths.len())

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use perflens_core::snapshot::RawSnapshot;
 
 use crate::build::{Merged, Tree, merge_paths, resolve_rows, subtree_sums};
-use crate::model::{CpuSummary, CpuThreadRow, HotPath, KernelTime, Report};
+use crate::model::{CpuFigures, CpuSummary, CpuThreadRow, HotPath, KernelTime, Report};
 
 /// CPU samples aggregated by calling context, for [`Report::add_cpu`].
 /// Its serde form is how a live session keeps the sampler's final
@@ -83,9 +83,9 @@ pub struct CpuThreadInput {
 }
 
 impl Report {
-    /// Adds the CPU section: fills [`Report::cpu`] and the `cpu_samples`,
-    /// `cpu_ns` and `cpu_incl_ns` of every function row and hot path
-    /// (`Some(0)` for those never sampled).
+    /// Adds the CPU section: fills [`Report::cpu`] and the CPU figures
+    /// ([`CpuFigures`]: `cpu_samples`, `cpu_ns` and `cpu_incl_ns`) of every
+    /// function row and hot path (all 0 for those never sampled).
     ///
     /// `snap` must be the snapshot the report was built from (or a later
     /// one of the same session): `cpu.by_path` indexes its paths. Hot
@@ -93,7 +93,7 @@ impl Report {
     /// by name; a row or path with no counterpart gets 0.
     ///
     /// When `cpu.source` starts with `"unavailable"`, only the frequency
-    /// and source are kept, and every `cpu_*` field of rows and paths is
+    /// and source are kept, and the CPU figures of every row and path are
     /// `None`: there are no figures, not zero ones.
     ///
     /// Replaces CPU data added before. Never panics; sums saturate.
@@ -104,12 +104,8 @@ impl Report {
             ..CpuSummary::default()
         };
         if !summary.is_available() {
-            for f in &mut self.functions {
-                (f.cpu_samples, f.cpu_ns, f.cpu_incl_ns) = (None, None, None);
-            }
-            for p in &mut self.paths {
-                (p.cpu_samples, p.cpu_ns, p.cpu_incl_ns) = (None, None, None);
-            }
+            self.functions.iter_mut().for_each(|f| f.cpu = None);
+            self.paths.iter_mut().for_each(|p| p.cpu = None);
             self.cpu = Some(summary);
             return;
         }
@@ -155,29 +151,32 @@ impl Report {
         let incl_ns = subtree_sums(snap, &ns);
 
         let (tree, rows) = resolve_rows(snap);
-        let mut acc = vec![[0u64; 3]; rows.len()];
+        let mut acc = vec![CpuFigures::default(); rows.len()];
         for (path, row) in tree.row_of_path.iter().enumerate() {
             let Some(row) = *row else { continue };
             let a = &mut acc[row];
-            add(&mut a[0], samples[path]);
-            add(&mut a[1], ns[path]);
+            add(&mut a.samples, samples[path]);
+            add(&mut a.ns, ns[path]);
             if incl_ns[path] > 0 && tree.is_outermost(path, row) {
-                add(&mut a[2], incl_ns[path]);
+                add(&mut a.incl_ns, incl_ns[path]);
             }
         }
         let row_of_name: HashMap<&str, usize> = (rows.iter().enumerate())
             .map(|(i, r)| (r.name.as_str(), i))
             .collect();
         for f in &mut self.functions {
-            let [s, t, incl] = (row_of_name.get(f.name.as_str())).map_or([0; 3], |&row| acc[row]);
-            (f.cpu_samples, f.cpu_ns, f.cpu_incl_ns) = (Some(s), Some(t), Some(incl));
+            let row = row_of_name.get(f.name.as_str());
+            f.cpu = Some(row.map_or_else(CpuFigures::default, |&row| acc[row]));
         }
 
         let merged = merge_paths(snap);
         let leaves = hot_path_leaves(&tree, &merged, &self.paths);
         for (hp, leaf) in self.paths.iter_mut().zip(leaves) {
-            let [s, t, incl] = leaf.map_or([0; 3], |p| [samples[p], ns[p], incl_ns[p]]);
-            (hp.cpu_samples, hp.cpu_ns, hp.cpu_incl_ns) = (Some(s), Some(t), Some(incl));
+            hp.cpu = Some(leaf.map_or_else(CpuFigures::default, |p| CpuFigures {
+                samples: samples[p],
+                ns: ns[p],
+                incl_ns: incl_ns[p],
+            }));
         }
         self.cpu = Some(summary);
     }

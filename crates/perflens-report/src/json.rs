@@ -97,3 +97,35 @@ pub(crate) mod hex_id {
         u64::from_str_radix(&text, 16).map_err(D::Error::custom)
     }
 }
+
+/// A group of fields written flat into their row or path (serde
+/// `flatten`): either all present or all absent. `None` when none of the
+/// group's fields is there; an error naming the first missing one when
+/// only some are (the JSON Schema requires all of them together), rather
+/// than silently reading the group as absent.
+pub(crate) mod all_or_none {
+    use serde::de::{DeserializeOwned, Error};
+    use serde::{Deserialize, Deserializer, Serialize};
+    use serde_json::{Map, Value};
+
+    pub(crate) fn deserialize<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+    where
+        D: Deserializer<'de>,
+        T: Default + Serialize + DeserializeOwned,
+    {
+        let rest = Map::<String, Value>::deserialize(d)?;
+        let names = match serde_json::to_value(T::default()) {
+            Ok(Value::Object(names)) => names,
+            _ => return Err(D::Error::custom("a field group is not a JSON object")),
+        };
+        let group: Map<String, Value> = (rest.into_iter())
+            .filter(|(name, _)| names.contains_key(name))
+            .collect();
+        if group.is_empty() {
+            return Ok(None);
+        }
+        T::deserialize(Value::Object(group))
+            .map(Some)
+            .map_err(D::Error::custom)
+    }
+}

@@ -112,8 +112,9 @@ pub use error::ReportError;
 pub use format::{bytes as format_bytes, count as format_count, duration as format_duration};
 pub use json::write_json;
 pub use model::{
-    AllocTotals, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped, FunctionKind, FunctionRow,
-    HotPath, KernelTime, Report, ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow,
+    AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped,
+    FunctionKind, FunctionRow, HotPath, KernelTime, Report, ReportMode, ReportOptions, SCHEMA,
+    Segment, ThreadRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;

@@ -13,15 +13,16 @@
 //! an integer number of bytes and every count an integer. In count mode no
 //! clock was read, so every duration is 0 and [`Report::mode`] says why.
 //!
-//! Allocation fields (`alloc_*`, `free_*`, `live_bytes`, ...) are `Some`
-//! exactly when the counting allocator was installed ([`Report::alloc`] is
-//! `Some`); otherwise they are `None` and left out of the JSON, so reports
-//! of programs that do not count allocations are unchanged.
+//! Allocation fields (`alloc_*`, `free_*`, `live_bytes`, ...; on function
+//! rows and hot paths, the [`AllocFigures`] group) are `Some` exactly when
+//! the counting allocator was installed ([`Report::alloc`] is `Some`);
+//! otherwise they are `None` and left out of the JSON, so reports of
+//! programs that do not count allocations are unchanged.
 //!
-//! CPU fields (`cpu_samples`, `cpu_ns`, `cpu_incl_ns` and [`Report::cpu`])
-//! work the same way: [`Report::add_cpu`] adds them when a CPU sampler
-//! ran; the row and path fields are `Some` on every function row and hot
-//! path exactly when sampling was available
+//! CPU fields ([`CpuFigures`]: `cpu_samples`, `cpu_ns`, `cpu_incl_ns`; and
+//! [`Report::cpu`]) work the same way: [`Report::add_cpu`] adds them when
+//! a CPU sampler ran; the row and path figures are `Some` on every
+//! function row and hot path exactly when sampling was available
 //! ([`CpuSummary::is_available`]), and are left out of the JSON otherwise.
 
 use serde::{Deserialize, Serialize};
@@ -108,11 +109,11 @@ pub struct Report {
     /// time instead (see [`Report::paths_by_time_spent`]).
     pub paths: Vec<HotPath>,
     /// Allocation paths: every chain whose last frame ran and allocated
-    /// bytes itself (its `alloc_bytes`), leaf or interior, by those bytes
-    /// descending. `Some` exactly when allocations were counted; a report
-    /// read from JSON written before this field existed has `None` (the
-    /// table then falls back to `paths`). These paths carry no `cpu_*`
-    /// fields.
+    /// bytes itself (its `alloc_bytes`, [`AllocFigures::bytes`]), leaf or
+    /// interior, by those bytes descending. `Some` exactly when
+    /// allocations were counted; a report read from JSON written before
+    /// this field existed has `None` (the table then falls back to
+    /// `paths`). These paths carry no CPU figures (their `cpu` is `None`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_paths: Option<Vec<HotPath>>,
     /// Threads in registration order.
@@ -128,8 +129,8 @@ pub struct Report {
     pub alloc: Option<AllocTotals>,
     /// CPU sampling summary, `None` unless [`Report::add_cpu`] was called.
     /// When sampling was unavailable it says why
-    /// ([`CpuSummary::unavailable_reason`]) and the `cpu_*` fields of rows
-    /// and paths stay `None`.
+    /// ([`CpuSummary::unavailable_reason`]) and the CPU figures of rows and
+    /// paths ([`FunctionRow::cpu`], [`HotPath::cpu`]) stay `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpu: Option<CpuSummary>,
     /// Rows per terminal table (`None`: all). A display setting: it is not
@@ -192,50 +193,15 @@ pub struct FunctionRow {
     /// the outermost frames only.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_depth: Option<u32>,
-    /// Bytes allocated while a frame of this function was the innermost
-    /// measured frame (exclusive), summed over every frame. `None` when
-    /// allocations were not counted, as for every `alloc_*` field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_bytes: Option<u64>,
-    /// Allocations made while this function was innermost (exclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_count: Option<u64>,
-    /// Bytes freed while this function was innermost (exclusive), whoever
-    /// allocated them.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub free_bytes: Option<u64>,
-    /// Bytes allocated by this function and everything it called
-    /// (inclusive), counting a recursion's subtree once (outermost frames
-    /// only, like `total_ns`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_incl_bytes: Option<u64>,
-    /// Allocations made by this function and everything it called
-    /// (inclusive, outermost frames only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_incl_count: Option<u64>,
-    /// Mean inclusive bytes allocated by one call: the mean of the
-    /// distribution `alloc_p95_bytes` describes (equals
-    /// `alloc_incl_bytes / calls` unless the function recurses).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_avg_bytes: Option<u64>,
-    /// 95th percentile of the inclusive bytes allocated by one call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_p95_bytes: Option<u64>,
-    /// CPU samples taken while a frame of this function was the innermost
-    /// measured frame of the interrupted thread (exclusive), summed over
-    /// every frame. `None` unless CPU samples were added, as for every
-    /// `cpu_*` field; `Some(0)` for a function that was never sampled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_samples: Option<u64>,
-    /// CPU time those samples stand for (exclusive), in ns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_ns: Option<u64>,
-    /// CPU time of every sample taken while this function was anywhere on
-    /// the interrupted thread's stack of measured frames (inclusive). Each
-    /// sample counts once, however many frames of the function (recursion)
-    /// were on the stack.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_incl_ns: Option<u64>,
+    /// Allocation figures (`alloc_*` and `free_bytes` in the JSON, at
+    /// this place in the row): `None` when allocations were not counted.
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
+    pub alloc: Option<AllocFigures>,
+    /// CPU figures (`cpu_*` in the JSON, at this place in the row): `None`
+    /// unless CPU samples were added; all 0 for a function that was never
+    /// sampled.
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
+    pub cpu: Option<CpuFigures>,
 }
 
 impl FunctionRow {
@@ -280,20 +246,20 @@ impl FunctionRow {
     /// is 0). Inclusive, so the rows of a call chain add up to more than
     /// 100.
     pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
-        percent_of(self.alloc_incl_bytes?, total_bytes)
+        percent_of(self.alloc?.incl_bytes, total_bytes)
     }
 
     /// `cpu_incl_ns` as a percentage of the session's sampled CPU time
     /// (`None` without CPU samples or when `total_cpu_ns` is 0).
     /// Inclusive, so the rows of a call chain add up to more than 100.
     pub fn cpu_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
-        percent_of(self.cpu_incl_ns?, total_cpu_ns)
+        percent_of(self.cpu?.incl_ns, total_cpu_ns)
     }
 
     /// `cpu_ns` (self) as a percentage of the session's sampled CPU time:
     /// the rows add up to at most 100.
     pub fn cpu_self_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
-        percent_of(self.cpu_ns?, total_cpu_ns)
+        percent_of(self.cpu?.ns, total_cpu_ns)
     }
 }
 
@@ -320,44 +286,15 @@ pub struct HotPath {
     pub self_ns: u64,
     /// One entry per frame, outermost first.
     pub segments: Vec<Segment>,
-    /// Bytes allocated while the leaf was the innermost measured frame
-    /// (exclusive). `None` when allocations were not counted, as for every
-    /// `alloc_*` field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_bytes: Option<u64>,
-    /// Allocations made while the leaf was innermost (exclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_count: Option<u64>,
-    /// Bytes freed while the leaf was innermost (exclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub free_bytes: Option<u64>,
-    /// Bytes allocated by the leaf's subtree of the calling-context tree
-    /// (inclusive: the leaf and any callee that has not completed a call).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_incl_bytes: Option<u64>,
-    /// Allocations made by the leaf's subtree (inclusive).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_incl_count: Option<u64>,
-    /// Mean inclusive bytes allocated by one call of the leaf.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_avg_bytes: Option<u64>,
-    /// 95th percentile of the inclusive bytes allocated by one call of the
-    /// leaf.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub alloc_p95_bytes: Option<u64>,
-    /// CPU samples taken while the leaf was the innermost measured frame
-    /// (exclusive). `None` unless CPU samples were added, as for every
-    /// `cpu_*` field.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_samples: Option<u64>,
-    /// CPU time those samples stand for (exclusive), in ns.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_ns: Option<u64>,
-    /// CPU time of the samples taken in the leaf's subtree of the
-    /// calling-context tree (inclusive: the leaf and any callee that has
-    /// not completed a call).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cpu_incl_ns: Option<u64>,
+    /// Allocation figures of the leaf (`alloc_*` and `free_bytes` in the
+    /// JSON, at this place in the path): `None` when allocations were not
+    /// counted.
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
+    pub alloc: Option<AllocFigures>,
+    /// CPU figures of the leaf (`cpu_*` in the JSON, at this place in the
+    /// path): `None` unless CPU samples were added.
+    #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
+    pub cpu: Option<CpuFigures>,
 }
 
 impl HotPath {
@@ -372,9 +309,8 @@ impl HotPath {
     /// The allocation paths' order: by the last frame's own bytes, then
     /// by the bytes allocated below it.
     pub(crate) fn by_alloc(&self, other: &HotPath) -> std::cmp::Ordering {
-        (other.alloc_bytes.cmp(&self.alloc_bytes))
-            .then(other.alloc_incl_bytes.cmp(&self.alloc_incl_bytes))
-            .then(self.tie_break(other))
+        let figures = |p: &HotPath| p.alloc.map(|a| (a.bytes, a.incl_bytes));
+        (figures(other).cmp(&figures(self))).then(self.tie_break(other))
     }
 
     /// `alloc_bytes` (what the last frame allocated itself) as a
@@ -382,20 +318,95 @@ impl HotPath {
     /// allocations were not counted or `total_bytes` is 0). Exclusive, so
     /// the allocation paths' shares add up to at most 100.
     pub fn alloc_self_percent_of(&self, total_bytes: u64) -> Option<f64> {
-        percent_of(self.alloc_bytes?, total_bytes)
+        percent_of(self.alloc?.bytes, total_bytes)
     }
 
     /// `alloc_incl_bytes` as a percentage of the session's allocated bytes
     /// (`None` when allocations were not counted or `total_bytes` is 0).
     pub fn alloc_percent_of(&self, total_bytes: u64) -> Option<f64> {
-        percent_of(self.alloc_incl_bytes?, total_bytes)
+        percent_of(self.alloc?.incl_bytes, total_bytes)
     }
 
     /// `cpu_incl_ns` as a percentage of the session's sampled CPU time
     /// (`None` without CPU samples or when `total_cpu_ns` is 0).
     pub fn cpu_percent_of(&self, total_cpu_ns: u64) -> Option<f64> {
-        percent_of(self.cpu_incl_ns?, total_cpu_ns)
+        percent_of(self.cpu?.incl_ns, total_cpu_ns)
     }
+}
+
+/// The allocation figures of a function row ([`FunctionRow::alloc`]) or
+/// of a hot path's leaf ([`HotPath::alloc`]). Either every figure is there
+/// or none is: they are all set when the counting allocator was installed.
+///
+/// In the JSON they are fields of the row or path itself, each named as
+/// here with `alloc_` in front (`free_bytes` as is), and are all left out
+/// when allocations were not counted. A row or path read from JSON
+/// without any of them has no allocation figures (`None`); one with only
+/// some of them is an invalid report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AllocFigures {
+    /// Bytes allocated while a frame of this function (a path: the leaf)
+    /// was the innermost measured frame (exclusive), summed over every
+    /// frame.
+    #[serde(rename = "alloc_bytes")]
+    pub bytes: u64,
+    /// Allocations made while this function (the leaf) was innermost
+    /// (exclusive).
+    #[serde(rename = "alloc_count")]
+    pub count: u64,
+    /// Bytes freed while this function (the leaf) was innermost
+    /// (exclusive), whoever allocated them.
+    pub free_bytes: u64,
+    /// Bytes allocated by this function and everything it called
+    /// (inclusive), counting a recursion's subtree once (outermost frames
+    /// only, like `total_ns`). A path: bytes allocated by the leaf's
+    /// subtree of the calling-context tree (the leaf and any callee that
+    /// has not completed a call).
+    #[serde(rename = "alloc_incl_bytes")]
+    pub incl_bytes: u64,
+    /// Allocations made by this function and everything it called
+    /// (inclusive, outermost frames only). A path: by the leaf's subtree.
+    #[serde(rename = "alloc_incl_count")]
+    pub incl_count: u64,
+    /// Mean inclusive bytes allocated by one call (of the leaf): the mean
+    /// of the distribution `p95_bytes` describes (equals
+    /// `incl_bytes / calls` unless the function recurses).
+    #[serde(rename = "alloc_avg_bytes")]
+    pub avg_bytes: u64,
+    /// 95th percentile of the inclusive bytes allocated by one call (of
+    /// the leaf).
+    #[serde(rename = "alloc_p95_bytes")]
+    pub p95_bytes: u64,
+}
+
+/// The CPU figures of a function row ([`FunctionRow::cpu`]) or of a hot
+/// path's leaf ([`HotPath::cpu`]). Either every figure is there or none
+/// is: [`Report::add_cpu`] sets them all on every row and hot path when
+/// sampling was available, and none otherwise.
+///
+/// In the JSON they are fields of the row or path itself, each named as
+/// here with `cpu_` in front, and are all left out without CPU samples. A
+/// row or path read from JSON without any of them has no CPU figures
+/// (`None`); one with only some of them is an invalid report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CpuFigures {
+    /// CPU samples taken while a frame of this function (a path: the
+    /// leaf) was the innermost measured frame of the interrupted thread
+    /// (exclusive), summed over every frame. 0 for a function that was
+    /// never sampled.
+    #[serde(rename = "cpu_samples")]
+    pub samples: u64,
+    /// CPU time those samples stand for (exclusive), in ns.
+    #[serde(rename = "cpu_ns")]
+    pub ns: u64,
+    /// CPU time of every sample taken while this function was anywhere on
+    /// the interrupted thread's stack of measured frames (inclusive). Each
+    /// sample counts once, however many frames of the function (recursion)
+    /// were on the stack. A path: the samples taken in the leaf's subtree
+    /// of the calling-context tree (the leaf and any callee that has not
+    /// completed a call).
+    #[serde(rename = "cpu_incl_ns")]
+    pub incl_ns: u64,
 }
 
 /// One frame of a hot path: the node of that prefix of the chain, merged

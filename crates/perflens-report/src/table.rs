@@ -68,7 +68,7 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     if let Some(totals) = &report.alloc {
         writeln!(w)?;
         alloc_table(report, totals, w)?;
-        let any = |paths: &[HotPath]| paths.iter().any(|p| p.alloc_bytes > Some(0));
+        let any = |paths: &[HotPath]| paths.iter().any(|p| p.alloc.is_some_and(|a| a.bytes > 0));
         if report
             .alloc_paths
             .as_deref()
@@ -441,18 +441,17 @@ fn cpu_section<W: Write>(report: &Report, cpu: &CpuSummary, w: &mut W) -> io::Re
     let mut grid = Grid::new(headers.map(String::from).into());
     let mut rows: Vec<&FunctionRow> = report.functions.iter().collect();
     rows.sort_by(|a, b| {
-        (b.cpu_ns.cmp(&a.cpu_ns))
-            .then(b.cpu_incl_ns.cmp(&a.cpu_incl_ns))
-            .then(a.name.cmp(&b.name))
+        let figures = |r: &FunctionRow| r.cpu.map(|c| (c.ns, c.incl_ns));
+        (figures(b).cmp(&figures(a))).then(a.name.cmp(&b.name))
     });
     let n = shown(report, rows.len());
     for row in &rows[..n] {
         grid.row(vec![
             truncate_left(&row.name, NAME_WIDTH),
-            count_cell(row.cpu_samples),
-            row.cpu_ns.map_or_else(|| "-".to_string(), duration),
+            count_cell(row.cpu.map(|c| c.samples)),
+            duration_cell(row.cpu.map(|c| c.ns)),
             percent_cell(row.cpu_self_percent_of(cpu.cpu_ns)),
-            row.cpu_incl_ns.map_or_else(|| "-".to_string(), duration),
+            duration_cell(row.cpu.map(|c| c.incl_ns)),
             percent_cell(row.cpu_percent_of(cpu.cpu_ns)),
         ]);
     }
@@ -506,6 +505,10 @@ fn count_cell(v: Option<u64>) -> String {
     v.map_or_else(|| "-".to_string(), count)
 }
 
+fn duration_cell(v: Option<u64>) -> String {
+    v.map_or_else(|| "-".to_string(), duration)
+}
+
 /// A percentage cell of an optional figure (`-` when absent).
 fn percent_cell(p: Option<f64>) -> String {
     p.map_or_else(|| "-".to_string(), percent)
@@ -528,7 +531,8 @@ fn alloc_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io
     let mut grid = Grid::new(headers.map(String::from).into());
     let mut rows: Vec<&FunctionRow> = report.functions.iter().collect();
     rows.sort_by(|a, b| {
-        (b.alloc_incl_bytes.cmp(&a.alloc_incl_bytes))
+        let incl = |r: &FunctionRow| r.alloc.map(|a| a.incl_bytes);
+        (incl(b).cmp(&incl(a)))
             .then(b.calls.cmp(&a.calls))
             .then(a.name.cmp(&b.name))
     });
@@ -537,12 +541,12 @@ fn alloc_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W) -> io
         grid.row(vec![
             truncate_left(&row.name, NAME_WIDTH),
             count(row.calls),
-            bytes_cell(row.alloc_avg_bytes),
-            bytes_cell(row.alloc_p95_bytes),
-            bytes_cell(row.alloc_bytes),
-            bytes_cell(row.alloc_incl_bytes),
-            count_cell(row.alloc_count),
-            bytes_cell(row.free_bytes),
+            bytes_cell(row.alloc.map(|a| a.avg_bytes)),
+            bytes_cell(row.alloc.map(|a| a.p95_bytes)),
+            bytes_cell(row.alloc.map(|a| a.bytes)),
+            bytes_cell(row.alloc.map(|a| a.incl_bytes)),
+            count_cell(row.alloc.map(|a| a.count)),
+            bytes_cell(row.alloc.map(|a| a.free_bytes)),
             percent_cell(row.alloc_percent_of(totals.total_bytes)),
         ]);
     }
@@ -569,7 +573,7 @@ fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W)
         Some(paths) => paths.iter().collect(),
         None => {
             let mut paths: Vec<&HotPath> = (report.paths.iter())
-                .filter(|p| p.alloc_bytes > Some(0))
+                .filter(|p| p.alloc.is_some_and(|a| a.bytes > 0))
                 .collect();
             paths.sort_by(|a, b| a.by_alloc(b));
             paths
@@ -580,11 +584,11 @@ fn alloc_paths_table<W: Write>(report: &Report, totals: &AllocTotals, w: &mut W)
         grid.row(vec![
             chain(&path.frames, ALLOC_PATH_WIDTH),
             count(path.calls),
-            bytes_cell(path.alloc_avg_bytes),
-            bytes_cell(path.alloc_p95_bytes),
-            bytes_cell(path.alloc_bytes),
+            bytes_cell(path.alloc.map(|a| a.avg_bytes)),
+            bytes_cell(path.alloc.map(|a| a.p95_bytes)),
+            bytes_cell(path.alloc.map(|a| a.bytes)),
             percent_cell(path.alloc_self_percent_of(totals.total_bytes)),
-            bytes_cell(path.alloc_incl_bytes),
+            bytes_cell(path.alloc.map(|a| a.incl_bytes)),
         ]);
         for seg in &path.segments {
             grid.row(vec![

@@ -7,7 +7,7 @@ mod common;
 use common::schema::{documented_example, errors_after, remove_key, report_schema, validate};
 use common::{SnapBuilder, alloc_fixture, fixture, json, set_alloc};
 use perflens_core::snapshot::{AllocSummary, Mode, NodeSnapshot, PathInfo};
-use perflens_report::{AllocTotals, Report, ReportOptions, write_json, write_table};
+use perflens_report::{AllocFigures, AllocTotals, Report, ReportOptions, write_json, write_table};
 use serde_json::Value;
 
 fn report(unit: u64) -> Report {
@@ -15,32 +15,31 @@ fn report(unit: u64) -> Report {
 }
 
 /// `(alloc_bytes, alloc_count, free_bytes, alloc_incl_bytes,
-/// alloc_incl_count, alloc_avg_bytes, alloc_p95_bytes)` of a function.
+/// alloc_incl_count, alloc_avg_bytes, alloc_p95_bytes)` of a row or path's
+/// allocation figures, each `None` when it has none.
+fn alloc_fields(alloc: Option<AllocFigures>) -> [Option<u64>; 7] {
+    alloc.map_or([None; 7], |a| {
+        [
+            a.bytes,
+            a.count,
+            a.free_bytes,
+            a.incl_bytes,
+            a.incl_count,
+            a.avg_bytes,
+            a.p95_bytes,
+        ]
+        .map(Some)
+    })
+}
+
+/// The seven allocation fields of a function.
 fn function_alloc(r: &Report, name: &str) -> [Option<u64>; 7] {
-    let f = r.function(name).unwrap();
-    [
-        f.alloc_bytes,
-        f.alloc_count,
-        f.free_bytes,
-        f.alloc_incl_bytes,
-        f.alloc_incl_count,
-        f.alloc_avg_bytes,
-        f.alloc_p95_bytes,
-    ]
+    alloc_fields(r.function(name).unwrap().alloc)
 }
 
 /// The same seven fields of the hot path with these frames.
 fn path_alloc(r: &Report, frames: &[&str]) -> [Option<u64>; 7] {
-    let p = r.path(frames).unwrap();
-    [
-        p.alloc_bytes,
-        p.alloc_count,
-        p.free_bytes,
-        p.alloc_incl_bytes,
-        p.alloc_incl_count,
-        p.alloc_avg_bytes,
-        p.alloc_p95_bytes,
-    ]
+    alloc_fields(r.path(frames).unwrap().alloc)
 }
 
 #[test]
@@ -87,7 +86,7 @@ fn a_function_that_allocates_nothing_has_a_row_of_zeros() {
     assert_eq!(function_alloc(&r, "idle"), [Some(0); 7]);
     assert_eq!(r.function("idle").unwrap().calls, 3);
     assert_eq!(r.functions.len(), 4, "run, parse, fib, idle");
-    assert!(r.functions.iter().all(|f| f.alloc_bytes.is_some()));
+    assert!(r.functions.iter().all(|f| f.alloc.is_some()));
     assert_eq!(
         r.function("idle").unwrap().alloc_percent_of(8296),
         Some(0.0)
@@ -143,18 +142,18 @@ fn a_running_callee_counts_in_its_callers_inclusive_bytes() {
     let outer = r.function("outer").unwrap();
     assert_eq!(
         (
-            outer.alloc_bytes,
-            outer.alloc_incl_bytes,
-            outer.alloc_incl_count
+            outer.alloc.map(|a| a.bytes),
+            outer.alloc.map(|a| a.incl_bytes),
+            outer.alloc.map(|a| a.incl_count)
         ),
         (Some(10), Some(100), Some(4))
     );
     let path = r.path(&["outer"]).unwrap();
     assert_eq!(
         (
-            path.alloc_bytes,
-            path.alloc_incl_bytes,
-            path.alloc_avg_bytes
+            path.alloc.map(|a| a.bytes),
+            path.alloc.map(|a| a.incl_bytes),
+            path.alloc.map(|a| a.avg_bytes)
         ),
         (Some(10), Some(100), Some(100))
     );
@@ -202,7 +201,7 @@ fn threads_and_session_totals_include_the_root_and_overflow() {
     // Everything inside measured functions is run's inclusive figure; the
     // rest is outside (115 B) or overflowed (7 B).
     assert_eq!(
-        r.function("run").unwrap().alloc_incl_bytes,
+        r.function("run").unwrap().alloc.map(|a| a.incl_bytes),
         Some(8296 - 115 - 7)
     );
     let run = r.function("run").unwrap().alloc_percent_of(8296).unwrap();
@@ -220,9 +219,11 @@ fn without_the_counting_allocator_there_are_no_alloc_fields() {
             .iter()
             .all(|f| function_alloc(&r, &f.name) == [None; 7])
     );
-    assert!(r.paths.iter().all(
-        |p| p.alloc_incl_bytes.is_none() && p.segments.iter().all(|s| s.alloc_bytes.is_none())
-    ));
+    assert!(
+        r.paths
+            .iter()
+            .all(|p| p.alloc.is_none() && p.segments.iter().all(|s| s.alloc_bytes.is_none()))
+    );
     assert!(
         r.threads
             .iter()
@@ -308,10 +309,13 @@ fn values_above_4_gib_and_u32_max_counts_are_not_clamped() {
     snap.threads[1].live_bytes = -(3 << 40);
     let r = Report::from_snapshot(&snap, &ReportOptions::default());
     let run = r.function("run").unwrap();
-    assert_eq!(run.alloc_bytes, Some(1500 * unit + 1));
-    assert_eq!(run.alloc_count, Some(big_count + 5));
-    assert_eq!(run.alloc_incl_bytes, Some(8174 * unit + 1));
-    assert_eq!(run.alloc_incl_count, Some(big_count + 5 + 38 + 1));
+    assert_eq!(run.alloc.map(|a| a.bytes), Some(1500 * unit + 1));
+    assert_eq!(run.alloc.map(|a| a.count), Some(big_count + 5));
+    assert_eq!(run.alloc.map(|a| a.incl_bytes), Some(8174 * unit + 1));
+    assert_eq!(
+        run.alloc.map(|a| a.incl_count),
+        Some(big_count + 5 + 38 + 1)
+    );
     assert_eq!(r.threads[0].free_count, Some(big_count + 1 + 5 + 4));
     let total = 8296 * unit + 1;
     assert_eq!(r.alloc.unwrap().total_bytes, total);
@@ -326,7 +330,7 @@ fn values_above_4_gib_and_u32_max_counts_are_not_clamped() {
     assert_eq!(back, r);
     assert_eq!(back.alloc.unwrap().total_bytes, total);
     assert_eq!(
-        back.function("run").unwrap().alloc_count,
+        back.function("run").unwrap().alloc.map(|a| a.count),
         Some(big_count + 5)
     );
 
@@ -334,7 +338,7 @@ fn values_above_4_gib_and_u32_max_counts_are_not_clamped() {
     let mut extreme = back.clone();
     extreme.alloc.as_mut().unwrap().total_bytes = u64::MAX;
     extreme.alloc.as_mut().unwrap().live_bytes = i64::MIN;
-    extreme.functions[0].alloc_incl_count = Some(u64::MAX - 1);
+    extreme.functions[0].alloc.as_mut().unwrap().incl_count = u64::MAX - 1;
     let back = Report::from_json_str(&json(&extreme)).unwrap();
     assert_eq!(back, extreme);
 }
@@ -370,7 +374,10 @@ fn malformed_alloc_snapshots_do_not_panic() {
         u64::MAX,
         "saturated, not wrapped"
     );
-    assert_eq!(r.path(&["ok"]).unwrap().alloc_incl_bytes, Some(8));
+    assert_eq!(
+        r.path(&["ok"]).unwrap().alloc.map(|a| a.incl_bytes),
+        Some(8)
+    );
     let mut sink = Vec::new();
     write_table(&r, &mut sink).unwrap();
     write_json(&r, &mut sink).unwrap();
@@ -422,16 +429,16 @@ fn the_documented_allocation_example_reads_back_and_conforms() {
     let main = r.function("app::main").unwrap();
     let parse = r.function("app::parse").unwrap();
     assert_eq!(
-        main.alloc_incl_bytes.unwrap(),
-        main.alloc_bytes.unwrap() + parse.alloc_incl_bytes.unwrap()
+        main.alloc.unwrap().incl_bytes,
+        main.alloc.unwrap().bytes + parse.alloc.unwrap().incl_bytes
     );
     assert_eq!(
         totals.total_bytes,
-        main.alloc_incl_bytes.unwrap() + thread.unattributed_alloc_bytes.unwrap()
+        main.alloc.unwrap().incl_bytes + thread.unattributed_alloc_bytes.unwrap()
     );
     assert_eq!(
-        parse.alloc_avg_bytes.unwrap() * parse.calls,
-        parse.alloc_bytes.unwrap()
+        parse.alloc.unwrap().avg_bytes * parse.calls,
+        parse.alloc.unwrap().bytes
     );
     // Exactly what the report builder writes for the snapshot it describes.
     let mut b = SnapBuilder::new(Mode::Timed);
@@ -508,7 +515,11 @@ fn the_top_allocation_path_ends_where_the_bytes_were_allocated() {
         .iter()
         .map(|p| {
             let frames = p.frames.iter().map(String::as_str).collect();
-            (frames, p.alloc_bytes, p.alloc_incl_bytes)
+            (
+                frames,
+                p.alloc.map(|a| a.bytes),
+                p.alloc.map(|a| a.incl_bytes),
+            )
         })
         .collect();
     let run = "srv::Handler::run";

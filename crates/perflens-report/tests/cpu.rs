@@ -9,7 +9,8 @@ use common::schema::{documented_example, errors_after, remove_key, report_schema
 use common::{MS, SnapBuilder, cpu_fixture, cpu_unavailable, fixture, json, table};
 use perflens_core::snapshot::{CallsiteKind, Mode, PathInfo};
 use perflens_report::{
-    CpuInput, CpuSummary, CpuThreadRow, KernelTime, Report, ReportOptions, write_json, write_table,
+    CpuFigures, CpuInput, CpuSummary, CpuThreadRow, KernelTime, Report, ReportOptions, write_json,
+    write_table,
 };
 use serde_json::Value;
 
@@ -20,16 +21,20 @@ fn report() -> Report {
     r
 }
 
-/// `(cpu_samples, cpu_ns, cpu_incl_ns)` of a function.
+/// `(cpu_samples, cpu_ns, cpu_incl_ns)` of a row or path's CPU figures,
+/// each `None` when it has none.
+fn cpu_fields(cpu: Option<CpuFigures>) -> [Option<u64>; 3] {
+    cpu.map_or([None; 3], |c| some([c.samples, c.ns, c.incl_ns]))
+}
+
+/// The three CPU fields of a function.
 fn function_cpu(r: &Report, name: &str) -> [Option<u64>; 3] {
-    let f = r.function(name).unwrap();
-    [f.cpu_samples, f.cpu_ns, f.cpu_incl_ns]
+    cpu_fields(r.function(name).unwrap().cpu)
 }
 
 /// The same three fields of the hot path with these frames.
 fn path_cpu(r: &Report, frames: &[&str]) -> [Option<u64>; 3] {
-    let p = r.path(frames).unwrap();
-    [p.cpu_samples, p.cpu_ns, p.cpu_incl_ns]
+    cpu_fields(r.path(frames).unwrap().cpu)
 }
 
 fn some(v: [u64; 3]) -> [Option<u64>; 3] {
@@ -68,7 +73,7 @@ fn a_function_never_sampled_has_a_row_of_zeros() {
     assert_eq!(r.function("idle").unwrap().calls, 5);
     assert_eq!(path_cpu(&r, &["idle"]), [Some(0); 3]);
     assert_eq!(r.functions.len(), 5, "a, b, c, r, idle");
-    assert!(r.functions.iter().all(|f| f.cpu_incl_ns.is_some()));
+    assert!(r.functions.iter().all(|f| f.cpu.is_some()));
     assert_eq!(
         r.function("idle").unwrap().cpu_percent_of(84_250_000),
         Some(0.0)
@@ -172,8 +177,8 @@ fn unavailable_sampling_keeps_the_reason_and_no_figures() {
     );
     assert_eq!((cpu.samples, cpu.cpu_ns, cpu.threads.len()), (0, 0, 0));
     assert_eq!(cpu.frequency_hz, 1000);
-    assert!(r.functions.iter().all(|f| f.cpu_samples.is_none()));
-    assert!(r.paths.iter().all(|p| p.cpu_incl_ns.is_none()));
+    assert!(r.functions.iter().all(|f| f.cpu.is_none()));
+    assert!(r.paths.iter().all(|p| p.cpu.is_none()));
     assert_eq!(
         Report {
             cpu: None,
@@ -215,7 +220,7 @@ fn adding_cpu_again_replaces_what_was_there() {
     r.add_cpu(&snap, &cpu);
     assert_eq!(r, once, "idempotent");
     r.add_cpu(&snap, &cpu_unavailable("stopped"));
-    assert!(r.functions.iter().all(|f| f.cpu_ns.is_none()));
+    assert!(r.functions.iter().all(|f| f.cpu.is_none()));
     r.add_cpu(&snap, &cpu);
     assert_eq!(r, once);
 }
@@ -270,7 +275,7 @@ fn cpu_fields_round_trip_and_conform_to_the_schema() {
     // Large values are written exactly.
     let mut big = r.clone();
     big.cpu.as_mut().unwrap().cpu_ns = u64::MAX;
-    big.functions[0].cpu_incl_ns = Some((1 << 60) + 1);
+    big.functions[0].cpu.as_mut().unwrap().incl_ns = (1 << 60) + 1;
     assert_eq!(Report::from_json_str(&json(&big)).unwrap(), big);
     // Reports with CPU and allocations together conform too.
     let plain = Report::from_snapshot(&fixture(), &ReportOptions::default());
@@ -321,7 +326,9 @@ fn same_named_callsites_keep_their_own_hot_paths() {
     };
     let mut r = Report::from_snapshot(&snap, &ReportOptions::default());
     r.add_cpu(&snap, &cpu);
-    let x: Vec<(u64, Option<u64>)> = (r.paths.iter()).map(|p| (p.calls, p.cpu_samples)).collect();
+    let x: Vec<(u64, Option<u64>)> = (r.paths.iter())
+        .map(|p| (p.calls, p.cpu.map(|c| c.samples)))
+        .collect();
     assert_eq!(x, [(1, Some(11)), (2, Some(22))]);
     assert_eq!(function_cpu(&r, "x"), some([33, 33 * MS, 33 * MS]));
     assert_eq!(function_cpu(&r, "a"), some([0, 0, 33 * MS]));
@@ -380,15 +387,28 @@ fn malformed_snapshots_and_inputs_do_not_panic() {
     );
     let cpu = r.cpu.as_ref().unwrap();
     assert_eq!(cpu.samples, u64::MAX, "saturated, not wrapped");
-    assert_eq!(r.path(&["ok"]).unwrap().cpu_samples, Some(u64::MAX / 2));
+    assert_eq!(
+        r.path(&["ok"]).unwrap().cpu.map(|c| c.samples),
+        Some(u64::MAX / 2)
+    );
     let mut sink = Vec::new();
     write_table(&r, &mut sink).unwrap();
     write_json(&r, &mut sink).unwrap();
     // A report from another snapshot: unknown rows and paths get 0.
     let mut other = Report::from_snapshot(&fixture(), &ReportOptions::default());
     other.add_cpu(&snap, &CpuInput::default());
-    assert!(other.functions.iter().all(|f| f.cpu_ns == Some(0)));
-    assert!(other.paths.iter().all(|p| p.cpu_incl_ns == Some(0)));
+    assert!(
+        other
+            .functions
+            .iter()
+            .all(|f| f.cpu.map(|c| c.ns) == Some(0))
+    );
+    assert!(
+        other
+            .paths
+            .iter()
+            .all(|p| p.cpu.map(|c| c.incl_ns) == Some(0))
+    );
 }
 
 #[test]
@@ -433,10 +453,10 @@ fn the_documented_cpu_example_reads_back_and_conforms() {
     let main = r.function("app::main").unwrap();
     let parse = r.function("app::parse").unwrap();
     assert_eq!(
-        main.cpu_incl_ns.unwrap(),
-        main.cpu_ns.unwrap() + parse.cpu_incl_ns.unwrap()
+        main.cpu.unwrap().incl_ns,
+        main.cpu.unwrap().ns + parse.cpu.unwrap().incl_ns
     );
-    assert_eq!(cpu.cpu_ns, main.cpu_incl_ns.unwrap() + cpu.outside_cpu_ns);
+    assert_eq!(cpu.cpu_ns, main.cpu.unwrap().incl_ns + cpu.outside_cpu_ns);
     // Exactly what the report builder writes for the input it describes.
     let mut b = SnapBuilder::new(Mode::Timed);
     b.snap.elapsed_ns = 1_000_500_000;
@@ -479,7 +499,7 @@ fn kernel_time_not_attributed_is_a_line_of_its_own_in_table_and_json() {
     cpu.kernel_unattributed_ns = 42 * MS;
     let mut r = Report::from_snapshot(&snap, &ReportOptions::default());
     r.add_cpu(&snap, &cpu);
-    let before: Vec<_> = (r.functions.iter()).map(|f| f.cpu_ns).collect();
+    let before: Vec<_> = (r.functions.iter()).map(|f| f.cpu.map(|c| c.ns)).collect();
     let c = r.cpu.as_ref().unwrap();
     assert_eq!(c.kernel, Some(KernelTime::NotAttributed));
     assert_eq!(c.kernel_unattributed_ns, Some(42 * MS));
@@ -488,7 +508,7 @@ fn kernel_time_not_attributed_is_a_line_of_its_own_in_table_and_json() {
     let (_, plain) = cpu_fixture();
     let mut r0 = Report::from_snapshot(&snap, &ReportOptions::default());
     r0.add_cpu(&snap, &plain);
-    let rows0: Vec<_> = (r0.functions.iter()).map(|f| f.cpu_ns).collect();
+    let rows0: Vec<_> = (r0.functions.iter()).map(|f| f.cpu.map(|c| c.ns)).collect();
     assert_eq!(before, rows0);
 
     let mut table = Vec::new();

@@ -23,10 +23,10 @@ fn a_custom_allocator_is_counted() {
     let fill = report.function("custom_allocator::fill").unwrap();
     // fill(1000 + i) for i in 0..10: one Vec<u64> of that capacity each.
     assert_eq!(fill.calls, 10);
-    assert_eq!(fill.alloc_count, Some(10));
-    assert_eq!(fill.alloc_bytes, Some(8 * (10 * 1000 + 45)));
+    assert_eq!(fill.alloc.map(|a| a.count), Some(10));
+    assert_eq!(fill.alloc.map(|a| a.bytes), Some(8 * (10 * 1000 + 45)));
     assert_eq!(
-        fill.free_bytes,
+        fill.alloc.map(|a| a.free_bytes),
         Some(0),
         "the buffers are returned, not freed"
     );

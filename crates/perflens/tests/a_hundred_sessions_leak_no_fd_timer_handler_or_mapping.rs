@@ -44,7 +44,7 @@ fn one_session() {
     assert_eq!(sum, 3 * 4 * CALLS * (CALLS - 1) / 2);
     let row = report.function(&name("work")).unwrap();
     assert_eq!(row.calls, 3 * CALLS);
-    assert_eq!(row.alloc_bytes, Some(3 * CALLS * 32));
+    assert_eq!(row.alloc.map(|a| a.bytes), Some(3 * CALLS * 32));
     assert!(report.cpu.as_ref().unwrap().is_available());
 }
 

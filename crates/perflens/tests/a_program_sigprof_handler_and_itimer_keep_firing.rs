@@ -99,7 +99,7 @@ fn a_program_sigprof_handler_and_itimer_keep_firing() {
         // handlers here) the kernel merges overflows into one sample that
         // weighs more, so the count alone falls a few percent short.
         let row = report.function(&name("spin")).unwrap();
-        let (samples, cpu) = (row.cpu_samples.unwrap() as f64, row.cpu_ns.unwrap() as f64);
+        let (samples, cpu) = (row.cpu.unwrap().samples as f64, row.cpu.unwrap().ns as f64);
         let spun_ns = spun.as_nanos() as f64;
         assert!(
             samples >= 0.8 * spun.as_secs_f64() * 1000.0,

@@ -78,12 +78,18 @@ fn a_thousand_threads_in_waves_are_counted_exactly() {
     assert_eq!(row("worker").calls, threads);
     assert_eq!(row("leaf").calls, threads * LEAVES);
     assert_eq!(row("allocates").calls, threads);
-    assert_eq!(row("allocates").alloc_bytes, Some(threads * BUFFER as u64));
-    assert_eq!(row("allocates").alloc_count, Some(threads));
-    assert_eq!(row("allocates").free_bytes, Some(threads * BUFFER as u64));
-    assert_eq!(row("worker").alloc_bytes, Some(0));
     assert_eq!(
-        row("worker").alloc_incl_bytes,
+        row("allocates").alloc.map(|a| a.bytes),
+        Some(threads * BUFFER as u64)
+    );
+    assert_eq!(row("allocates").alloc.map(|a| a.count), Some(threads));
+    assert_eq!(
+        row("allocates").alloc.map(|a| a.free_bytes),
+        Some(threads * BUFFER as u64)
+    );
+    assert_eq!(row("worker").alloc.map(|a| a.bytes), Some(0));
+    assert_eq!(
+        row("worker").alloc.map(|a| a.incl_bytes),
         Some(threads * BUFFER as u64)
     );
     let path = |frames: &[&str]| {
@@ -118,7 +124,7 @@ fn a_thousand_threads_in_waves_are_counted_exactly() {
     // sample per 1 ms of its CPU time (1000 Hz). The count may fall a few
     // percent short when the kernel merges overflows of a late handler
     // into one weightier sample; the weights are checked below.
-    let samples = row("after_the_waves").cpu_samples.unwrap() as f64;
+    let samples = row("after_the_waves").cpu.unwrap().samples as f64;
     let periods = spun.as_secs_f64() * 1000.0;
     assert!(
         samples >= 0.8 * periods && samples <= periods + 1.0,
@@ -129,7 +135,7 @@ fn a_thousand_threads_in_waves_are_counted_exactly() {
     // ms here, never sampled with user-only perf events) is charged to
     // the next sample in user mode, which may fall in this function;
     // see the bug report of issue 10.
-    let sampled = row("after_the_waves").cpu_ns.unwrap() as f64;
+    let sampled = row("after_the_waves").cpu.unwrap().ns as f64;
     let truth = spun.as_nanos() as f64;
     assert!(
         sampled >= 0.95 * truth - 1e6,

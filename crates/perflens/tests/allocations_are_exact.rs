@@ -853,7 +853,7 @@ fn threads_alive_at_the_end_are_exact_in_the_final_report() {
         let r = (report.functions.iter())
             .find(|r| r.name == want)
             .expect("the function is in the report");
-        r.alloc_bytes.unwrap()
+        r.alloc.unwrap().bytes
     };
     // (A call still running has no row of its own yet: its bytes are in
     // its thread's row, and in the raw snapshot's node, checked above.)

@@ -120,9 +120,9 @@ fn child_reads_under_the_timer_source() {
     let row = report.function(&name("blocking_read")).unwrap();
     assert_eq!(row.calls, 1);
     assert!(
-        row.cpu_samples.unwrap() >= SIGNALS,
+        row.cpu.unwrap().samples >= SIGNALS,
         "{:?} samples",
-        row.cpu_samples
+        row.cpu.map(|c| c.samples)
     );
     println!("child: ok");
 }

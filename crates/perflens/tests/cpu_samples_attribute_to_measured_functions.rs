@@ -91,12 +91,20 @@ fn cpu_samples_attribute_to_measured_functions() {
     let (o, i, n) = (row("outer"), row("inner"), row("inlined"));
     // Truth, as shares of the 600 ms: outer itself 50%, inner 25%,
     // inlined 25%; outer inclusive 75%.
-    close(share(o.cpu_ns), 50.0, "outer exclusive");
-    close(share(o.cpu_incl_ns), 75.0, "outer inclusive");
-    close(share(i.cpu_ns), 25.0, "inner");
-    close(share(i.cpu_incl_ns), 25.0, "inner inclusive");
-    close(share(n.cpu_ns), 25.0, "inlined (no symbol of its own)");
-    assert!(o.cpu_samples.unwrap() > 200, "{:?}", o.cpu_samples);
+    close(share(o.cpu.map(|c| c.ns)), 50.0, "outer exclusive");
+    close(share(o.cpu.map(|c| c.incl_ns)), 75.0, "outer inclusive");
+    close(share(i.cpu.map(|c| c.ns)), 25.0, "inner");
+    close(share(i.cpu.map(|c| c.incl_ns)), 25.0, "inner inclusive");
+    close(
+        share(n.cpu.map(|c| c.ns)),
+        25.0,
+        "inlined (no symbol of its own)",
+    );
+    assert!(
+        o.cpu.unwrap().samples > 200,
+        "{:?}",
+        o.cpu.map(|c| c.samples)
+    );
     // The parked thread burns (almost) nothing.
     assert!(
         cpu.outside_cpu_ns as f64 / total < 0.03,
@@ -124,7 +132,7 @@ fn cpu_samples_attribute_to_measured_functions() {
     }
     let report = session.finish();
     let burst = report.function(&name("short_burst")).unwrap();
-    let sampled = burst.cpu_ns.unwrap() as f64;
+    let sampled = burst.cpu.unwrap().ns as f64;
     let truth = measured.as_nanos() as f64;
     // Each thread can lose the partial sampling period (1 ms) it exits
     // in; beyond that, within 3%.

@@ -152,7 +152,11 @@ fn a_forked_child_runs_measured_code_and_exits_by_itself() {
     let cpu = report.cpu.as_ref().unwrap();
     assert!(cpu.is_available(), "{}", cpu.source);
     let bg = report.function(&name("background")).unwrap();
-    assert!(bg.cpu_samples.unwrap() > 10, "{:?}", bg.cpu_samples);
+    assert!(
+        bg.cpu.unwrap().samples > 10,
+        "{:?}",
+        bg.cpu.map(|c| c.samples)
+    );
 }
 
 /// Whether `fds` (a listing of `/proc/<pid>/fd` of an exec'd program, as
@@ -351,7 +355,11 @@ fn a_forked_child_can_end_the_session_it_inherited() {
     assert!(bg > 0);
     assert!(report.cpu.as_ref().unwrap().is_available());
     let spun = report.function(&name("background")).unwrap();
-    assert!(spun.cpu_samples.unwrap() > 5, "{:?}", spun.cpu_samples);
+    assert!(
+        spun.cpu.unwrap().samples > 5,
+        "{:?}",
+        spun.cpu.map(|c| c.samples)
+    );
 }
 
 /// [`background`] for about `d`.

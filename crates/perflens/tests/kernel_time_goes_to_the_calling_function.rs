@@ -163,7 +163,7 @@ fn measure() -> Run {
     let report = session.finish();
     let cpu = report.cpu.as_ref().expect("a CPU section");
     assert!(!cpu.source.starts_with("unavailable"), "{}", cpu.source);
-    let row = |f: &str| report.function(&name(f)).unwrap().cpu_ns.unwrap() as f64;
+    let row = |f: &str| report.function(&name(f)).unwrap().cpu.unwrap().ns as f64;
     Run {
         truth_read: truth_read.as_nanos() as f64,
         truth_user: truth_user.as_nanos() as f64,

@@ -65,8 +65,8 @@ fn measured_calls_in_tls_destructors_are_counted() {
     assert_eq!(row("body").map(|r| r.calls), Some(THREADS));
     let late = row("in_late_destructor").expect("calls in the late destructor");
     assert_eq!(late.calls, THREADS);
-    assert_eq!(late.alloc_bytes, Some(THREADS * 64));
+    assert_eq!(late.alloc.map(|a| a.bytes), Some(THREADS * 64));
     let early = row("in_early_destructor").expect("calls in the early destructor");
     assert_eq!(early.calls, THREADS);
-    assert_eq!(early.alloc_bytes, Some(THREADS * 64));
+    assert_eq!(early.alloc.map(|a| a.bytes), Some(THREADS * 64));
 }

@@ -108,13 +108,16 @@ fn panics_and_dropped_futures_are_counted_exactly() {
     // `after` is a top-level call: the unwinding left no frame behind.
     assert_eq!(path(&["after"]), Some(1));
     // Each frame's buffer is freed while unwinding, in that frame.
-    assert_eq!(row("unwound_through").alloc_bytes, Some(512 * n));
-    assert_eq!(row("unwound_through").free_bytes, Some(512 * n));
-    assert_eq!(row("panics").free_bytes, Some(1000 * n));
+    assert_eq!(row("unwound_through").alloc.map(|a| a.bytes), Some(512 * n));
+    assert_eq!(
+        row("unwound_through").alloc.map(|a| a.free_bytes),
+        Some(512 * n)
+    );
+    assert_eq!(row("panics").alloc.map(|a| a.free_bytes), Some(1000 * n));
     // `panics` also allocates the panic's exception object (freed where
     // it is caught, outside any measured frame).
-    assert!(row("panics").alloc_bytes.unwrap() > 1000 * n);
-    assert_eq!(row("panics").alloc_count, Some(2 * n));
+    assert!(row("panics").alloc.unwrap().bytes > 1000 * n);
+    assert_eq!(row("panics").alloc.map(|a| a.count), Some(2 * n));
 
     // Async: a future whose poll panics did not complete: cancelled, and
     // so is its parent. The poll that panicked is a poll (its time was

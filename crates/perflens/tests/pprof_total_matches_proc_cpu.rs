@@ -100,9 +100,9 @@ fn pprof_and_json_cpu_totals_match_proc() {
     within_3_percent(cpu.cpu_ns as f64, truth, "JSON cpu_ns");
     // Every sample lands in a measured function, nearly all in `burn`.
     let burn = report.function("cpu_threads::burn").unwrap();
-    within_3_percent(burn.cpu_ns.unwrap() as f64, truth, "burn's exclusive CPU");
+    within_3_percent(burn.cpu.unwrap().ns as f64, truth, "burn's exclusive CPU");
     let worker = report.function("cpu_threads::worker").unwrap();
-    assert!(worker.cpu_incl_ns.unwrap() >= burn.cpu_ns.unwrap());
+    assert!(worker.cpu.unwrap().incl_ns >= burn.cpu.unwrap().ns);
 
     // The folded stacks carry the same weight (one line per stack, its
     // CPU microseconds last).

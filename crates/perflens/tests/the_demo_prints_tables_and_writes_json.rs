@@ -71,16 +71,19 @@ fn the_demo_prints_tables_and_writes_json() {
         // the 3 sync_alloc calls allocated 1000 buffers of 1 KiB.
         assert!(stderr.contains("Allocations"), "{stderr}");
         let alloc = report.function("overview::sync_alloc").unwrap();
-        assert_eq!(alloc.alloc_bytes, Some(3 * 1000 * 1024));
-        assert_eq!(alloc.alloc_count, Some(3 * 1000));
-        assert_eq!(alloc.free_bytes, Some(3 * 1000 * 1024));
-        assert_eq!(alloc.alloc_avg_bytes, Some(1000 * 1024));
+        assert_eq!(alloc.alloc.map(|a| a.bytes), Some(3 * 1000 * 1024));
+        assert_eq!(alloc.alloc.map(|a| a.count), Some(3 * 1000));
+        assert_eq!(alloc.alloc.map(|a| a.free_bytes), Some(3 * 1000 * 1024));
+        assert_eq!(alloc.alloc.map(|a| a.avg_bytes), Some(1000 * 1024));
         let total = report.alloc.as_ref().unwrap().total_bytes;
         let share = alloc.alloc_percent_of(total).unwrap();
         assert!(share > 90.0, "sync_alloc has {share:.1}% of the bytes");
         let work = report.function("overview::sync_work").unwrap();
         assert_eq!(
-            (work.alloc_bytes, work.alloc_incl_bytes),
+            (
+                work.alloc.map(|a| a.bytes),
+                work.alloc.map(|a| a.incl_bytes)
+            ),
             (Some(0), Some(0))
         );
     }

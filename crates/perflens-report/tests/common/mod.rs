@@ -464,3 +464,57 @@ pub fn fixture() -> RawSnapshot {
     });
     b.build()
 }
+
+/// A timed session with every section of the report: allocations, CPU
+/// samples (kernel time partly attributed), an async function (busy,
+/// polls, cancelled) and a recursion, and its [`CpuInput`].
+pub fn full_fixture() -> (RawSnapshot, CpuInput) {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    b.snap.elapsed_ns = 50 * MS;
+    b.callsite("serve", CallsiteKind::Async);
+    let main = b.thread("main");
+    set_alloc(b.root(main), (40, 1, 8, 1), &[]);
+    let run = b.node(main, &["run"], 1, 40 * MS, 4 * MS);
+    set_alloc(run, (1000, 10, 200, 2), &[3330]);
+    let fib = b.node(main, &["run", "fib"], 2, 20 * MS, 6 * MS);
+    set_alloc(fib, (300, 3, 0, 0), &[290, 290]);
+    let fib = b.node(main, &["run", "fib", "fib"], 4, 14 * MS, 14 * MS);
+    set_alloc(fib, (200, 4, 40, 1), &[50; 4]);
+    let serve = b.node(main, &["run", "serve"], 3, 16 * MS, 5 * MS);
+    (serve.busy_ns, serve.polls, serve.cancelled) = (9 * MS, 12, 1);
+    set_alloc(serve, (1830, 7, 100, 1), &[600, 610, 620]);
+    let t = &mut b.snap.threads[main];
+    (t.live_bytes, t.peak_live_bytes) = (3370 - 349, 3000);
+    b.snap.alloc = Some(AllocSummary {
+        live_bytes: 3370 - 349,
+        peak_live_bytes: 3100,
+        peak_resolution_bytes: 4096,
+    });
+    let mut by_path = Vec::new();
+    for (frames, samples, ns) in [
+        (&["run"][..], 4, 4 * MS),
+        (&["run", "fib"], 6, 6 * MS),
+        (&["run", "fib", "fib"], 13, 13 * MS + MS / 2),
+        (&["run", "serve"], 5, 5 * MS),
+    ] {
+        by_path.push((b.path(frames), samples, ns));
+    }
+    let cpu = CpuInput {
+        frequency_hz: 1000,
+        source: "perf_event".into(),
+        by_path,
+        outside_samples: 2,
+        outside_cpu_ns: 2 * MS,
+        threads: vec![CpuThreadInput {
+            tid: 1000,
+            name: Some("main".into()),
+            samples: 30,
+            cpu_ns: 30 * MS + MS / 2,
+            dropped: 0,
+        }],
+        dropped: 0,
+        kernel: Some(perflens_report::KernelTime::Partly),
+        kernel_unattributed_ns: 3 * MS,
+    };
+    (b.build(), cpu)
+}
