@@ -137,9 +137,9 @@ fn growing(report: &Report) -> Vec<(String, [u64; 6])> {
                     f.calls,
                     f.total_ns,
                     f.self_ns,
-                    f.alloc_count.unwrap_or(0),
-                    f.alloc_bytes.unwrap_or(0),
-                    f.cpu_samples.unwrap_or(0),
+                    f.alloc.map_or(0, |a| a.count),
+                    f.alloc.map_or(0, |a| a.bytes),
+                    f.cpu.map_or(0, |c| c.samples),
                 ],
             )
         })
@@ -249,7 +249,7 @@ fn a_kept_session_reads_back_as_the_programs_own_report() {
         .find(|f| f.name.ends_with("::request"))
         .unwrap();
     assert!(
-        request.calls > 10 && request.alloc_incl_count.unwrap() > 0,
+        request.calls > 10 && request.alloc.unwrap().incl_count > 0,
         "{request:?}"
     );
     assert!(
