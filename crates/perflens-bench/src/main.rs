@@ -27,7 +27,10 @@
 //! (each measured call notes the bytes allocated during it) and the
 //! counting allocator is installed: what `alloc` adds to a call is the
 //! difference between the "added" columns of the two builds.
-//! `PERFLENS_BENCH_ONLY=bare|timed|count|sampled|hotpath` runs one variant
+//! "perflens timed, live" is the timed variant with the session published
+//! in shared memory (`Session::builder().live(true)`, issue 12): the
+//! line after each table gives its cost against the private session.
+//! `PERFLENS_BENCH_ONLY=bare|timed|live|count|sampled|hotpath` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
 //! callgrind, whose CPUID hides the invariant-TSC bit).
 
@@ -68,14 +71,16 @@ fn tiny_hotpath(x: u64) -> u64 {
 enum Variant {
     Bare,
     Timed,
+    TimedLive,
     Count,
     Sampled64,
     Hotpath,
 }
 
-const VARIANTS: [Variant; 5] = [
+const VARIANTS: [Variant; 6] = [
     Variant::Bare,
     Variant::Timed,
+    Variant::TimedLive,
     Variant::Count,
     Variant::Sampled64,
     Variant::Hotpath,
@@ -86,6 +91,7 @@ impl Variant {
         match self {
             Variant::Bare => "uninstrumented",
             Variant::Timed => "perflens timed",
+            Variant::TimedLive => "perflens timed, live",
             Variant::Count => "perflens count-only",
             Variant::Sampled64 => "perflens sampled 1/64",
             Variant::Hotpath => "hotpath 0.30 measure",
@@ -97,6 +103,7 @@ impl Variant {
         match self {
             Variant::Bare => "bare",
             Variant::Timed => "timed",
+            Variant::TimedLive => "live",
             Variant::Count => "count",
             Variant::Sampled64 => "sampled",
             Variant::Hotpath => "hotpath",
@@ -105,7 +112,7 @@ impl Variant {
 
     fn mode(self) -> Option<perflens::Mode> {
         match self {
-            Variant::Timed => Some(perflens::Mode::Timed),
+            Variant::Timed | Variant::TimedLive => Some(perflens::Mode::Timed),
             Variant::Count => Some(perflens::Mode::Count),
             Variant::Sampled64 => Some(perflens::Mode::Sampled { every: 64 }),
             _ => None,
@@ -141,13 +148,22 @@ fn run_calls(v: Variant, n: u64) -> (f64, i64) {
 /// call per thread and the RSS growth of thread 0's run.
 fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
     let session = v.mode().map(|mode| {
-        let builder = perflens::Session::builder().ignore_env().mode(mode);
+        let builder = perflens::Session::builder()
+            .ignore_env()
+            .mode(mode)
+            .live(v == Variant::TimedLive);
         let builder = if FORCE_TSC.load(Ordering::Relaxed) {
             builder.clock(perflens::ClockSource::Tsc)
         } else {
             builder
         };
-        builder.start().expect("no other session")
+        let session = builder.start().expect("no other session");
+        assert_eq!(
+            session.live_dir().is_some(),
+            v == Variant::TimedLive,
+            "the live variant publishes (and only it)"
+        );
+        session
     });
     let hotpath = (v == Variant::Hotpath).then(|| {
         hotpath::HotpathGuardBuilder::new("perflens-bench")
@@ -306,6 +322,14 @@ fn main() {
                 rss_col
             );
         }
+        let (timed, live) = (1, 2);
+        println!(
+            "live on / off, {threads} thread(s): timed call added {:.2} vs {:.2} ns, ratio {:.3} (median of per-round ratios; ns/call ratio {:.3})",
+            per_round(rounds, |r| added(live, r)),
+            per_round(rounds, |r| added(timed, r)),
+            per_round(rounds, |r| added(live, r) / added(timed, r).max(0.01)),
+            per_round(rounds, |r| ns[live][r] / ns[timed][r]),
+        );
         println!();
     }
 }

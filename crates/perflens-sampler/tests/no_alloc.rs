@@ -128,3 +128,67 @@ fn handler_allocates_nothing_at_4000_hz() {
     assert!(HOOK_IN_HANDLER.load(Ordering::Relaxed) >= samples);
     assert_eq!(IN_HANDLER_ALLOCS.load(Ordering::Relaxed), 0);
 }
+
+static CS: perflens_core::Callsite = perflens_core::Callsite::new("no_alloc::measured", || "");
+
+/// The profiler's real hooks in the handler: `perflens_core::sample_context`
+/// picks the context and `perflens_core::charge_sample` adds each stored
+/// sample to the node of the interrupted thread's top frame (the live
+/// view's counters). Neither allocates, and the nodes' counts are
+/// exactly the stored samples, weights included.
+#[test]
+fn the_profilers_hooks_allocate_nothing_and_charge_every_stored_sample() {
+    let _s = serial();
+    let before = IN_HANDLER_ALLOCS.load(Ordering::Relaxed);
+    let rec = perflens_core::start(&perflens_core::Config::default()).expect("one session");
+    perflens_sampler::set_context_hook(perflens_core::sample_context);
+    perflens_sampler::set_charge_hook(perflens_core::charge_sample);
+    let guard = perflens_sampler::ProfilerGuardBuilder::default()
+        .frequency(4000)
+        .build()
+        .expect("start");
+    let work = || {
+        let _g = perflens_core::Guard::enter(&CS);
+        busy_allocating(Duration::from_millis(300));
+    };
+    let t = std::thread::spawn(work);
+    work();
+    t.join().unwrap();
+    let report = guard.stop().build().expect("report");
+    perflens_sampler::clear_charge_hook();
+    perflens_sampler::clear_context_hook();
+    let snap = rec.finish();
+    assert_eq!(IN_HANDLER_ALLOCS.load(Ordering::Relaxed), before);
+    // Stored samples by context (path + 1), and what the nodes hold.
+    let mut stored = std::collections::BTreeMap::<u64, (u64, u64)>::new();
+    for (frames, v) in &report.data {
+        let e = stored.entry(frames.context).or_default();
+        e.0 += v.samples;
+        e.1 += v.cpu_ns;
+    }
+    let mut charged = std::collections::BTreeMap::<u64, (u64, u64)>::new();
+    for t in &snap.threads {
+        for &(path, samples, ns) in &t.cpu_samples {
+            let e = charged.entry(u64::from(path) + 1).or_default();
+            e.0 += samples;
+            e.1 += ns;
+        }
+    }
+    // Samples outside any block of the session (the sampler's own
+    // threads, or before a thread's first measured call) have context 0
+    // and no node; those on the root node have path 0, context 1 here.
+    let outside = stored.remove(&0).unwrap_or_default();
+    let root = charged.remove(&1).unwrap_or_default();
+    let measured = u64::from(
+        snap.paths
+            .iter()
+            .position(|p| snap.callsites[p.callsite as usize].name == "no_alloc::measured")
+            .expect("the measured path") as u32,
+    ) + 1;
+    eprintln!("stored {stored:?} (outside {outside:?}), charged {charged:?} (root {root:?})");
+    assert!(stored[&measured].0 > 1000, "too few samples: {stored:?}");
+    assert_eq!(
+        stored, charged,
+        "every stored sample is charged to its node, with its weight"
+    );
+}
