@@ -51,16 +51,25 @@ fn worker(id: u64, until: Instant) -> u64 {
     acc
 }
 
+#[perflens::measure]
+fn only_in_the_forked_child(i: u64) -> u64 {
+    parse(i % 100)
+}
+
 /// The program: a CPU-sampled, allocation-counted live session with a
-/// few threads of measured work, for `CHILD` ms.
+/// few threads of measured work, for `CHILD` ms (`fork:<ms>`: it also
+/// forks a child that makes calls of its own and ends the session it
+/// inherited).
 #[test]
 fn target_program() {
-    let Some(ms) = std::env::var(CHILD)
-        .ok()
-        .and_then(|v| v.parse::<u64>().ok())
-    else {
+    let Some(spec) = std::env::var(CHILD).ok() else {
         return;
     };
+    let (fork, ms) = match spec.strip_prefix("fork:") {
+        Some(ms) => (true, ms),
+        None => (false, spec.as_str()),
+    };
+    let ms: u64 = ms.parse().unwrap();
     let session = perflens::Session::builder()
         .cpu_sampling(true)
         .start()
@@ -78,6 +87,32 @@ fn target_program() {
     let mut acc = worker(9, until);
     for t in threads {
         acc ^= t.join().unwrap();
+    }
+    if fork {
+        // SAFETY: fork in a test process; the child only makes measured
+        // calls, ends its copy of the session and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            for i in 0..1000 {
+                acc ^= only_in_the_forked_child(i);
+            }
+            std::hint::black_box(acc);
+            let report = session.finish();
+            let ok = report
+                .functions
+                .iter()
+                .any(|f| f.name.ends_with("only_in_the_forked_child") && f.calls == 1000);
+            // SAFETY: leaves the child without running the test harness.
+            unsafe { libc::_exit(if ok { 0 } else { 3 }) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child forked above.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "the child's own report has its 1000 calls: status {status:#x}"
+        );
     }
     std::hint::black_box(acc);
     session.finish();
@@ -274,5 +309,44 @@ fn a_kept_session_reads_back_as_the_programs_own_report() {
             diff.join("\n")
         );
     }
+    let _ = std::fs::remove_dir_all(&runtime);
+}
+
+#[test]
+fn a_forked_child_never_writes_into_its_parents_entry() {
+    let runtime = runtime_dir("fork");
+    let root = runtime.join("perflens");
+    let json = runtime.join("report.json");
+    let mut child = spawn(
+        &runtime,
+        // `fork:` makes the program fork once its workers are done.
+        0,
+        &[
+            (CHILD, "fork:400"),
+            ("PERFLENS_LIVE_KEEP", "1"),
+            ("PERFLENS_JSON", json.to_str().unwrap()),
+        ],
+    );
+    assert!(child.wait().unwrap().success());
+    // One entry: the parent's (the child published nothing, and ending
+    // its copy of the session removed nothing).
+    let sessions = perflens_live::list(&root);
+    assert_eq!(sessions.len(), 1, "{sessions:?}");
+    assert_eq!(sessions[0].state, State::Finished);
+    let mut live = LiveSession::open(&sessions[0].dir).unwrap();
+    let report = live.report(&ReportOptions::default()).unwrap();
+    assert!(
+        !report
+            .functions
+            .iter()
+            .any(|f| f.name.contains("forked_child")),
+        "the child's calls are not in the parent's entry"
+    );
+    let mut ours = Vec::new();
+    perflens_report::write_json(&report, &mut ours).unwrap();
+    assert!(
+        String::from_utf8(ours).unwrap() == std::fs::read_to_string(&json).unwrap(),
+        "the entry still reads as the parent's own final report"
+    );
     let _ = std::fs::remove_dir_all(&runtime);
 }
