@@ -138,6 +138,6 @@ fn a_wrong_command_line_gets_the_usage_and_exit_code_2() {
     ] {
         let out = perflens(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stderr).contains("usage: perflens report"));
+        assert!(String::from_utf8_lossy(&out.stderr).contains("perflens report FILE.json"));
     }
 }

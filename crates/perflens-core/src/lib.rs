@@ -65,5 +65,5 @@ pub use thread::{charge_sample, sample_context, set_first_call_hook};
 
 /// Layout facts of the per-thread blocks, for tools that read them.
 pub mod layout {
-    pub use crate::block::{Header, LAYOUT_VERSION, MAGIC};
+    pub use crate::block::{HISTS, Header, LAYOUT_VERSION, MAGIC};
 }

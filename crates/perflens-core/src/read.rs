@@ -8,7 +8,7 @@ use crate::block::{Block, HISTS, NESTED_NODE, OVERFLOW_NODE};
 use crate::frame::HIST_ALLOC;
 use crate::histogram::{BUCKETS, Histogram};
 use crate::snapshot::{NodeSnapshot, ThreadSnapshot};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// How much of a block to read.
 #[derive(Clone, Copy)]
@@ -50,7 +50,16 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
     let pending = block.pending();
     let read_hist = |node: u32, which: usize| {
         if which == 0 || how.all_histograms {
-            read_hist(block, node, which, pending, how.page_ok)
+            // SAFETY: node < node_count <= node_cap.
+            let n = unsafe { block.node(node) };
+            // What the node's counters say the histogram's values add up
+            // to, at most: see `read_hist`.
+            let sum = match which {
+                0 => Some(n.total.load(Ordering::Relaxed)),
+                1 => Some(n.self_.load(Ordering::Relaxed)),
+                _ => None,
+            };
+            read_hist(block, node, which, pending, how.page_ok, sum)
         } else {
             Histogram::default()
         }
@@ -190,38 +199,78 @@ pub(crate) fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
 
 /// Histogram `which` of a node, with the thread's pending entries (see
 /// `Header::pending`) added.
+///
+/// `sum`: an upper bound of the sum of the histogram's values, when the
+/// node has one. Every timed call adds its duration to the node's `total`
+/// (inclusive) and `self_` (exclusive) before its histogram entries are
+/// added (or made pending), so those counters, read before the scan,
+/// bound the values of every entry the scan can meet, except entries of
+/// calls that end while it runs (which the next read counts). Buckets are
+/// scanned from the smallest, and the scan stops at the first bucket
+/// whose smallest value exceeds what the entries seen so far leave of
+/// the bound: no entry can lie there or above. A node whose calls take
+/// about the same time then costs a few cache lines, not its whole
+/// histogram (15 KiB), which is what keeps a live reader's refresh of a
+/// large session short.
 fn read_hist(
     block: Block,
     node: u32,
     which: usize,
     pending: [Option<u64>; 2],
     page_ok: &dyn Fn(usize) -> bool,
+    sum: Option<u64>,
 ) -> Histogram {
     const PAGE: usize = 4096;
+    /// Counters copied at a time: a cache line.
+    const LINE: usize = 8;
+    const _: () = assert!(BUCKETS % LINE == 0 && (BUCKETS * 8) % 64 == 0);
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
     let off = block.header().off_hist as usize + first as usize * 8;
-    let mut counts = [0u64; BUCKETS];
-    // Page by page: a page that may not be read holds zeros.
+    let mut left = sum.unwrap_or(u64::MAX);
+    // Only the non-zero counters, line by line: a page that may not be
+    // read holds zeros.
+    let mut pairs = Vec::new();
     let mut b = 0;
-    while b < BUCKETS {
+    while b < BUCKETS && crate::histogram::bucket_bounds(b).0 <= left {
         let at = off + b * 8;
         let page_end = (at / PAGE + 1) * PAGE;
         let end = (b + (page_end - at) / 8).min(BUCKETS);
-        if page_ok(at) {
-            for (i, c) in counts.iter_mut().enumerate().take(end).skip(b) {
-                // SAFETY: node < node_count <= node_cap, which < HISTS,
-                // i < BUCKETS.
-                *c = unsafe { block.bucket(node, which, i) }.load(Ordering::Relaxed);
-            }
+        if !page_ok(at) {
+            // Zeros: nothing seen, the bound is unchanged.
+            b = end;
+            continue;
         }
-        b = end;
+        while b < end && crate::histogram::bucket_bounds(b).0 <= left {
+            // SAFETY: node < node_count <= node_cap, which < HISTS, and
+            // b..b+LINE <= BUCKETS lie in one readable page of the
+            // histogram area: histograms start on a cache line (the area
+            // is page aligned and a histogram is 240 lines) and BUCKETS
+            // is a multiple of LINE, so a line never crosses a page. Each
+            // counter is an aligned 8-byte word, which the copy moves
+            // whole (no torn counter), where a relaxed load per counter
+            // would be slower.
+            let buf: [u64; LINE] = unsafe {
+                let src = block.bucket(node, which, b) as *const AtomicU64 as *const [u64; LINE];
+                std::ptr::read(src)
+            };
+            let n = LINE;
+            for (i, &c) in buf.iter().enumerate() {
+                if c != 0 {
+                    pairs.push(((b + i) as u16, c));
+                    let low = crate::histogram::bucket_bounds(b + i).0;
+                    left = left.saturating_sub(low.saturating_mul(c));
+                }
+            }
+            b += n;
+        }
     }
+    let mut h = Histogram::from_sorted(pairs);
     for p in pending.into_iter().flatten() {
         if let Some(i) = p.checked_sub(first).filter(|&i| i < BUCKETS as u64) {
-            counts[i as usize] += 1;
+            h.record(crate::histogram::bucket_value(i as usize));
         }
     }
-    Histogram::from_dense(counts)
+    h
 }
 
 /// Reads a live session's block file that this process mapped read-only

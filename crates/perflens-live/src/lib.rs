@@ -136,6 +136,8 @@ pub fn process_alive(pid: u32, proc_start: u64) -> bool {
 struct BlockFile {
     name: Option<String>,
     map: Mapping,
+    /// Pages of the file known to hold data, by page index.
+    resident: std::cell::RefCell<Vec<bool>>,
 }
 
 /// A live session, mapped read-only.
@@ -292,6 +294,7 @@ impl LiveSession {
             self.blocks.push(BlockFile {
                 name: t.name.clone(),
                 map,
+                resident: Default::default(),
             });
         }
         Ok(())
@@ -336,16 +339,27 @@ impl LiveSession {
         let mut threads = Vec::with_capacity(self.blocks.len());
         for b in &self.blocks {
             let m = &b.map;
-            // The histograms start at a page boundary; only the pages the
-            // file holds are read (see `Mapping::resident`).
+            // Only the pages the file holds are read (see
+            // `Mapping::resident`), and only the histogram pages a read
+            // needs are asked about, once each until found: a page that
+            // holds data keeps it, and most of a block's histogram pages
+            // are never written, nor needed (see `read_hist` in
+            // perflens-core).
             let hist_from = hist_offset(m).unwrap_or(m.len());
-            let resident = m.resident(hist_from, m.len() - hist_from);
+            let known = &b.resident;
             let page_ok = |off: usize| {
-                off < hist_from
-                    || resident
-                        .get((off - hist_from) / 4096)
-                        .copied()
-                        .unwrap_or(false)
+                if off < hist_from {
+                    return true;
+                }
+                let page = off / 4096;
+                let mut known = known.borrow_mut();
+                if known.len() <= page {
+                    known.resize(page + 1, false);
+                }
+                if !known[page] {
+                    known[page] = m.page_resident(page);
+                }
+                known[page]
             };
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
@@ -535,13 +549,13 @@ impl Live {
     }
 }
 
-/// Where a block's histograms start, from its header (`None` if the
-/// header is not a block's; reading it then fails with the reason).
+/// Where a block's histograms start (`None` if the header is not a
+/// block's; reading it then fails with the reason).
 fn hist_offset(m: &Mapping) -> Option<usize> {
     // SAFETY: every block file is at least a page (checked at mapping),
     // which holds the whole header.
     let h = unsafe { &*(m.base() as *const perflens_core::layout::Header) };
-    // SAFETY: as above.
+    // SAFETY: as above; volatile: the writer may be writing.
     let off = unsafe { std::ptr::read_volatile(&h.off_hist) } as usize;
     (off.is_multiple_of(4096) && off <= m.len()).then_some(off)
 }

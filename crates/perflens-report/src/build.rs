@@ -553,18 +553,35 @@ fn hot_paths(
             cpu: None,
         })
     };
-    let mut out: Vec<HotPath> = (1..snap.paths.len())
-        .filter(|&p| merged[p].ran() && !has_live_child[p])
-        .filter_map(path_of)
-        .collect();
-    out.sort_by(|a, b| {
-        let by_time = if timing {
-            b.total_ns.cmp(&a.total_ns)
-        } else {
-            std::cmp::Ordering::Equal
-        };
-        by_time.then(a.tie_break(b))
-    });
+    // Sorted before the rows are built, by what `HotPath::tie_break`
+    // compares after the time: moving thousands of built rows (strings,
+    // segments) while sorting cost more than building them.
+    let frames_of = |p: usize| -> Vec<&str> {
+        (tree.chain(p).unwrap_or_default().into_iter())
+            .map(|q| {
+                snap.callsites[snap.paths[q].callsite as usize]
+                    .name
+                    .as_str()
+            })
+            .collect()
+    };
+    #[allow(clippy::type_complexity)]
+    let mut order: Vec<(std::cmp::Reverse<(u64, u64)>, Vec<&str>, u64, usize)> =
+        (1..snap.paths.len())
+            .filter(|&p| merged[p].ran() && !has_live_child[p])
+            .map(|p| {
+                let time = if timing { merged[p].total_ns } else { 0 };
+                (
+                    std::cmp::Reverse((time, merged[p].calls)),
+                    frames_of(p),
+                    snap.paths[p].id,
+                    p,
+                )
+            })
+            .collect();
+    order.sort_unstable();
+    let mut out = Vec::with_capacity(order.len());
+    out.extend(order.into_iter().filter_map(|(.., p)| path_of(p)));
     let alloc_paths = incl.map(|_| {
         let mut paths: Vec<HotPath> = (1..snap.paths.len())
             .filter(|&p| merged[p].ran() && merged[p].alloc_bytes > 0)
