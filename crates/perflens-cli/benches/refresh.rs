@@ -1,0 +1,181 @@
+//! What one refresh of `perflens top` costs the reader, in CPU time, on a
+//! large live session: 10,000 calling-context nodes over 64 threads
+//! (issue 12: under 10 ms).
+//!
+//! ```text
+//! cargo bench -p perflens-cli --bench refresh
+//! ```
+//!
+//! The target is this binary run again (`PERFLENS_REFRESH_TARGET=1`): 64
+//! threads, each with its own 156 two-level call paths (100 outer
+//! functions times 100 inner ones give 10,000 distinct paths), calling
+//! all of them once every 100 ms, so that every refresh finds new counts.
+//! The reader maps the session, then refreshes `PERFLENS_BENCH_REFRESHES`
+//! times (default 50): read every block, build the report, and drop it
+//! (the view's rows and drawing are not in this version yet). Each
+//! step's CPU time is the reader's own (`CLOCK_PROCESS_CPUTIME_ID`); the
+//! table gives the median and the 90th percentile over refreshes. The
+//! first refresh (which maps the files and reads the names) is shown
+//! apart.
+
+use perflens_core::{Callsite, Guard};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const TARGET: &str = "PERFLENS_REFRESH_TARGET";
+const THREADS: usize = 64;
+const PER_THREAD: usize = 156;
+const OUTER: usize = 100;
+const INNER: usize = 100;
+
+fn target() {
+    let leak = |name: String| -> &'static Callsite {
+        let name: &'static str = Box::leak(name.into_boxed_str());
+        Box::leak(Box::new(Callsite::new(name, || "")))
+    };
+    let outer: Vec<&'static Callsite> = (0..OUTER)
+        .map(|i| leak(format!("server::handlers::route_{i:02}")))
+        .collect();
+    let inner: Vec<&'static Callsite> = (0..INNER)
+        .map(|i| leak(format!("server::storage::step_{i:02}")))
+        .collect();
+    let session = perflens::Session::builder()
+        .live(true)
+        .start()
+        .expect("a session");
+    let threads: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let (outer, inner) = (outer.clone(), inner.clone());
+            std::thread::spawn(move || {
+                loop {
+                    for k in 0..PER_THREAD {
+                        let p = t * PER_THREAD + k;
+                        let _o = Guard::enter(outer[p / INNER % OUTER]);
+                        let _i = Guard::enter(inner[p % INNER]);
+                        std::hint::black_box(p);
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+            })
+        })
+        .collect();
+    // Runs until the reader kills it.
+    for t in threads {
+        let _ = t.join();
+    }
+    drop(session);
+}
+
+fn cpu_now() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+fn main() {
+    if std::env::var_os(TARGET).is_some() {
+        target();
+        return;
+    }
+    // `cargo bench` passes `--bench`; nothing else is taken.
+    let refreshes: usize = std::env::var("PERFLENS_BENCH_REFRESHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(50);
+    // A tmpfs, as `$XDG_RUNTIME_DIR` and `/dev/shm` are.
+    let runtime =
+        std::path::PathBuf::from(format!("/dev/shm/perflens-refresh-{}", std::process::id()));
+    std::fs::create_dir_all(&runtime).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .env(TARGET, "1")
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap();
+    let root = runtime.join("perflens");
+    // Wait until every thread has made every call once.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut session = loop {
+        assert!(Instant::now() < deadline, "the target never got ready");
+        std::thread::sleep(Duration::from_millis(100));
+        let Ok(dir) = perflens_live::find(&root, Some(&child.id().to_string())) else {
+            continue;
+        };
+        let mut s = perflens_live::LiveSession::open(&dir).unwrap();
+        let Ok(live) = s.raw_snapshot(false) else {
+            continue;
+        };
+        let nodes: usize = live.snapshot.threads.iter().map(|t| t.nodes.len()).sum();
+        if live.snapshot.threads.len() == THREADS && nodes >= THREADS * PER_THREAD {
+            break perflens_live::LiveSession::open(&dir).unwrap();
+        }
+    };
+    let mut steps: Vec<[Duration; 3]> = Vec::new();
+    let mut first = None;
+    let mut nodes = 0;
+    for i in 0..=refreshes {
+        let t0 = cpu_now();
+        let live = session.raw_snapshot(false).expect("read");
+        let t1 = cpu_now();
+        let report = live.report(&Default::default());
+        let t2 = cpu_now();
+        drop(std::hint::black_box(report));
+        let t3 = cpu_now();
+        nodes = live.snapshot.threads.iter().map(|t| t.nodes.len()).sum();
+        let step = [t1 - t0, t2 - t1, t3 - t2];
+        if i == 0 {
+            first = Some(step);
+        } else {
+            steps.push(step);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(&runtime);
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    let stat = |i: Option<usize>, q: f64| {
+        let mut v: Vec<f64> = steps
+            .iter()
+            .map(|s| ms(i.map_or(s.iter().sum(), |i| s[i])))
+            .collect();
+        v.sort_by(f64::total_cmp);
+        v[((v.len() - 1) as f64 * q).round() as usize]
+    };
+    println!(
+        "perflens top, one refresh of a live session with {nodes} nodes over {THREADS} threads ({refreshes} refreshes), reader CPU time in ms:"
+    );
+    println!("| step                     | median |    p90 | first refresh |");
+    println!("|--------------------------|--------|--------|---------------|");
+    let first = first.unwrap();
+    for (i, name) in [
+        "read the blocks",
+        "build the report",
+        "rows of the view",
+        "draw",
+    ]
+    .iter()
+    .enumerate()
+    {
+        println!(
+            "| {name:<24} | {:>6.2} | {:>6.2} | {:>13.2} |",
+            stat(Some(i), 0.5),
+            stat(Some(i), 0.9),
+            ms(first[i])
+        );
+    }
+    println!(
+        "| {:<24} | {:>6.2} | {:>6.2} | {:>13.2} |",
+        "whole refresh",
+        stat(None, 0.5),
+        stat(None, 0.9),
+        ms(first.iter().sum())
+    );
+}
