@@ -155,14 +155,9 @@ fn main() {
     println!("| step                     | median |    p90 | first refresh |");
     println!("|--------------------------|--------|--------|---------------|");
     let first = first.unwrap();
-    for (i, name) in [
-        "read the blocks",
-        "build the report",
-        "rows of the view",
-        "draw",
-    ]
-    .iter()
-    .enumerate()
+    for (i, name) in ["read the blocks", "build the report", "drop the report"]
+        .iter()
+        .enumerate()
     {
         println!(
             "| {name:<24} | {:>6.2} | {:>6.2} | {:>13.2} |",
