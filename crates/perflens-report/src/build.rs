@@ -313,7 +313,11 @@ impl Report {
         let incl = snap.alloc.map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
         let functions = function_rows(&tree, rows, &merged, incl.as_ref(), &percentiles, &quantile);
-        let (paths, alloc_paths) = hot_paths(&tree, &merged, incl.as_ref(), timing, &quantile);
+        let (paths, alloc_paths) = if options.hot_paths {
+            hot_paths(&tree, &merged, incl.as_ref(), timing, &quantile)
+        } else {
+            (Vec::new(), incl.as_ref().map(|_| Vec::new()))
+        };
         let threads: Vec<ThreadRow> = (snap.threads.iter())
             .map(|t| thread_row(t, snap.alloc.is_some()))
             .collect();

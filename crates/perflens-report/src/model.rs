@@ -46,6 +46,10 @@ pub struct ReportOptions {
     /// Rows per terminal table (`None`: all). The JSON report always
     /// holds every row.
     pub limit: Option<usize>,
+    /// Build the hot paths and allocation paths (default). `false` leaves
+    /// both lists empty: a live view that does not show them saves most
+    /// of the cost of a report of a large session.
+    pub hot_paths: bool,
 }
 
 impl Default for ReportOptions {
@@ -53,6 +57,7 @@ impl Default for ReportOptions {
         ReportOptions {
             percentiles: vec![50.0, 95.0, 99.0],
             limit: Some(DEFAULT_LIMIT),
+            hot_paths: true,
         }
     }
 }

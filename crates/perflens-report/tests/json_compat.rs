@@ -200,3 +200,32 @@ fn a_report_without_allocations_or_cpu_is_written_and_read_as_before() {
     assert_eq!(json(&back), text);
     assert!(groups(&back).iter().all(|&g| g == (false, false)));
 }
+
+/// `hot_paths: false` leaves the path lists empty and everything else as
+/// it was.
+#[test]
+fn a_report_without_hot_paths_differs_only_in_its_paths() {
+    let (snap, cpu) = full_fixture();
+    let mut with = Report::from_snapshot(&snap, &ReportOptions::default());
+    let mut without = Report::from_snapshot(
+        &snap,
+        &ReportOptions {
+            hot_paths: false,
+            ..ReportOptions::default()
+        },
+    );
+    with.add_cpu(&snap, &cpu);
+    without.add_cpu(&snap, &cpu);
+    assert!(!with.paths.is_empty());
+    assert!(without.paths.is_empty());
+    assert_eq!(
+        without.alloc_paths.as_ref().map(Vec::len),
+        with.alloc_paths.as_ref().map(|_| 0)
+    );
+    let strip = |mut r: Report| {
+        r.paths.clear();
+        r.alloc_paths = r.alloc_paths.map(|_| Vec::new());
+        r
+    };
+    assert_eq!(strip(with), without);
+}

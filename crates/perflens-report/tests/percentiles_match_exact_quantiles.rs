@@ -74,6 +74,7 @@ fn check(ns_per_tick: f64) {
         &ReportOptions {
             percentiles: percentiles.to_vec(),
             limit: None,
+            ..ReportOptions::default()
         },
     );
 
