@@ -223,7 +223,7 @@ fn read_hist(
     const PAGE: usize = 4096;
     /// Counters copied at a time: a cache line.
     const LINE: usize = 8;
-    const _: () = assert!(BUCKETS % LINE == 0 && (BUCKETS * 8) % 64 == 0);
+    const _: () = assert!(BUCKETS.is_multiple_of(LINE) && (BUCKETS * 8).is_multiple_of(64));
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
     let off = block.header().off_hist as usize + first as usize * 8;
     let mut left = sum.unwrap_or(u64::MAX);
