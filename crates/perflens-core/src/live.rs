@@ -253,22 +253,28 @@ pub fn check_private_dir(dir: &Path) -> Result<(), String> {
     if unsafe { libc::lstat(c.as_ptr(), &mut st) } != 0 {
         return Err(errno_msg("cannot stat", dir));
     }
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
     if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
         return Err(format!("{} is not a directory; refused", dir.display()));
     }
+    check_owner(&st, dir)
+}
+
+/// Refuses a file or directory (`st`, of `path`) that is not this
+/// user's, or that group or others may access.
+pub fn check_owner(st: &libc::stat, path: &Path) -> Result<(), String> {
+    // SAFETY: geteuid has no preconditions.
+    let me = unsafe { libc::geteuid() };
     if st.st_uid != me {
         return Err(format!(
             "{} belongs to uid {}, not {me}; refused",
-            dir.display(),
+            path.display(),
             st.st_uid
         ));
     }
     if st.st_mode & 0o077 != 0 {
         return Err(format!(
             "{} has mode {:o}: open to group or others; refused",
-            dir.display(),
+            path.display(),
             st.st_mode & 0o777
         ));
     }

@@ -252,20 +252,22 @@ fn snapshots_only_grow_while_the_program_runs() {
     let _ = std::fs::remove_dir_all(&runtime);
 }
 
-#[test]
-fn a_kept_session_reads_back_as_the_programs_own_report() {
-    let runtime = runtime_dir("keep");
+/// Runs the program with `PERFLENS_LIVE_KEEP=1` and `PERFLENS_JSON` (and
+/// `env`), and returns its one kept entry read back as JSON, and the JSON
+/// the program wrote itself.
+fn kept_run(test: &str, ms: u64, env: &[(&str, &str)]) -> (String, String) {
+    let runtime = runtime_dir(test);
     let root = runtime.join("perflens");
     let json = runtime.join("report.json");
-    let mut child = spawn(
-        &runtime,
-        600,
-        &[
-            ("PERFLENS_LIVE_KEEP", "1"),
-            ("PERFLENS_JSON", json.to_str().unwrap()),
-        ],
-    );
+    let mut all = vec![
+        ("PERFLENS_LIVE_KEEP", "1"),
+        ("PERFLENS_JSON", json.to_str().unwrap()),
+    ];
+    all.extend_from_slice(env);
+    let mut child = spawn(&runtime, ms, &all);
     assert!(child.wait().unwrap().success());
+    // One entry (a forked child published nothing, and ending its copy
+    // of the session removed nothing).
     let sessions = perflens_live::list(&root);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert_eq!(sessions[0].state, State::Finished);
@@ -275,7 +277,33 @@ fn a_kept_session_reads_back_as_the_programs_own_report() {
     let mut ours = Vec::new();
     perflens_report::write_json(&report, &mut ours).unwrap();
     let theirs = std::fs::read_to_string(&json).unwrap();
-    let ours = String::from_utf8(ours).unwrap();
+    let _ = std::fs::remove_dir_all(&runtime);
+    (String::from_utf8(ours).unwrap(), theirs)
+}
+
+/// Fails naming the differing lines (rather than printing 100 KB).
+fn assert_same_report(ours: &str, theirs: &str) {
+    if ours != theirs {
+        let diff: Vec<String> = ours
+            .lines()
+            .zip(theirs.lines())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b)
+            .take(12)
+            .map(|(i, (a, b))| format!("line {}: reader {a:?}, program {b:?}", i + 1))
+            .collect();
+        panic!(
+            "the reader's report differs from the program's ({} and {} lines):\n{}",
+            ours.lines().count(),
+            theirs.lines().count(),
+            diff.join("\n")
+        );
+    }
+}
+
+#[test]
+fn a_kept_session_reads_back_as_the_programs_own_report() {
+    let (ours, theirs) = kept_run("keep", 600, &[]);
     // The workload is real: calls, allocations and CPU samples.
     let program = Report::from_json_str(&theirs).unwrap();
     let request = program
@@ -292,49 +320,14 @@ fn a_kept_session_reads_back_as_the_programs_own_report() {
         "{:?}",
         program.cpu
     );
-    if ours != theirs {
-        // Name the differing lines rather than printing 100 KB.
-        let diff: Vec<String> = ours
-            .lines()
-            .zip(theirs.lines())
-            .enumerate()
-            .filter(|(_, (a, b))| a != b)
-            .take(12)
-            .map(|(i, (a, b))| format!("line {}: reader {a:?}, program {b:?}", i + 1))
-            .collect();
-        panic!(
-            "the reader's report differs from the program's ({} and {} lines):\n{}",
-            ours.lines().count(),
-            theirs.lines().count(),
-            diff.join("\n")
-        );
-    }
-    let _ = std::fs::remove_dir_all(&runtime);
+    assert_same_report(&ours, &theirs);
 }
 
 #[test]
 fn a_forked_child_never_writes_into_its_parents_entry() {
-    let runtime = runtime_dir("fork");
-    let root = runtime.join("perflens");
-    let json = runtime.join("report.json");
-    let mut child = spawn(
-        &runtime,
-        // `fork:` makes the program fork once its workers are done.
-        0,
-        &[
-            (CHILD, "fork:400"),
-            ("PERFLENS_LIVE_KEEP", "1"),
-            ("PERFLENS_JSON", json.to_str().unwrap()),
-        ],
-    );
-    assert!(child.wait().unwrap().success());
-    // One entry: the parent's (the child published nothing, and ending
-    // its copy of the session removed nothing).
-    let sessions = perflens_live::list(&root);
-    assert_eq!(sessions.len(), 1, "{sessions:?}");
-    assert_eq!(sessions[0].state, State::Finished);
-    let mut live = LiveSession::open(&sessions[0].dir).unwrap();
-    let report = live.report(&ReportOptions::default()).unwrap();
+    // `fork:` makes the program fork once its workers are done.
+    let (ours, theirs) = kept_run("fork", 0, &[(CHILD, "fork:400")]);
+    let report = Report::from_json_str(&ours).unwrap();
     assert!(
         !report
             .functions
@@ -342,11 +335,6 @@ fn a_forked_child_never_writes_into_its_parents_entry() {
             .any(|f| f.name.contains("forked_child")),
         "the child's calls are not in the parent's entry"
     );
-    let mut ours = Vec::new();
-    perflens_report::write_json(&report, &mut ours).unwrap();
-    assert!(
-        String::from_utf8(ours).unwrap() == std::fs::read_to_string(&json).unwrap(),
-        "the entry still reads as the parent's own final report"
-    );
-    let _ = std::fs::remove_dir_all(&runtime);
+    // The entry still reads as the parent's own final report.
+    assert_same_report(&ours, &theirs);
 }
