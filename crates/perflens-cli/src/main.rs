@@ -13,14 +13,22 @@ use perflens_report::{FunctionRow, Report};
 use std::io::Write;
 use std::process::ExitCode;
 
+mod top;
+
 const USAGE: &str = "\
 usage: perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+       perflens top FILE.json [--interval MS]
 
   report   print the tables of a saved JSON report (PERFLENS_JSON)
            --format  table (default) or json
            --limit   rows per table (default 20; 0: all)
            --sort    order of the function rows: total (default), self,
-                     calls, avg, p50, p95, p99, name, alloc, cpu";
+                     calls, avg, p50, p95, p99, name, alloc, cpu
+  top      full-screen live view of a running program, from the JSON
+           report it rewrites (PERFLENS_JSON=FILE.json
+           PERFLENS_JSON_EVERY=0.5); a PID comes later
+           --interval  refresh every MS milliseconds (default 500), or
+                       with a unit: 250ms, 2s; keys: ? in the view";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -55,6 +63,11 @@ enum Failure {
 fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("report") => report(&args[1..]),
+        Some("top") => top::run(&args[1..]).map_err(|e| match e {
+            top::Error::Usage(m) => Failure::Usage(m),
+            top::Error::Input(m) => Failure::Input(m),
+            top::Error::Terminal(e) => Failure::Output(e),
+        }),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -1,0 +1,1 @@
+//! Unit tests of the app state (rates, sorting, filtering, the tree).
