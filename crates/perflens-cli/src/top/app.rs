@@ -345,15 +345,15 @@ impl App {
     pub fn note(&self) -> Option<String> {
         let report = self.report()?;
         match self.table_id() {
-            TableId::Alloc | TableId::Threads if report.alloc.is_none() => {
-                Some("allocations were not counted (the `alloc` feature)".into())
+            TableId::Alloc if report.alloc.is_none() => Some(NO_ALLOC.into()),
+            TableId::Cpu => cpu_note(report),
+            TableId::Threads => {
+                let notes: Vec<String> = (report.alloc.is_none().then(|| NO_ALLOC.to_string()))
+                    .into_iter()
+                    .chain(cpu_note(report))
+                    .collect();
+                (!notes.is_empty()).then(|| notes.join("; "))
             }
-            TableId::Cpu => match &report.cpu {
-                None => Some("CPU was not sampled (the `cpu` feature)".into()),
-                Some(c) => c
-                    .unavailable_reason()
-                    .map(|why| format!("CPU sampling unavailable: {why}")),
-            },
             TableId::Async if self.table.rows.is_empty() && self.filter.is_empty() => {
                 Some("no async function was measured".into())
             }
@@ -569,6 +569,22 @@ impl App {
     }
 }
 
+const NO_ALLOC: &str = "allocations were not counted (the `alloc` feature)";
+
+/// Why a report has no CPU figures, if it has none.
+fn cpu_note(report: &Report) -> Option<String> {
+    match &report.cpu {
+        None => Some(
+            "no CPU samples in this report (a program built with the `cpu` feature \
+             adds them to its final report)"
+                .into(),
+        ),
+        Some(c) => c
+            .unavailable_reason()
+            .map(|why| format!("CPU sampling unavailable: {why}")),
+    }
+}
+
 /// A value ready to sort and format.
 #[derive(Clone, Debug, PartialEq)]
 enum Val {
@@ -579,7 +595,8 @@ enum Val {
 
 /// The value a column shows for one row: the report's, or its rate over
 /// the interval from `prev` (the same row in the previous report, if it
-/// was there: a row that appeared since counts from 0).
+/// was there: a row that appeared since counts from 0; a value that was
+/// not measured then has no rate).
 fn value(
     column: &Column,
     cur: &Raw,
@@ -609,7 +626,12 @@ fn value(
             };
             let before = match prev {
                 Some(Raw::U(p)) => *p,
-                _ => 0,
+                // The row is new: everything it counts is new.
+                None => 0,
+                // It was there but this was not measured then (a
+                // running program's reports carry no CPU samples; its
+                // final one does): no rate.
+                Some(_) => return Val::None,
             };
             let Some(delta) = n.checked_sub(before) else {
                 return Val::None;

@@ -555,6 +555,9 @@ fn async_rows_show_busy_wait_polls_and_cancelled() {
     assert_eq!(order(&app).len(), 2);
 }
 
+const ALLOC: &str = r#", "alloc": {"total_bytes": 0, "total_count": 0, "free_bytes": 0,
+    "live_bytes": 0, "peak_live_bytes": 0, "peak_resolution_bytes": 0}"#;
+
 const CPU: &str = r#", "cpu": {"frequency_hz": 100, "source": "perf_event", "samples": 9,
     "cpu_ns": 90000000, "outside_samples": 0, "outside_cpu_ns": 0, "dropped": 0,
     "threads": [{"tid": 101, "name": "main", "samples": SAMPLES, "cpu_ns": CPU_NS, "dropped": 0}]}"#;
@@ -569,9 +572,32 @@ fn threads_show_cpu_and_allocations_live_or_exited() {
         ]
     };
     let cpu = |samples: u64| {
-        CPU.replace("SAMPLES", &samples.to_string())
-            .replace("CPU_NS", &(samples * 10_000_000).to_string())
+        ALLOC.to_string()
+            + &CPU
+                .replace("SAMPLES", &samples.to_string())
+                .replace("CPU_NS", &(samples * 10_000_000).to_string())
     };
+    // A running program's reports carry no CPU samples; its final one
+    // does: the first with CPU gives no CPU rate (not all of it at once).
+    let mut app = app();
+    let before = report_with(500_000_000, false, &[], &[], &threads(50, 0, false), ALLOC);
+    app.update(Ok(frame(before)));
+    app.key(Key::Char('t'));
+    assert!(
+        app.note().unwrap().contains("no CPU samples"),
+        "{:?}",
+        app.note()
+    );
+    app.update(Ok(frame(report_with(
+        1_000_000_000,
+        false,
+        &[],
+        &[],
+        &threads(100, 4096, false),
+        &cpu(5),
+    ))));
+    assert_eq!(app.note(), None);
+    assert_eq!(cells(&app, "0")[3..7], ["100", "-", "-", "-"]);
     let a = report_with(
         1_000_000_000,
         false,
@@ -588,7 +614,7 @@ fn threads_show_cpu_and_allocations_live_or_exited() {
         &threads(300, 6144, true),
         &cpu(9),
     );
-    let mut app = app();
+    let mut app = self::app();
     app.update(Ok(frame(a)));
     app.update(Ok(frame(b)));
     app.key(Key::Char('t'));
@@ -630,7 +656,11 @@ fn views_without_allocations_or_cpu_say_so() {
     assert!(app.note().unwrap().contains("allocations were not counted"));
     app.key(Key::Char('v'));
     assert_eq!(app.table().headers[1], "CPU self/s▼");
-    assert!(app.note().unwrap().contains("CPU was not sampled"));
+    assert!(
+        app.note()
+            .unwrap()
+            .contains("no CPU samples in this report")
+    );
     app.key(Key::Char('v'));
     assert_eq!(app.table().headers[0], "Function");
 }
