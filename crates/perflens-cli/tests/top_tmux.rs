@@ -176,7 +176,9 @@ impl Tmux {
 
     fn run(&self, args: &[&str]) -> Output {
         Command::new("tmux")
-            .args(["-L", &self.socket, "-f", "/dev/null"])
+            // -u: UTF-8 whatever the locale (the tree's markers, the
+            // filter's cursor).
+            .args(["-u", "-L", &self.socket, "-f", "/dev/null"])
             .args(args)
             .output()
             .expect("run tmux")

@@ -36,6 +36,7 @@ use ratatui::Terminal;
 use ratatui::backend::CrosstermBackend;
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// Refresh interval unless `--interval` says otherwise.
@@ -145,9 +146,18 @@ fn open(target: &str) -> Result<JsonFile, Error> {
     }
 }
 
+/// True while the terminal is in full-screen mode.
+static FULL_SCREEN: AtomicBool = AtomicBool::new(false);
+
 /// Puts the terminal back: raw mode off, the alternate screen left, the
-/// cursor shown, the mouse released. Safe to call twice.
+/// cursor shown, the mouse released. Only once: the panic hook and the
+/// [`Screen`] dropped while unwinding both call it, and leaving the
+/// alternate screen a second time would move the cursor back over the
+/// panic's message (terminals restore the cursor saved on entering it).
 fn restore_terminal() {
+    if !FULL_SCREEN.swap(false, Ordering::SeqCst) {
+        return;
+    }
     let _ = crossterm::terminal::disable_raw_mode();
     let _ = execute!(
         std::io::stdout(),
@@ -170,6 +180,7 @@ impl Screen {
             previous(info);
         }));
         crossterm::terminal::enable_raw_mode()?;
+        FULL_SCREEN.store(true, Ordering::SeqCst);
         let screen = Screen;
         execute!(
             std::io::stdout(),
