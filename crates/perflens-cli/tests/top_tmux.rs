@@ -252,6 +252,18 @@ fn calls(screen: &str, name: &str) -> Option<u64> {
         .ok()
 }
 
+/// The exit status the shell printed after perflens (`perflens exited
+/// with N` alone on a line: the typed command, which holds the same
+/// words, may wrap anywhere, but never into that).
+fn exit_status(screen: &str) -> Option<i32> {
+    screen.lines().find_map(|l| {
+        l.trim_end()
+            .strip_prefix("perflens exited with ")?
+            .parse()
+            .ok()
+    })
+}
+
 /// A fresh directory for one test's files.
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("perflens-top-{}-{name}", std::process::id()));
@@ -369,16 +381,82 @@ fn top_watches_a_running_program() {
     // `q`: perflens exits with 0, the alternate screen is gone, the shell
     // is back, the cursor shown and the mouse released.
     tmux.keys(&["q"]);
-    let screen = tmux.wait_for("perflens to exit", WAIT, |s| {
-        s.contains("perflens exited with")
-    });
-    assert!(screen.contains("perflens exited with 0"), "{screen}");
+    let screen = tmux.wait_for("perflens to exit", WAIT, |s| exit_status(s).is_some());
+    assert_eq!(exit_status(&screen), Some(0), "{screen}");
     assert!(!screen.contains("target exited"), "{screen}");
     assert!(!screen.contains(PARSE), "{screen}");
     assert_eq!(tmux.pane("#{alternate_on}"), "0");
     assert_eq!(tmux.pane("#{cursor_flag}"), "1");
     assert_eq!(tmux.pane("#{mouse_any_flag}"), "0");
     assert_eq!(tmux.pane("#{pane_current_command}"), "sh");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A report with one function, `app::steady`, called `calls` times.
+fn steady_report(elapsed_ns: u64, calls: u64, finished: bool) -> String {
+    format!(
+        r#"{{"schema": "perflens.report/1", "mode": "timed", "sample_every": 1,
+            "clock": "tsc", "elapsed_ns": {elapsed_ns}, "finished": {finished},
+            "percentiles": [50.0, 95.0, 99.0],
+            "functions": [{{"name": "app::steady", "kind": "sync", "calls": {calls},
+                "timed_calls": {calls}, "total_ns": {calls}000, "self_ns": {calls}000,
+                "avg_ns": 1000, "p50_ns": 1000, "p95_ns": 1000, "p99_ns": 1000,
+                "percentiles": {{}}, "sampled": false}}],
+            "paths": [], "threads": [], "dropped": {{"overflow_calls": 0,
+            "overflow_paths": 0, "dropped_frames": 0}}, "path_capacity": 1024}}"#
+    )
+}
+
+/// Replaces `path` atomically, as a program does.
+fn rewrite(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+#[test]
+fn top_keeps_the_last_picture_when_a_read_fails() {
+    let dir = temp_dir("read-error");
+    let json = dir.join("r.json");
+    rewrite(&json, &steady_report(1_000_000_000, 10, false));
+    let tmux = Tmux::start(120, 40);
+    tmux.wait_for("the shell's prompt", WAIT, |s| !s.trim().is_empty());
+    tmux.text(&format!(
+        "'{}' top '{}' --interval 100; echo \"perflens exited with $?\"",
+        env!("CARGO_BIN_EXE_perflens"),
+        json.display()
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the row", WAIT, |s| row(s, "app::steady").is_some());
+    // The next one: 20 calls in one more second.
+    rewrite(&json, &steady_report(2_000_000_000, 30, false));
+    tmux.wait_for("the rate", WAIT, |s| {
+        row(s, "app::steady").is_some_and(|l| l.split_whitespace().nth(1) == Some("20"))
+    });
+
+    // Not JSON any more: the error in the status line, the picture stays.
+    rewrite(&json, "{ this is not");
+    let screen = tmux.wait_for("the read error", WAIT, |s| {
+        s.contains("read failed, showing the last good report")
+    });
+    assert!(screen.contains("r.json"), "{screen}");
+    assert_eq!(calls(&screen, "app::steady"), Some(20), "{screen}");
+    assert!(screen.contains("● running:"), "{screen}");
+    // Gone: the same.
+    std::fs::remove_file(&json).unwrap();
+    tmux.wait_for("the open error", WAIT, |s| {
+        s.contains("cannot open") && row(s, "app::steady").is_some()
+    });
+
+    // The final report: the error goes, the end is said.
+    rewrite(&json, &steady_report(3_000_000_000, 40, true));
+    let screen = tmux.wait_for("the target's exit", WAIT, |s| s.contains("target exited"));
+    assert!(!screen.contains("read failed"), "{screen}");
+    assert_eq!(calls(&screen, "app::steady"), Some(10), "{screen}");
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("perflens to exit", WAIT, |s| exit_status(s).is_some());
+    assert_eq!(exit_status(&screen), Some(0), "{screen}");
+    assert_eq!(tmux.pane("#{alternate_on}"), "0");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -244,7 +244,13 @@ impl App {
     /// True while the source should be read: not paused, and the target
     /// has not ended (its last picture stays).
     pub fn wants_read(&self) -> bool {
-        !self.paused && self.current.as_ref().is_none_or(|f| f.target.running)
+        !self.paused && !self.target_ended()
+    }
+
+    /// True once the target has ended: its report says the session
+    /// finished, or the source says it no longer runs.
+    pub fn target_ended(&self) -> bool {
+        (self.current.as_ref()).is_some_and(|f| f.report.finished || !f.target.running)
     }
 
     /// True once `q` (or Ctrl-C) was pressed.

@@ -672,7 +672,7 @@ fn an_error_keeps_the_last_picture_and_the_end_stops_reading() {
     // Before any picture: the error is what there is to show.
     app.update(Err("cannot open r.json: No such file".into()));
     assert_eq!(app.error(), Some("cannot open r.json: No such file"));
-    assert!(app.report().is_none() && app.wants_read());
+    assert!(app.report().is_none() && app.wants_read() && !app.target_ended());
     app.update(Ok(frame(a)));
     app.update(Ok(frame(b.clone())));
     let before = app.table().clone();
@@ -692,6 +692,7 @@ fn an_error_keeps_the_last_picture_and_the_end_stops_reading() {
         ..b
     })));
     assert_eq!(app.error(), None);
+    assert!(app.target_ended());
     let target = app.target().unwrap();
     assert!(!target.running);
     assert_eq!(target.label(), "app (pid 42)");
@@ -769,4 +770,26 @@ fn intervals_are_milliseconds_or_have_a_unit() {
     assert_eq!(parse_interval("5"), None);
     assert_eq!(parse_interval("soon"), None);
     assert_eq!(parse_interval("-1s"), None);
+}
+
+#[test]
+fn the_target_ends_when_the_source_says_so_or_the_report_is_final() {
+    let (a, _) = two_reports();
+    let mut app = app();
+    let mut f = frame(a.clone());
+    app.update(Ok(f.clone()));
+    assert!(!app.target_ended());
+    // A source that knows the process (a pid) says it is gone.
+    f.target.running = false;
+    app.update(Ok(f));
+    assert!(app.target_ended() && !app.wants_read());
+    // A final report whose source still says running.
+    let mut app = self::app();
+    let mut f = frame(Report {
+        finished: true,
+        ..a
+    });
+    f.target.running = true;
+    app.update(Ok(f));
+    assert!(app.target_ended() && !app.wants_read());
 }

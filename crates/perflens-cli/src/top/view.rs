@@ -87,7 +87,7 @@ fn state_line(app: &App) -> Paragraph<'static> {
             ),
             Style::new().fg(Color::Yellow),
         ))),
-        Some(t) if !t.running => Paragraph::new(Line::from(Span::styled(
+        Some(t) if app.target_ended() => Paragraph::new(Line::from(Span::styled(
             format!("■ target exited: {} — showing its last report", t.label()),
             Style::new()
                 .fg(Color::Red)
