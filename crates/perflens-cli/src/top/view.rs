@@ -14,6 +14,9 @@ use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Tabs}
 /// Columns between two table columns.
 const SPACING: u16 = 2;
 
+/// The name column's width below which numeric columns are left out.
+const NAME_MIN: usize = 24;
+
 /// The help, one key a line.
 pub const HELP: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "next / previous tab"),
@@ -160,25 +163,32 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     if table.headers.is_empty() {
         return;
     }
-    // Numeric columns as wide as their widest text; the name column gets
-    // the rest.
-    let others: usize = table
-        .widths
-        .iter()
-        .skip(1)
+    // Numeric columns as wide as their widest text, left to right while
+    // they fit beside a name column of at least NAME_MIN (a narrow
+    // terminal loses the last columns, not the digits of every one); the
+    // name column gets the rest.
+    let total = area.width as usize;
+    let name_min = table.widths[0].min(NAME_MIN);
+    let mut used = name_min;
+    let shown = 1
+        + (table.widths.iter().skip(1))
+            .take_while(|&&w| {
+                used += w + SPACING as usize;
+                used <= total
+            })
+            .count();
+    let others: usize = (table.widths[1..shown].iter())
         .map(|w| w + SPACING as usize)
         .sum();
-    let name_width = (area.width as usize).saturating_sub(others).max(8);
+    let name_width = total.saturating_sub(others).max(1);
     let mut widths = vec![Constraint::Length(name_width as u16)];
     widths.extend(
-        table
-            .widths
+        table.widths[1..shown]
             .iter()
-            .skip(1)
             .map(|&w| Constraint::Length(w as u16)),
     );
 
-    let header = Row::new(table.headers.iter().enumerate().map(|(i, h)| {
+    let header = Row::new(table.headers.iter().take(shown).enumerate().map(|(i, h)| {
         let line = Line::from(h.clone());
         Cell::from(if i == 0 { line } else { line.right_aligned() })
     }))
@@ -186,7 +196,7 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
 
     let visible = table.rows.iter().enumerate().skip(offset).take(height);
     let rows = visible.map(|(i, row)| {
-        let cells = row.cells.iter().enumerate().map(|(c, text)| {
+        let cells = row.cells.iter().take(shown).enumerate().map(|(c, text)| {
             if c == 0 {
                 Cell::from(name_cell(text, row.tree.then_some(row.depth), name_width))
             } else {
