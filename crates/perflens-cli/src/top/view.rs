@@ -59,25 +59,32 @@ pub fn draw(frame: &mut Frame, app: &mut App) {
     }
 }
 
+/// What is shown and how, the most useful first (a narrow terminal cuts
+/// the end): paused, rates or totals, the interval, the report's mode and
+/// elapsed time, the source.
 fn header_line(app: &App) -> Paragraph<'static> {
-    let mut parts = vec![format!("perflens top · {}", app.source())];
-    if let Some(r) = app.report() {
-        parts.push(format!("{:?}", r.mode).to_lowercase());
-        parts.push(format!("elapsed {}", format_duration(r.elapsed_ns)));
-    }
-    parts.push(format!("every {} ms", app.interval().as_millis()));
-    parts.push(match app.values() {
-        Values::Rate => "rates per second".into(),
-        Values::Total => "totals".into(),
-    });
-    let mut spans = vec![Span::raw(parts.join(" · "))];
+    let mut spans = Vec::new();
     if app.paused() {
-        spans.push(Span::raw("  "));
         spans.push(Span::styled(
             " PAUSED ",
             Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD),
         ));
+        spans.push(Span::raw(" "));
     }
+    let mut parts = vec![
+        "perflens top".to_string(),
+        match app.values() {
+            Values::Rate => "rates per second".into(),
+            Values::Total => "totals".into(),
+        },
+        format!("every {} ms", app.interval().as_millis()),
+    ];
+    if let Some(r) = app.report() {
+        parts.push(format!("{:?}", r.mode).to_lowercase());
+        parts.push(format!("elapsed {}", format_duration(r.elapsed_ns)));
+    }
+    parts.push(app.source().to_string());
+    spans.push(Span::raw(parts.join(" · ")));
     Paragraph::new(Line::from(spans))
 }
 
