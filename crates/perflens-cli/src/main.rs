@@ -17,16 +17,16 @@ mod top;
 
 const USAGE: &str = "\
 usage: perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
-       perflens top FILE.json [--interval MS]
+       perflens top [PID|PATH] [--interval MS]
 
   report   print the tables of a saved JSON report (PERFLENS_JSON)
            --format  table (default) or json
            --limit   rows per table (default 20; 0: all)
            --sort    order of the function rows: total (default), self,
                      calls, avg, p50, p95, p99, name, alloc, cpu
-  top      full-screen live view of a running program, from the JSON
-           report it rewrites (PERFLENS_JSON=FILE.json
-           PERFLENS_JSON_EVERY=0.5); a PID comes later
+  top      full-screen live view of a running program; for now PATH is
+           the JSON report it rewrites (PERFLENS_JSON=PATH
+           PERFLENS_JSON_EVERY=0.5), a PID is not supported yet
            --interval  refresh every MS milliseconds (default 500), or
                        with a unit: 250ms, 2s; keys: ? in the view";
 

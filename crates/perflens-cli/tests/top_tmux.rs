@@ -506,7 +506,7 @@ fn top_with_a_wrong_command_line_gets_the_usage() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
-            err.contains("perflens top FILE.json [--interval MS]"),
+            err.contains("perflens top [PID|PATH] [--interval MS]"),
             "{err}"
         );
     }

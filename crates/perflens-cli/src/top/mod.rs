@@ -99,7 +99,8 @@ fn parse_args(args: &[String]) -> Result<(String, Duration), Error> {
             extra => return Err(Error::Usage(format!("unexpected argument `{extra}`"))),
         }
     }
-    let target = target.ok_or_else(|| Error::Usage("top: which JSON report?".into()))?;
+    let target = target
+        .ok_or_else(|| Error::Usage("top: which program (its JSON report's PATH)?".into()))?;
     Ok((target, interval))
 }
 
