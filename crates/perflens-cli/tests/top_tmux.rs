@@ -135,10 +135,11 @@ impl Drop for Target {
     }
 }
 
-/// A tmux server of our own (its own socket), killed when dropped, even
-/// when the test fails.
+/// A tmux server of our own (its own socket, in the temporary
+/// directory), killed and its socket removed when dropped, even when the
+/// test fails.
 struct Tmux {
-    socket: String,
+    socket: PathBuf,
 }
 
 impl Tmux {
@@ -155,7 +156,8 @@ impl Tmux {
             .unwrap()
             .subsec_nanos();
         let tmux = Tmux {
-            socket: format!("perflens-top-{}-{nanos}", std::process::id()),
+            socket: std::env::temp_dir()
+                .join(format!("perflens-top-{}-{nanos}.tmux", std::process::id())),
         };
         let out = tmux.run(&[
             "new-session",
@@ -178,7 +180,10 @@ impl Tmux {
         Command::new("tmux")
             // -u: UTF-8 whatever the locale (the tree's markers, the
             // filter's cursor).
-            .args(["-u", "-L", &self.socket, "-f", "/dev/null"])
+            .arg("-u")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["-f", "/dev/null"])
             .args(args)
             .output()
             .expect("run tmux")
@@ -232,6 +237,7 @@ impl Tmux {
 impl Drop for Tmux {
     fn drop(&mut self) {
         let _ = self.run(&["kill-server"]);
+        let _ = std::fs::remove_file(&self.socket);
     }
 }
 
