@@ -20,19 +20,27 @@ use perflens_report::{FunctionRow, Report};
 use std::io::Write;
 use std::process::ExitCode;
 
+mod top;
+
 const USAGE: &str = "\
 usage: perflens list [--clean]
+       perflens top [PID|PATH] [--interval MS]
        perflens snapshot [PID|PATH] [-o FILE.json]
        perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
 
   list     the live sessions of this user (programs run with PERFLENS_LIVE=1):
            pid, program, start, threads, state (running, finished, stale)
            --clean   remove the stale ones (program gone, session not ended)
+  top      full-screen live view of a live session: PID, a session's
+           directory, or nothing when exactly one session runs; PATH may
+           also be a JSON report a program rewrites (PERFLENS_JSON=PATH
+           PERFLENS_JSON_EVERY=0.5)
+           --interval  refresh every MS milliseconds (default 500), or
+                       with a unit: 250ms, 2s; keys: ? in the view
   snapshot write a live session's report as JSON (the PERFLENS_JSON schema),
            to FILE or stdout; PID or PATH may be left out when exactly one
            session runs; works on finished sessions kept with
            PERFLENS_LIVE_KEEP=1
-
   report   print the tables of a saved JSON report (PERFLENS_JSON)
            --format  table (default) or json
            --limit   rows per table (default 20; 0: all)
@@ -74,6 +82,11 @@ fn run(args: &[String]) -> Result<(), Failure> {
         Some("report") => report(&args[1..]),
         Some("list") => live_cmd::list(&args[1..]),
         Some("snapshot") => live_cmd::snapshot(&args[1..]),
+        Some("top") => top::run(&args[1..]).map_err(|e| match e {
+            top::Error::Usage(m) => Failure::Usage(m),
+            top::Error::Input(m) => Failure::Input(m),
+            top::Error::Terminal(e) => Failure::Output(e),
+        }),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");
             Ok(())

@@ -109,7 +109,10 @@ mod table;
 
 pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
-pub use format::{bytes as format_bytes, count as format_count, duration as format_duration};
+pub use format::{
+    bytes as format_bytes, count as format_count, duration as format_duration,
+    percent as format_percent, signed_bytes as format_signed_bytes, truncate_left,
+};
 pub use json::write_json;
 pub use model::{
     AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped,

@@ -197,18 +197,24 @@ fn report_and_reraise(sig: libc::c_int) -> ! {
 }
 
 /// Rewrites `PERFLENS_JSON` from a snapshot of the running session.
+///
+/// The session's lock is held until the file is renamed into place, so
+/// that `main` returning (or a stop signal) meanwhile waits and writes
+/// the final report after this one: released after the snapshot, a
+/// rewrite could land after the final report and leave a running
+/// snapshot (`"finished": false`) as the last word.
 fn rewrite_json() {
     let Some(path) = std::env::var_os("PERFLENS_JSON").filter(|p| !p.is_empty()) else {
         return;
     };
-    let report = {
-        let main = MAIN.lock().unwrap_or_else(|e| e.into_inner());
-        match main.as_ref() {
-            Some((session, _)) => session.snapshot(),
-            None => return,
-        }
+    let main = MAIN.lock().unwrap_or_else(|e| e.into_inner());
+    let report = match main.as_ref() {
+        Some((session, _)) => session.snapshot(),
+        None => return,
     };
-    if let Err(e) = write_atomically(std::path::Path::new(&path), &report) {
+    let written = write_atomically(std::path::Path::new(&path), &report);
+    drop(main);
+    if let Err(e) = written {
         eprintln!(
             "[perflens] could not rewrite PERFLENS_JSON={}: {e}",
             std::path::Path::new(&path).display()

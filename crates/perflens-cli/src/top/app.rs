@@ -1,0 +1,873 @@
+//! The state of `perflens top`, without a terminal: the pictures, the
+//! tab, the sort, the filter, the tree's expansion, the selection, and the
+//! rows of the table on screen, built once per change (a new picture, a
+//! new sort, filter, tab or mode), never per key press that only moves.
+
+use super::source::{Frame, Target};
+use super::table::{self, Agg, Column, KEY_SEP, Raw, RawRow, TableId, Unit};
+use perflens_report::{
+    Report, format_bytes, format_count, format_duration, format_percent, format_signed_bytes,
+};
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+/// The tabs, in their order on screen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tab {
+    /// Per function: timing, allocations or CPU ([`FnView`]).
+    Functions,
+    /// The hot paths as a tree of frames.
+    HotPaths,
+    /// Async functions.
+    Async,
+    /// Threads.
+    Threads,
+}
+
+impl Tab {
+    /// Every tab, in order.
+    pub const ALL: [Tab; 4] = [Tab::Functions, Tab::HotPaths, Tab::Async, Tab::Threads];
+
+    /// Its title on screen.
+    pub fn title(self) -> &'static str {
+        match self {
+            Tab::Functions => "Functions",
+            Tab::HotPaths => "Hot paths",
+            Tab::Async => "Async",
+            Tab::Threads => "Threads",
+        }
+    }
+
+    fn index(self) -> usize {
+        Tab::ALL.iter().position(|&t| t == self).unwrap_or(0)
+    }
+}
+
+/// The views of the Functions tab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FnView {
+    /// Calls and latency.
+    Timing,
+    /// Bytes and allocations.
+    Alloc,
+    /// Sampled CPU time.
+    Cpu,
+}
+
+impl FnView {
+    /// Its name on screen.
+    pub fn title(self) -> &'static str {
+        match self {
+            FnView::Timing => "timing",
+            FnView::Alloc => "allocations",
+            FnView::Cpu => "CPU",
+        }
+    }
+}
+
+/// What the numeric columns show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Values {
+    /// Per second over the last interval (two successive reports).
+    Rate,
+    /// The totals of the session so far.
+    Total,
+}
+
+/// A key, as the app understands it (the terminal loop maps crossterm's
+/// events to these).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Key {
+    /// A printable character.
+    Char(char),
+    /// Enter.
+    Enter,
+    /// Escape.
+    Esc,
+    /// Backspace.
+    Backspace,
+    /// Arrow up.
+    Up,
+    /// Arrow down.
+    Down,
+    /// Arrow left.
+    Left,
+    /// Arrow right.
+    Right,
+    /// Page up.
+    PageUp,
+    /// Page down.
+    PageDown,
+    /// Home.
+    Home,
+    /// End.
+    End,
+    /// Tab.
+    Tab,
+    /// Shift-Tab.
+    BackTab,
+    /// Ctrl-C.
+    CtrlC,
+}
+
+/// A row of the table on screen, formatted.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// Identity across refreshes (see [`RawRow::key`]).
+    pub key: String,
+    /// One text per column; the first holds a tree row's indentation and
+    /// marker.
+    pub cells: Vec<String>,
+    /// The name alone (what the filter matched).
+    pub name: String,
+    /// Tree rows: depth, 0 for a root.
+    pub depth: usize,
+    /// Tree rows: `Some(expanded)` when the node has children.
+    pub expanded: Option<bool>,
+    /// True for a row of the tree (its first cell starts with its
+    /// indentation and marker: `2 * depth + 2` columns).
+    pub tree: bool,
+}
+
+/// The table on screen: headers, rows, and each column's width.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Table {
+    /// Header texts (a counter's ends in `/s` in rate mode; the sort
+    /// column's has an arrow).
+    pub headers: Vec<String>,
+    /// The rows, sorted and filtered.
+    pub rows: Vec<Row>,
+    /// Widest text of each column, header included.
+    pub widths: Vec<usize>,
+}
+
+/// How one table is sorted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sort {
+    /// Column index.
+    pub column: usize,
+    /// Reversed from the column's natural order (numbers largest
+    /// first, text A to Z).
+    pub reversed: bool,
+}
+
+/// Everything `perflens top` shows, and every key's effect on it.
+pub struct App {
+    interval: Duration,
+    source: String,
+    current: Option<Frame>,
+    previous: Option<Report>,
+    error: Option<String>,
+    tab: Tab,
+    fn_view: FnView,
+    values: Values,
+    sorts: [Sort; 6],
+    selected: [usize; 6],
+    offsets: [usize; 6],
+    filter: String,
+    editing: Option<String>,
+    paused: bool,
+    help: bool,
+    quit: bool,
+    collapsed: HashSet<String>,
+    page: usize,
+    table: Table,
+}
+
+impl App {
+    /// An app that refreshes every `interval`, watching what `source`
+    /// describes; it has no picture yet.
+    pub fn new(interval: Duration, source: String) -> App {
+        let sorts = TableId::ALL.map(|t| Sort {
+            column: t.default_sort(),
+            reversed: false,
+        });
+        App {
+            interval,
+            source,
+            current: None,
+            previous: None,
+            error: None,
+            tab: Tab::Functions,
+            fn_view: FnView::Timing,
+            values: Values::Rate,
+            sorts,
+            selected: [0; 6],
+            offsets: [0; 6],
+            filter: String::new(),
+            editing: None,
+            paused: false,
+            help: false,
+            quit: false,
+            collapsed: HashSet::new(),
+            page: 10,
+            table: Table::default(),
+        }
+    }
+
+    /// Takes the result of one read of the source. A new picture (its
+    /// elapsed time moved) becomes the current one and the current one the
+    /// previous, for rates; the same picture again only updates the
+    /// target's facts. An error keeps the last picture and is shown until
+    /// the next good read.
+    pub fn update(&mut self, read: Result<Frame, String>) {
+        match read {
+            Ok(frame) => {
+                self.error = None;
+                match self.current.take() {
+                    // The same picture (the file was not rewritten since):
+                    // the rates stay those of the last interval.
+                    Some(cur) if cur.report.elapsed_ns == frame.report.elapsed_ns => {
+                        let same = cur == frame;
+                        self.current = Some(frame);
+                        if same {
+                            return;
+                        }
+                    }
+                    Some(cur) if cur.report.elapsed_ns < frame.report.elapsed_ns => {
+                        self.previous = Some(cur.report);
+                        self.current = Some(frame);
+                    }
+                    // A new session (the clock went back): no rate yet.
+                    _ => {
+                        self.previous = None;
+                        self.current = Some(frame);
+                    }
+                }
+                self.rebuild();
+            }
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    /// True while the source should be read: not paused, and the target
+    /// has not ended (its last picture stays).
+    pub fn wants_read(&self) -> bool {
+        !self.paused && !self.target_ended()
+    }
+
+    /// True once the target has ended: its report says the session
+    /// finished, or the source says it no longer runs.
+    pub fn target_ended(&self) -> bool {
+        (self.current.as_ref()).is_some_and(|f| f.report.finished || !f.target.running)
+    }
+
+    /// True once `q` (or Ctrl-C) was pressed.
+    pub fn should_quit(&self) -> bool {
+        self.quit
+    }
+
+    /// The current picture's target, if there is a picture.
+    pub fn target(&self) -> Option<&Target> {
+        self.current.as_ref().map(|f| &f.target)
+    }
+
+    /// The current report.
+    pub fn report(&self) -> Option<&Report> {
+        self.current.as_ref().map(|f| &f.report)
+    }
+
+    /// True when the rates compare two pictures (there was a previous).
+    pub fn has_rates(&self) -> bool {
+        self.previous.is_some()
+    }
+
+    /// The last read's error, if it failed.
+    pub fn error(&self) -> Option<&str> {
+        self.error.as_deref()
+    }
+
+    /// What the source watches.
+    pub fn source(&self) -> &str {
+        &self.source
+    }
+
+    /// The refresh interval.
+    pub fn interval(&self) -> Duration {
+        self.interval
+    }
+
+    /// The tab on screen.
+    pub fn tab(&self) -> Tab {
+        self.tab
+    }
+
+    /// The Functions tab's view.
+    pub fn fn_view(&self) -> FnView {
+        self.fn_view
+    }
+
+    /// Rates or totals.
+    pub fn values(&self) -> Values {
+        self.values
+    }
+
+    /// The applied filter ("" for none).
+    pub fn filter(&self) -> &str {
+        &self.filter
+    }
+
+    /// The filter being typed, if `/` was pressed.
+    pub fn editing(&self) -> Option<&str> {
+        self.editing.as_deref()
+    }
+
+    /// True when paused.
+    pub fn paused(&self) -> bool {
+        self.paused
+    }
+
+    /// True while the help is shown.
+    pub fn help(&self) -> bool {
+        self.help
+    }
+
+    /// The table on screen.
+    pub fn table(&self) -> &Table {
+        &self.table
+    }
+
+    /// The selected row's index in [`App::table`]'s rows.
+    pub fn selected(&self) -> usize {
+        self.selected[self.table_id().slot()]
+    }
+
+    /// The table on screen.
+    pub fn table_id(&self) -> TableId {
+        match self.tab {
+            Tab::Functions => match self.fn_view {
+                FnView::Timing => TableId::Timing,
+                FnView::Alloc => TableId::Alloc,
+                FnView::Cpu => TableId::Cpu,
+            },
+            Tab::HotPaths => TableId::Paths,
+            Tab::Async => TableId::Async,
+            Tab::Threads => TableId::Threads,
+        }
+    }
+
+    /// A line about what the table on screen cannot show, if anything.
+    pub fn note(&self) -> Option<String> {
+        let report = self.report()?;
+        match self.table_id() {
+            TableId::Alloc if report.alloc.is_none() => Some(NO_ALLOC.into()),
+            TableId::Cpu => cpu_note(report),
+            TableId::Threads => {
+                let notes: Vec<String> = (report.alloc.is_none().then(|| NO_ALLOC.to_string()))
+                    .into_iter()
+                    .chain(cpu_note(report))
+                    .collect();
+                (!notes.is_empty()).then(|| notes.join("; "))
+            }
+            TableId::Async if self.table.rows.is_empty() && self.filter.is_empty() => {
+                Some("no async function was measured".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// The first row to draw for a table area `height` rows high, moved
+    /// so that the selection is visible; remembers the height as the page
+    /// size.
+    pub fn scroll_to_fit(&mut self, height: usize) -> usize {
+        let slot = self.table_id().slot();
+        self.page = height.max(1);
+        let selected = self.selected[slot];
+        let offset = &mut self.offsets[slot];
+        if selected < *offset {
+            *offset = selected;
+        } else if height > 0 && selected >= *offset + height {
+            *offset = selected + 1 - height;
+        }
+        let max = self.table.rows.len().saturating_sub(height);
+        *offset = (*offset).min(max);
+        *offset
+    }
+
+    /// Moves the selection by `delta` rows (the mouse wheel, arrows).
+    pub fn scroll(&mut self, delta: isize) {
+        let slot = self.table_id().slot();
+        let last = self.table.rows.len().saturating_sub(1);
+        let s = &mut self.selected[slot];
+        *s = s.saturating_add_signed(delta).min(last);
+    }
+
+    /// Acts on one key.
+    pub fn key(&mut self, key: Key) {
+        if key == Key::CtrlC {
+            self.quit = true;
+            return;
+        }
+        if let Some(text) = &mut self.editing {
+            match key {
+                Key::Enter => {
+                    self.filter = self.editing.take().unwrap_or_default();
+                    self.rebuild();
+                }
+                Key::Esc => {
+                    self.editing = None;
+                    self.filter.clear();
+                    self.rebuild();
+                }
+                Key::Backspace => {
+                    text.pop();
+                }
+                Key::Char(c) => text.push(c),
+                _ => {}
+            }
+            return;
+        }
+        if self.help {
+            // Any key closes the help; `q` still quits.
+            self.help = false;
+            if key != Key::Char('q') {
+                return;
+            }
+        }
+        let page = self.page.max(1) as isize;
+        match key {
+            Key::Char('q') => self.quit = true,
+            Key::Char('?') => self.help = true,
+            Key::Char('p') => self.paused = !self.paused,
+            Key::Char('r') => {
+                self.values = match self.values {
+                    Values::Rate => Values::Total,
+                    Values::Total => Values::Rate,
+                };
+                self.rebuild();
+            }
+            Key::Char('/') => self.editing = Some(self.filter.clone()),
+            Key::Esc if !self.filter.is_empty() => {
+                self.filter.clear();
+                self.rebuild();
+            }
+            Key::Char('s') => {
+                let n = self.table_id().columns().len();
+                let slot = self.table_id().slot();
+                let sort = &mut self.sorts[slot];
+                *sort = Sort {
+                    column: (sort.column + 1) % n,
+                    reversed: false,
+                };
+                self.rebuild();
+            }
+            Key::Char('S') => {
+                let slot = self.table_id().slot();
+                self.sorts[slot].reversed = !self.sorts[slot].reversed;
+                self.rebuild();
+            }
+            Key::Char(c @ '1'..='9') => {
+                let column = c as usize - '1' as usize;
+                if column < self.table_id().columns().len() {
+                    let slot = self.table_id().slot();
+                    let sort = &mut self.sorts[slot];
+                    *sort = if sort.column == column {
+                        Sort {
+                            column,
+                            reversed: !sort.reversed,
+                        }
+                    } else {
+                        Sort {
+                            column,
+                            reversed: false,
+                        }
+                    };
+                    self.rebuild();
+                }
+            }
+            Key::Char('v') => {
+                self.fn_view = match self.fn_view {
+                    FnView::Timing => FnView::Alloc,
+                    FnView::Alloc => FnView::Cpu,
+                    FnView::Cpu => FnView::Timing,
+                };
+                self.tab = Tab::Functions;
+                self.rebuild();
+            }
+            Key::Tab => self.set_tab(Tab::ALL[(self.tab.index() + 1) % Tab::ALL.len()]),
+            Key::BackTab => {
+                self.set_tab(Tab::ALL[(self.tab.index() + Tab::ALL.len() - 1) % Tab::ALL.len()])
+            }
+            Key::Char('f') => self.set_tab(Tab::Functions),
+            Key::Char('h') => self.set_tab(Tab::HotPaths),
+            Key::Char('a') => self.set_tab(Tab::Async),
+            Key::Char('t') => self.set_tab(Tab::Threads),
+            Key::Up | Key::Char('k') => self.scroll(-1),
+            Key::Down | Key::Char('j') => self.scroll(1),
+            Key::PageUp => self.scroll(-page),
+            Key::PageDown => self.scroll(page),
+            Key::Home | Key::Char('g') => self.scroll(isize::MIN),
+            Key::End | Key::Char('G') => self.scroll(isize::MAX),
+            Key::Enter | Key::Right | Key::Left if self.tab == Tab::HotPaths => self.tree_key(key),
+            _ => {}
+        }
+    }
+
+    fn set_tab(&mut self, tab: Tab) {
+        if self.tab != tab {
+            self.tab = tab;
+            self.rebuild();
+        }
+    }
+
+    /// Enter toggles the selected node, Right expands it, Left collapses
+    /// it (or, when it is collapsed or a leaf, selects its parent).
+    fn tree_key(&mut self, key: Key) {
+        let slot = self.table_id().slot();
+        let Some(row) = self.table.rows.get(self.selected[slot]) else {
+            return;
+        };
+        let key_of = row.key.clone();
+        match (key, row.expanded) {
+            (Key::Enter, Some(true)) | (Key::Left, Some(true)) => {
+                self.collapsed.insert(key_of);
+            }
+            (Key::Enter, Some(false)) | (Key::Right, Some(false)) => {
+                self.collapsed.remove(&key_of);
+            }
+            (Key::Left, _) => {
+                if let Some((parent, _)) = key_of.rsplit_once(KEY_SEP) {
+                    if let Some(i) = self.table.rows.iter().position(|r| r.key == parent) {
+                        self.selected[slot] = i;
+                    }
+                }
+                return;
+            }
+            _ => return,
+        }
+        self.rebuild();
+    }
+
+    /// Builds the table on screen from the current picture (and the
+    /// previous, for rates), then keeps the selection on the same row.
+    fn rebuild(&mut self) {
+        let id = self.table_id();
+        let slot = id.slot();
+        let selected_key = self
+            .table
+            .rows
+            .get(self.selected[slot])
+            .map(|r| r.key.clone());
+        let same_table =
+            self.table.headers.first().map(String::as_str) == id.columns().first().map(|c| c.title);
+        self.table = match &self.current {
+            Some(frame) => build(
+                id,
+                &frame.report,
+                self.previous.as_ref(),
+                self.values,
+                self.sorts[slot],
+                &self.filter,
+                &self.collapsed,
+            ),
+            None => Table::default(),
+        };
+        if same_table {
+            if let Some(key) = selected_key {
+                if let Some(i) = self.table.rows.iter().position(|r| r.key == key) {
+                    self.selected[slot] = i;
+                }
+            }
+        }
+        let last = self.table.rows.len().saturating_sub(1);
+        self.selected[slot] = self.selected[slot].min(last);
+    }
+}
+
+const NO_ALLOC: &str = "allocations were not counted (the `alloc` feature)";
+
+/// Why a report has no CPU figures, if it has none.
+fn cpu_note(report: &Report) -> Option<String> {
+    match &report.cpu {
+        None => Some(
+            "no CPU samples in this report (a program built with the `cpu` feature \
+             adds them to its final report)"
+                .into(),
+        ),
+        Some(c) => c
+            .unavailable_reason()
+            .map(|why| format!("CPU sampling unavailable: {why}")),
+    }
+}
+
+/// A value ready to sort and format.
+#[derive(Clone, Debug, PartialEq)]
+enum Val {
+    Num(f64),
+    Text(String),
+    None,
+}
+
+/// The value a column shows for one row: the report's, or its rate over
+/// the interval from `prev` (the same row in the previous report, if it
+/// was there: a row that appeared since counts from 0; a value that was
+/// not measured then has no rate).
+fn value(
+    column: &Column,
+    cur: &Raw,
+    prev: Option<&Raw>,
+    values: Values,
+    elapsed_ns: u64,
+    dt_ns: Option<u64>,
+) -> Val {
+    let n = match cur {
+        Raw::U(v) => *v,
+        Raw::I(v) => return Val::Num(*v as f64),
+        Raw::T(t) => return Val::Text(t.clone()),
+        Raw::Missing => return Val::None,
+    };
+    match (column.agg, values) {
+        (Agg::Gauge, _) | (Agg::Counter, Values::Total) => Val::Num(n as f64),
+        (Agg::Share, Values::Total) => {
+            if elapsed_ns == 0 {
+                Val::None
+            } else {
+                Val::Num(n as f64 * 100.0 / elapsed_ns as f64)
+            }
+        }
+        (Agg::Counter | Agg::Share, Values::Rate) => {
+            let Some(dt) = dt_ns.filter(|&d| d > 0) else {
+                return Val::None;
+            };
+            let before = match prev {
+                Some(Raw::U(p)) => *p,
+                // The row is new: everything it counts is new.
+                None => 0,
+                // It was there but this was not measured then (a
+                // running program's reports carry no CPU samples; its
+                // final one does): no rate.
+                Some(_) => return Val::None,
+            };
+            let Some(delta) = n.checked_sub(before) else {
+                return Val::None;
+            };
+            let scale = if column.agg == Agg::Share { 100.0 } else { 1e9 };
+            Val::Num(delta as f64 * scale / dt as f64)
+        }
+    }
+}
+
+fn format(unit: Unit, v: &Val) -> String {
+    let n = match v {
+        Val::Text(t) => return t.clone(),
+        Val::None => return "-".into(),
+        Val::Num(n) => *n,
+    };
+    let u = n.round().max(0.0) as u64;
+    match unit {
+        Unit::Text | Unit::Id => format!("{}", n.round() as i64),
+        Unit::Count => format_count(u),
+        Unit::Duration => format_duration(u),
+        Unit::Bytes => format_bytes(u),
+        Unit::SignedBytes => format_signed_bytes(n.round() as i64),
+        Unit::Percent => format_percent(n),
+    }
+}
+
+/// Orders two values of a column: numbers largest first, text A to Z
+/// (digit runs by their number: `#2` before `#10`); missing values last
+/// either way.
+fn compare(a: &Val, b: &Val) -> Ordering {
+    match (a, b) {
+        (Val::Num(x), Val::Num(y)) => y.partial_cmp(x).unwrap_or(Ordering::Equal),
+        (Val::Text(x), Val::Text(y)) => natural(x, y),
+        (Val::None, Val::None) => Ordering::Equal,
+        (Val::None, _) => Ordering::Greater,
+        (_, Val::None) => Ordering::Less,
+        (Val::Num(_), Val::Text(_)) => Ordering::Less,
+        (Val::Text(_), Val::Num(_)) => Ordering::Greater,
+    }
+}
+
+fn natural(a: &str, b: &str) -> Ordering {
+    let (mut a, mut b) = (a.chars().peekable(), b.chars().peekable());
+    loop {
+        match (a.peek().copied(), b.peek().copied()) {
+            (None, None) => return Ordering::Equal,
+            (None, Some(_)) => return Ordering::Less,
+            (Some(_), None) => return Ordering::Greater,
+            (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
+                let take = |it: &mut std::iter::Peekable<std::str::Chars>| {
+                    let mut s = String::new();
+                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
+                        s.push(c);
+                        it.next();
+                    }
+                    s
+                };
+                let (x, y) = (take(&mut a), take(&mut b));
+                let (xt, yt) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
+                let o = (xt.len().cmp(&yt.len())).then(xt.cmp(yt));
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            (Some(x), Some(y)) => {
+                let o = x.cmp(&y);
+                if o != Ordering::Equal {
+                    return o;
+                }
+                a.next();
+                b.next();
+            }
+        }
+    }
+}
+
+/// A row with its values, before formatting.
+struct Built {
+    raw: RawRow,
+    vals: Vec<Val>,
+}
+
+/// Builds one table: values (rates from `previous`), filter, sort, and
+/// for the tree, the collapsed nodes left out.
+pub fn build(
+    id: TableId,
+    report: &Report,
+    previous: Option<&Report>,
+    values: Values,
+    sort: Sort,
+    filter: &str,
+    collapsed: &HashSet<String>,
+) -> Table {
+    let columns = id.columns();
+    let prev_rows: HashMap<String, RawRow> = previous
+        .map(|p| {
+            (table::rows(id, p).into_iter())
+                .map(|r| (r.key.clone(), r))
+                .collect()
+        })
+        .unwrap_or_default();
+    let dt_ns = previous.map(|p| report.elapsed_ns.saturating_sub(p.elapsed_ns));
+    let built: Vec<Built> = (table::rows(id, report).into_iter())
+        .map(|raw| {
+            let prev = prev_rows.get(&raw.key);
+            let vals = (columns.iter().enumerate())
+                .map(|(i, c)| {
+                    let before = prev.and_then(|p| p.values.get(i));
+                    value(c, &raw.values[i], before, values, report.elapsed_ns, dt_ns)
+                })
+                .collect();
+            Built { raw, vals }
+        })
+        .collect();
+
+    let needle = filter.to_lowercase();
+    let matches = |name: &str| needle.is_empty() || name.to_lowercase().contains(&needle);
+    let order = |a: &Built, b: &Built| {
+        let c = sort.column.min(columns.len() - 1);
+        let o = compare(&a.vals[c], &b.vals[c]);
+        let o = if sort.reversed { o.reverse() } else { o };
+        // Ties: by name, so that the order is stable between refreshes.
+        o.then_with(|| natural(&a.raw.name, &b.raw.name))
+    };
+
+    let mut rows: Vec<Row> = Vec::new();
+    if id == TableId::Paths {
+        // Children by parent key; a node is shown when it or a
+        // descendant matches the filter.
+        let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+        for (i, b) in built.iter().enumerate() {
+            children.entry(b.raw.parent.as_deref()).or_default().push(i);
+        }
+        for list in children.values_mut() {
+            list.sort_by(|&x, &y| order(&built[x], &built[y]));
+        }
+        let mut keep = vec![needle.is_empty(); built.len()];
+        if !needle.is_empty() {
+            // Parents come before their children in `built`: walk back.
+            let index: HashMap<&str, usize> = (built.iter().enumerate())
+                .map(|(i, b)| (b.raw.key.as_str(), i))
+                .collect();
+            for i in (0..built.len()).rev() {
+                if matches(&built[i].raw.name) {
+                    keep[i] = true;
+                }
+                if keep[i] {
+                    if let Some(p) = built[i].raw.parent.as_deref().and_then(|p| index.get(p)) {
+                        keep[*p] = true;
+                    }
+                }
+            }
+        }
+        let mut stack: Vec<(usize, usize)> = (children.get(&None).into_iter().flatten())
+            .rev()
+            .map(|&i| (i, 0))
+            .collect();
+        while let Some((i, depth)) = stack.pop() {
+            if !keep[i] {
+                continue;
+            }
+            let b = &built[i];
+            let kids: Vec<usize> = (children
+                .get(&Some(b.raw.key.as_str()))
+                .into_iter()
+                .flatten())
+            .copied()
+            .filter(|&k| keep[k])
+            .collect();
+            let expanded = (!kids.is_empty()).then(|| !collapsed.contains(&b.raw.key));
+            rows.push(row(columns, b, Some((depth, expanded))));
+            if expanded == Some(true) {
+                stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
+            }
+        }
+    } else {
+        let mut order_of: Vec<&Built> = built.iter().filter(|b| matches(&b.raw.name)).collect();
+        order_of.sort_by(|a, b| order(a, b));
+        rows = order_of
+            .into_iter()
+            .map(|b| row(columns, b, None))
+            .collect();
+    }
+
+    let headers: Vec<String> = (columns.iter().enumerate())
+        .map(|(i, c)| {
+            let mut h = c.title.to_string();
+            if values == Values::Rate && c.agg == Agg::Counter {
+                h.push_str("/s");
+            }
+            if i == sort.column {
+                h.push(if sort.reversed { '▲' } else { '▼' });
+            }
+            h
+        })
+        .collect();
+    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(&r.cells) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    Table {
+        headers,
+        rows,
+        widths,
+    }
+}
+
+/// One formatted row; `tree` gives a tree row's depth and expansion.
+fn row(columns: &[Column], b: &Built, tree: Option<(usize, Option<bool>)>) -> Row {
+    let mut cells: Vec<String> = (columns.iter().zip(&b.vals))
+        .map(|(c, v)| format(c.unit, v))
+        .collect();
+    let (depth, expanded) = tree.unwrap_or((0, None));
+    if tree.is_some() {
+        let marker = match expanded {
+            Some(true) => "▾ ",
+            Some(false) => "▸ ",
+            None => "  ",
+        };
+        cells[0] = format!("{}{marker}{}", "  ".repeat(depth), b.raw.name);
+    }
+    Row {
+        key: b.raw.key.clone(),
+        cells,
+        name: b.raw.name.clone(),
+        depth,
+        expanded,
+        tree: tree.is_some(),
+    }
+}

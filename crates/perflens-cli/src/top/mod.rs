@@ -1,0 +1,274 @@
+//! `perflens top [PID|PATH] [--interval MS]`: the full-screen live view.
+//!
+//! The view reads pictures from a [`Source`] every interval (500 ms by
+//! default) and shows them in four tabs: Functions (timing, allocations,
+//! CPU), Hot paths (a tree), Async and Threads. The numbers are rates per
+//! second over the last interval, or the session's totals (`r`).
+//!
+//! - `source.rs`: the [`Source`] trait and the JSON report file source;
+//! - `table.rs`: each table's columns and raw rows, from one report;
+//! - `app.rs`: the state and every key's effect, testable without a
+//!   terminal (rates, sorting, filtering, the tree's expansion);
+//! - `view.rs`: drawing, with ratatui;
+//! - here: the command line, the terminal, and the event loop.
+//!
+//! The terminal is restored (raw mode off, the alternate screen left, the
+//! cursor shown, the mouse released) on `q`, on an error, and on a panic.
+
+mod app;
+pub mod source;
+mod table;
+mod view;
+
+#[cfg(test)]
+mod tests;
+
+use app::{App, Key};
+use source::{JsonFile, Source};
+
+use crossterm::event::{
+    self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,
+    MouseEventKind,
+};
+use crossterm::terminal::{EnterAlternateScreen, LeaveAlternateScreen};
+use crossterm::{cursor, execute};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use std::io::IsTerminal;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// Refresh interval unless `--interval` says otherwise.
+pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
+
+/// Why `perflens top` could not run.
+#[derive(Debug)]
+pub enum Error {
+    /// The command line is wrong.
+    Usage(String),
+    /// The target cannot be watched (one line).
+    Input(String),
+    /// The terminal failed.
+    Terminal(std::io::Error),
+}
+
+impl From<std::io::Error> for Error {
+    fn from(e: std::io::Error) -> Self {
+        Error::Terminal(e)
+    }
+}
+
+/// Runs `perflens top` with the arguments after `top`.
+pub fn run(args: &[String]) -> Result<(), Error> {
+    let (target, interval) = parse_args(args)?;
+    let mut source = open(&target)?;
+    if !std::io::stdout().is_terminal() {
+        return Err(Error::Input(
+            "top draws a full-screen view: its output must be a terminal".into(),
+        ));
+    }
+    let mut app = App::new(interval, source.describe());
+    // The first picture now, if the file is there (it was read once
+    // already to check it; this one is the one shown).
+    app.update(source.read());
+    watch(&mut app, &mut source)
+}
+
+/// The target and the interval.
+fn parse_args(args: &[String]) -> Result<(String, Duration), Error> {
+    let mut target = None;
+    let mut interval = DEFAULT_INTERVAL;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--interval" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| Error::Usage("--interval needs a value".into()))?;
+                interval = parse_interval(v).ok_or_else(|| {
+                    Error::Usage(format!(
+                        "--interval {v}: expected milliseconds (500) or a duration with a unit (500ms, 2s)"
+                    ))
+                })?;
+            }
+            flag if flag.starts_with("--") => {
+                return Err(Error::Usage(format!("unknown option `{flag}`")));
+            }
+            t if target.is_none() => target = Some(t.to_string()),
+            extra => return Err(Error::Usage(format!("unexpected argument `{extra}`"))),
+        }
+    }
+    let target = target
+        .ok_or_else(|| Error::Usage("top: which program (its JSON report's PATH)?".into()))?;
+    Ok((target, interval))
+}
+
+/// `500` (milliseconds), `500ms`, `0.5s` or `2s`; at least 10 ms, at
+/// most an hour.
+pub fn parse_interval(v: &str) -> Option<Duration> {
+    let v = v.trim();
+    let (number, scale) = if let Some(n) = v.strip_suffix("ms") {
+        (n, 1e-3)
+    } else if let Some(n) = v.strip_suffix('s') {
+        (n, 1.0)
+    } else {
+        (v, 1e-3)
+    };
+    let secs = number.trim().parse::<f64>().ok()? * scale;
+    (secs.is_finite() && (0.01..=3600.0).contains(&secs)).then(|| Duration::from_secs_f64(secs))
+}
+
+/// The source for `target`: a JSON report file. A pid, or a file that is
+/// there but is not a report, is refused in one line. A `.json` file
+/// that is not there yet is waited for (the program may not have written
+/// it yet).
+fn open(target: &str) -> Result<JsonFile, Error> {
+    if !target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(Error::Input(format!(
+            "top {target}: watching a process by its pid is not supported yet; \
+             give the JSON report it rewrites (run it with PERFLENS_JSON=FILE.json PERFLENS_JSON_EVERY=0.5)"
+        )));
+    }
+    let path = Path::new(target);
+    let mut source = JsonFile::new(path);
+    let is_json = path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if !path.exists() && is_json {
+        return Ok(source);
+    }
+    match source.read() {
+        Ok(_) => Ok(source),
+        Err(e) if is_json => Err(Error::Input(e)),
+        Err(e) => Err(Error::Input(format!(
+            "{e} (top reads a JSON report file: PERFLENS_JSON=FILE.json)"
+        ))),
+    }
+}
+
+/// True while the terminal is in full-screen mode.
+static FULL_SCREEN: AtomicBool = AtomicBool::new(false);
+
+/// Puts the terminal back: raw mode off, the alternate screen left, the
+/// cursor shown, the mouse released. Only once: the panic hook and the
+/// [`Screen`] dropped while unwinding both call it, and leaving the
+/// alternate screen a second time would move the cursor back over the
+/// panic's message (terminals restore the cursor saved on entering it).
+fn restore_terminal() {
+    if !FULL_SCREEN.swap(false, Ordering::SeqCst) {
+        return;
+    }
+    let _ = crossterm::terminal::disable_raw_mode();
+    let _ = execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        LeaveAlternateScreen,
+        cursor::Show
+    );
+}
+
+/// The terminal in full-screen mode while it lives.
+struct Screen;
+
+impl Screen {
+    fn enter() -> std::io::Result<Screen> {
+        // A panic anywhere restores the terminal before its message is
+        // printed, so that the message is readable and the shell usable.
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+        crossterm::terminal::enable_raw_mode()?;
+        FULL_SCREEN.store(true, Ordering::SeqCst);
+        let screen = Screen;
+        execute!(
+            std::io::stdout(),
+            EnterAlternateScreen,
+            EnableMouseCapture,
+            cursor::Hide
+        )?;
+        Ok(screen)
+    }
+}
+
+impl Drop for Screen {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// The event loop: a key redraws at once; the source is read every
+/// interval; the screen is drawn only when something changed.
+fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
+    let _screen = Screen::enter()?;
+    let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
+    terminal.clear()?;
+    let mut next_read = Instant::now() + app.interval();
+    let mut dirty = true;
+    while !app.should_quit() {
+        if dirty {
+            terminal.draw(|f| view::draw(f, app))?;
+            dirty = false;
+        }
+        let wait = next_read.saturating_duration_since(Instant::now());
+        if event::poll(wait)? {
+            dirty |= handle(app, event::read()?);
+            // Take whatever else is queued (a fast wheel) before drawing.
+            while !app.should_quit() && event::poll(Duration::ZERO)? {
+                dirty |= handle(app, event::read()?);
+            }
+        }
+        let now = Instant::now();
+        if now >= next_read {
+            next_read = now + app.interval();
+            if app.wants_read() {
+                app.update(source.read());
+                dirty = true;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Acts on one terminal event; true when the screen must be redrawn.
+fn handle(app: &mut App, event: Event) -> bool {
+    match event {
+        Event::Key(k) if k.kind != KeyEventKind::Release => {
+            let key = match k.code {
+                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => Key::CtrlC,
+                KeyCode::Char(c) => Key::Char(c),
+                KeyCode::Enter => Key::Enter,
+                KeyCode::Esc => Key::Esc,
+                KeyCode::Backspace => Key::Backspace,
+                KeyCode::Up => Key::Up,
+                KeyCode::Down => Key::Down,
+                KeyCode::Left => Key::Left,
+                KeyCode::Right => Key::Right,
+                KeyCode::PageUp => Key::PageUp,
+                KeyCode::PageDown => Key::PageDown,
+                KeyCode::Home => Key::Home,
+                KeyCode::End => Key::End,
+                KeyCode::Tab => Key::Tab,
+                KeyCode::BackTab => Key::BackTab,
+                _ => return false,
+            };
+            app.key(key);
+            true
+        }
+        Event::Mouse(m) => match m.kind {
+            MouseEventKind::ScrollDown => {
+                app.scroll(3);
+                true
+            }
+            MouseEventKind::ScrollUp => {
+                app.scroll(-3);
+                true
+            }
+            _ => false,
+        },
+        Event::Resize(..) => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,396 @@
+//! The tables of `perflens top`: which columns each one has, and the raw
+//! values of its rows, read from one [`Report`].
+//!
+//! Nothing here knows about rates or the screen: [`rows`] turns a report
+//! into [`RawRow`]s (counters as the report holds them), and the app
+//! (`app.rs`) compares two of them to get rates, sorts, filters and
+//! formats.
+
+use perflens_report::{FunctionRow, Report};
+
+/// The six tables: the Functions tab has three views.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableId {
+    /// Functions: calls and latency.
+    Timing,
+    /// Functions: bytes and allocations.
+    Alloc,
+    /// Functions: sampled CPU time.
+    Cpu,
+    /// The hot paths, as a tree of frames.
+    Paths,
+    /// Async functions: busy, wait, polls, cancelled.
+    Async,
+    /// Threads: CPU time and allocations, live or exited.
+    Threads,
+}
+
+impl TableId {
+    /// Every table, in the order of their slots in the app's state.
+    pub const ALL: [TableId; 6] = [
+        TableId::Timing,
+        TableId::Alloc,
+        TableId::Cpu,
+        TableId::Paths,
+        TableId::Async,
+        TableId::Threads,
+    ];
+
+    /// The table's slot (its index in [`TableId::ALL`]).
+    pub fn slot(self) -> usize {
+        self as usize
+    }
+
+    /// The table's columns; the first is always the name.
+    pub fn columns(self) -> &'static [Column] {
+        match self {
+            TableId::Timing => TIMING,
+            TableId::Alloc => ALLOC,
+            TableId::Cpu => CPU,
+            TableId::Paths => PATHS,
+            TableId::Async => ASYNC,
+            TableId::Threads => THREADS,
+        }
+    }
+
+    /// The column rows are sorted by until a key says otherwise.
+    pub fn default_sort(self) -> usize {
+        match self {
+            TableId::Timing => 6,  // Total
+            TableId::Alloc => 2,   // Alloc
+            TableId::Cpu => 1,     // CPU self
+            TableId::Paths => 2,   // Self
+            TableId::Async => 2,   // Busy
+            TableId::Threads => 0, // Thread, in registration order
+        }
+    }
+}
+
+/// How a column's values are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Text, as is.
+    Text,
+    /// A plain integer (an id): no separators.
+    Id,
+    /// A count with separators (`format_count`).
+    Count,
+    /// Nanoseconds (`format_duration`).
+    Duration,
+    /// Bytes (`format_bytes`).
+    Bytes,
+    /// Signed bytes (`format_signed_bytes`).
+    SignedBytes,
+    /// A percentage (`format_percent`).
+    Percent,
+}
+
+/// What a column's value is, over time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Agg {
+    /// A level (a percentile, a mean, live bytes): shown as the latest
+    /// report has it, in both modes.
+    Gauge,
+    /// A total that only grows: the cumulative value, or its rate per
+    /// second over the last interval.
+    Counter,
+    /// Time as a share of the wall time, in percent: of the session so
+    /// far, or of the last interval.
+    Share,
+}
+
+/// One column of a table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Column {
+    /// Header text (a counter's gets `/s` in rate mode).
+    pub title: &'static str,
+    /// How its values are written.
+    pub unit: Unit,
+    /// What its values are over time.
+    pub agg: Agg,
+}
+
+const fn col(title: &'static str, unit: Unit, agg: Agg) -> Column {
+    Column { title, unit, agg }
+}
+
+use Agg::{Counter, Gauge, Share};
+use Unit::{Bytes, Count, Duration, Id, Percent, SignedBytes, Text};
+
+const TIMING: &[Column] = &[
+    col("Function", Text, Gauge),
+    col("Calls", Count, Counter),
+    col("Avg", Duration, Gauge),
+    col("p50", Duration, Gauge),
+    col("p95", Duration, Gauge),
+    col("p99", Duration, Gauge),
+    col("Total", Duration, Counter),
+    col("Self", Duration, Counter),
+    col("% Total", Percent, Share),
+];
+
+const ALLOC: &[Column] = &[
+    col("Function", Text, Gauge),
+    col("Calls", Count, Counter),
+    col("Alloc", Bytes, Counter),
+    col("Allocs", Count, Counter),
+    col("Freed", Bytes, Counter),
+    col("Alloc incl", Bytes, Counter),
+    col("Avg/call", Bytes, Gauge),
+    col("p95/call", Bytes, Gauge),
+];
+
+const CPU: &[Column] = &[
+    col("Function", Text, Gauge),
+    col("CPU self", Duration, Counter),
+    col("CPU incl", Duration, Counter),
+    col("Samples", Count, Counter),
+    col("CPU %", Percent, Share),
+    col("Calls", Count, Counter),
+];
+
+const PATHS: &[Column] = &[
+    col("Frame", Text, Gauge),
+    col("Calls", Count, Counter),
+    col("Self", Duration, Counter),
+    col("Total", Duration, Counter),
+    col("Self p50", Duration, Gauge),
+    col("Self p99", Duration, Gauge),
+    col("Alloc", Bytes, Counter),
+];
+
+const ASYNC: &[Column] = &[
+    col("Function", Text, Gauge),
+    col("Calls", Count, Counter),
+    col("Busy", Duration, Counter),
+    col("Wait", Duration, Counter),
+    col("Polls", Count, Counter),
+    col("Cancelled", Count, Counter),
+    col("Busy %", Percent, Share),
+    col("wall p50", Duration, Gauge),
+    col("wall p99", Duration, Gauge),
+];
+
+const THREADS: &[Column] = &[
+    col("Thread", Text, Gauge),
+    col("TID", Id, Gauge),
+    col("State", Text, Gauge),
+    col("Calls", Count, Counter),
+    col("CPU", Duration, Counter),
+    col("CPU %", Percent, Share),
+    col("Samples", Count, Counter),
+    col("Alloc", Bytes, Counter),
+    col("Allocs", Count, Counter),
+    col("Live", SignedBytes, Gauge),
+    col("Peak live", Bytes, Gauge),
+];
+
+/// One value as the report holds it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Raw {
+    /// An unsigned number (count, ns, bytes).
+    U(u64),
+    /// A signed number (live bytes).
+    I(i64),
+    /// Text.
+    T(String),
+    /// Not measured (allocations not counted, no CPU samples, no
+    /// completed call): shown as `-`.
+    Missing,
+}
+
+impl Raw {
+    fn opt(v: Option<u64>) -> Raw {
+        v.map_or(Raw::Missing, Raw::U)
+    }
+}
+
+/// One row as the report holds it: values in the table's column order
+/// (the first, the name, included).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RawRow {
+    /// Identity across reports: the function name, the path's frames
+    /// (joined with [`KEY_SEP`]), or the thread index.
+    pub key: String,
+    /// The name shown and filtered on (a tree node: its frame alone).
+    pub name: String,
+    /// Tree rows: the parent's key (`None` for a root or a flat row).
+    pub parent: Option<String>,
+    /// One per column.
+    pub values: Vec<Raw>,
+}
+
+/// Separates the frames of a hot-path key: a character no name holds.
+pub const KEY_SEP: char = '\u{1f}';
+
+/// The rows of one table, from one report, in the report's order (a
+/// tree's parents before their children).
+pub fn rows(table: TableId, report: &Report) -> Vec<RawRow> {
+    match table {
+        TableId::Timing => functions(report, |f| {
+            let latency = |v: u64| {
+                if f.has_latency() {
+                    Raw::U(v)
+                } else {
+                    Raw::Missing
+                }
+            };
+            let share = if f.is_async() {
+                f.busy_ns.unwrap_or(0)
+            } else {
+                f.total_ns
+            };
+            vec![
+                Raw::U(f.calls),
+                latency(f.avg_ns),
+                latency(f.p50_ns),
+                latency(f.p95_ns),
+                latency(f.p99_ns),
+                Raw::U(f.total_ns),
+                Raw::U(f.self_ns),
+                Raw::U(share),
+            ]
+        }),
+        TableId::Alloc => functions(report, |f| {
+            vec![
+                Raw::U(f.calls),
+                Raw::opt(f.alloc.map(|a| a.bytes)),
+                Raw::opt(f.alloc.map(|a| a.count)),
+                Raw::opt(f.alloc.map(|a| a.free_bytes)),
+                Raw::opt(f.alloc.map(|a| a.incl_bytes)),
+                Raw::opt(f.alloc.map(|a| a.avg_bytes)),
+                Raw::opt(f.alloc.map(|a| a.p95_bytes)),
+            ]
+        }),
+        TableId::Cpu => functions(report, |f| {
+            vec![
+                Raw::opt(f.cpu.map(|c| c.ns)),
+                Raw::opt(f.cpu.map(|c| c.incl_ns)),
+                Raw::opt(f.cpu.map(|c| c.samples)),
+                Raw::opt(f.cpu.map(|c| c.ns)),
+                Raw::U(f.calls),
+            ]
+        }),
+        TableId::Async => {
+            let mut rows = functions(report, |f| {
+                let latency = |v: u64| {
+                    if f.has_latency() {
+                        Raw::U(v)
+                    } else {
+                        Raw::Missing
+                    }
+                };
+                vec![
+                    Raw::U(f.calls),
+                    Raw::opt(f.busy_ns),
+                    Raw::opt(f.wait_ns),
+                    Raw::opt(f.polls),
+                    Raw::opt(f.cancelled),
+                    Raw::opt(f.busy_ns),
+                    latency(f.p50_ns),
+                    latency(f.p99_ns),
+                ]
+            });
+            rows.retain(|r| report.function(&r.key).is_some_and(FunctionRow::is_async));
+            rows
+        }
+        TableId::Paths => paths(report),
+        TableId::Threads => threads(report),
+    }
+}
+
+fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<RawRow> {
+    (report.functions.iter())
+        .map(|f| {
+            let mut v = vec![Raw::T(f.name.clone())];
+            v.extend(values(f));
+            RawRow {
+                key: f.name.clone(),
+                name: f.name.clone(),
+                parent: None,
+                values: v,
+            }
+        })
+        .collect()
+}
+
+/// The hot paths' frames as a tree: one node per distinct prefix of a
+/// path, holding that prefix's segment (the calling context merged across
+/// threads; every path through it has the same segment there).
+fn paths(report: &Report) -> Vec<RawRow> {
+    let mut seen = std::collections::HashSet::new();
+    let mut rows = Vec::new();
+    for path in &report.paths {
+        let mut key = String::new();
+        for (i, seg) in path.segments.iter().enumerate() {
+            let parent = (i > 0).then(|| key.clone());
+            if i > 0 {
+                key.push(KEY_SEP);
+            }
+            key.push_str(&seg.name);
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            rows.push(RawRow {
+                key: key.clone(),
+                name: seg.name.clone(),
+                parent,
+                values: vec![
+                    Raw::T(seg.name.clone()),
+                    Raw::U(seg.calls),
+                    Raw::U(seg.self_ns),
+                    Raw::U(seg.total_ns),
+                    Raw::U(seg.self_p50_ns),
+                    Raw::U(seg.self_p99_ns),
+                    Raw::opt(seg.alloc_bytes),
+                ],
+            });
+        }
+    }
+    rows
+}
+
+fn threads(report: &Report) -> Vec<RawRow> {
+    let cpu = report.cpu.as_ref().filter(|c| c.is_available());
+    (report.threads.iter())
+        .map(|t| {
+            let sampled = cpu.and_then(|c| c.threads.iter().find(|s| s.tid == t.tid && t.tid != 0));
+            let name = match &t.name {
+                Some(n) => format!("#{} {n}", t.index),
+                None => format!("#{}", t.index),
+            };
+            let cpu_ns = match (cpu, sampled) {
+                (Some(_), Some(s)) => Raw::U(s.cpu_ns),
+                (Some(_), None) => Raw::U(0),
+                (None, _) => Raw::Missing,
+            };
+            let samples = match (cpu, sampled) {
+                (Some(_), Some(s)) => Raw::U(s.samples),
+                (Some(_), None) => Raw::U(0),
+                (None, _) => Raw::Missing,
+            };
+            RawRow {
+                key: t.index.to_string(),
+                name: name.clone(),
+                parent: None,
+                values: vec![
+                    Raw::T(name),
+                    if t.tid == 0 {
+                        Raw::Missing
+                    } else {
+                        Raw::U(t.tid)
+                    },
+                    Raw::T(if t.exited { "exited" } else { "live" }.into()),
+                    Raw::U(t.calls),
+                    cpu_ns.clone(),
+                    cpu_ns,
+                    samples,
+                    Raw::opt(t.alloc_bytes),
+                    Raw::opt(t.alloc_count),
+                    t.live_bytes.map_or(Raw::Missing, Raw::I),
+                    Raw::opt(t.peak_live_bytes),
+                ],
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,795 @@
+//! Unit tests of `perflens top` without a terminal: rates between two
+//! reports built by hand, sorting, filtering, the tree's expansion, the
+//! threads, the source, and what an error or the target's end leaves.
+
+use super::app::{App, Key, Row, Values};
+use super::source::{Frame, JsonFile, Source, Target};
+use super::{parse_interval, table::KEY_SEP};
+use perflens_report::Report;
+use std::time::Duration;
+
+/// A function row's JSON: `(name, calls, total_ns, self_ns)`, sync.
+fn func(name: &str, calls: u64, total: u64, self_ns: u64) -> String {
+    format!(
+        r#"{{"name": "{name}", "kind": "sync", "calls": {calls}, "timed_calls": {calls},
+            "total_ns": {total}, "self_ns": {self_ns}, "avg_ns": {avg}, "p50_ns": 1000,
+            "p95_ns": 2000, "p99_ns": 3000, "percentiles": {{}}, "sampled": false}}"#,
+        avg = total.checked_div(calls).unwrap_or(0)
+    )
+}
+
+/// An async function row's JSON.
+fn future(name: &str, calls: u64, busy: u64, wait: u64, polls: u64, cancelled: u64) -> String {
+    format!(
+        r#"{{"name": "{name}", "kind": "async", "calls": {calls}, "timed_calls": {calls},
+            "total_ns": {total}, "self_ns": {busy}, "avg_ns": 0, "p50_ns": 5000,
+            "p95_ns": 6000, "p99_ns": 7000, "percentiles": {{}}, "sampled": false,
+            "busy_ns": {busy}, "wait_ns": {wait}, "polls": {polls}, "cancelled": {cancelled}}}"#,
+        total = busy + wait
+    )
+}
+
+/// A hot path's JSON: each frame `(name, calls, self_ns)`; total = self.
+fn path(id: u64, frames: &[(&str, u64, u64)]) -> String {
+    let names: Vec<String> = frames.iter().map(|f| format!("\"{}\"", f.0)).collect();
+    let segments: Vec<String> = frames
+        .iter()
+        .map(|(n, calls, s)| {
+            format!(
+                r#"{{"name": "{n}", "calls": {calls}, "total_ns": {s}, "self_ns": {s},
+                    "self_p50_ns": 10, "self_p99_ns": 20}}"#
+            )
+        })
+        .collect();
+    let (_, calls, s) = frames[frames.len() - 1];
+    format!(
+        r#"{{"id": "{id:016x}", "frames": [{}], "calls": {calls}, "total_ns": {s},
+            "self_ns": {s}, "segments": [{}]}}"#,
+        names.join(","),
+        segments.join(",")
+    )
+}
+
+/// A thread row's JSON.
+fn thread(index: u32, tid: u64, name: &str, exited: bool, calls: u64, alloc: u64) -> String {
+    format!(
+        r#"{{"index": {index}, "tid": {tid}, "name": "{name}", "exited": {exited},
+            "nodes": 1, "node_capacity": 100, "calls": {calls}, "overflow_calls": 0,
+            "dropped_frames": 0, "alloc_bytes": {alloc}, "alloc_count": 1, "free_bytes": 0,
+            "free_count": 0, "live_bytes": -5, "peak_live_bytes": 7,
+            "unattributed_alloc_bytes": 0}}"#
+    )
+}
+
+/// A report: its parts as JSON lists (without brackets).
+fn report(elapsed: u64, finished: bool, functions: &[String], paths: &[String]) -> Report {
+    report_with(elapsed, finished, functions, paths, &[], "")
+}
+
+fn report_with(
+    elapsed: u64,
+    finished: bool,
+    functions: &[String],
+    paths: &[String],
+    threads: &[String],
+    extra: &str,
+) -> Report {
+    let json = format!(
+        r#"{{"schema": "perflens.report/1", "mode": "timed", "sample_every": 1,
+            "clock": "tsc", "elapsed_ns": {elapsed}, "finished": {finished},
+            "percentiles": [50.0, 95.0, 99.0], "functions": [{}], "paths": [{}],
+            "threads": [{}], "dropped": {{"overflow_calls": 0, "overflow_paths": 0,
+            "dropped_frames": 0}}, "path_capacity": 1024 {extra}}}"#,
+        functions.join(","),
+        paths.join(","),
+        threads.join(",")
+    );
+    Report::from_json_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+fn frame(report: Report) -> Frame {
+    let running = !report.finished;
+    Frame {
+        report,
+        target: Target {
+            pid: Some(42),
+            program: "app".into(),
+            running,
+        },
+    }
+}
+
+fn app() -> App {
+    App::new(Duration::from_millis(500), "test".into())
+}
+
+fn keys(app: &mut App, keys: &[Key]) {
+    for &k in keys {
+        app.key(k);
+    }
+}
+
+fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.key(Key::Char(c));
+    }
+}
+
+/// The rows' keys, in order.
+fn order(app: &App) -> Vec<String> {
+    app.table().rows.iter().map(|r| r.key.clone()).collect()
+}
+
+fn row<'a>(app: &'a App, key: &str) -> &'a Row {
+    (app.table().rows.iter())
+        .find(|r| r.key == key)
+        .unwrap_or_else(|| panic!("no row {key}: {:?}", order(app)))
+}
+
+fn cells(app: &App, key: &str) -> Vec<String> {
+    row(app, key).cells.clone()
+}
+
+/// Two successive reports, half a second apart.
+fn two_reports() -> (Report, Report) {
+    let a = report(
+        1_000_000_000,
+        false,
+        &[
+            func("app::parse", 10, 2_000_000, 1_500_000),
+            func("app::render", 4, 8_000_000, 8_000_000),
+        ],
+        &[],
+    );
+    let b = report(
+        1_500_000_000,
+        false,
+        &[
+            func("app::parse", 30, 12_000_000, 9_500_000),
+            func("app::render", 4, 8_000_000, 8_000_000),
+            func("app::late", 5, 1_000, 1_000),
+        ],
+        &[],
+    );
+    (a, b)
+}
+
+#[test]
+fn rates_are_the_difference_of_two_reports_per_second() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    assert_eq!(app.values(), Values::Rate);
+    app.update(Ok(frame(a)));
+    // One report: no rate yet; gauges are there.
+    assert!(!app.has_rates());
+    assert_eq!(
+        cells(&app, "app::parse"),
+        [
+            "app::parse",
+            "-",
+            "200.00 µs",
+            "1.00 µs",
+            "2.00 µs",
+            "3.00 µs",
+            "-",
+            "-",
+            "-"
+        ]
+    );
+    app.update(Ok(frame(b)));
+    assert!(app.has_rates());
+    assert_eq!(
+        app.table().headers,
+        [
+            "Function",
+            "Calls/s",
+            "Avg",
+            "p50",
+            "p95",
+            "p99",
+            "Total/s▼",
+            "Self/s",
+            "% Total"
+        ]
+    );
+    // parse: 20 calls, 10 ms total, 8 ms self in 0.5 s; 10 ms of 0.5 s
+    // is 2.0% of the interval.
+    assert_eq!(
+        cells(&app, "app::parse"),
+        [
+            "app::parse",
+            "40",
+            "400.00 µs",
+            "1.00 µs",
+            "2.00 µs",
+            "3.00 µs",
+            "20.00 ms",
+            "16.00 ms",
+            "2.0%"
+        ]
+    );
+    // render did nothing in the interval.
+    assert_eq!(cells(&app, "app::render")[1], "0");
+    assert_eq!(cells(&app, "app::render")[6], "0 ns");
+    assert_eq!(cells(&app, "app::render")[8], "0.0%");
+    // late appeared in the interval: all its calls are new.
+    assert_eq!(cells(&app, "app::late")[1], "10");
+    assert_eq!(cells(&app, "app::late")[6], "2.00 µs");
+    // By Total/s, largest first.
+    assert_eq!(order(&app), ["app::parse", "app::late", "app::render"]);
+
+    // The same picture again (the file was not rewritten): same rates.
+    let (_, b) = two_reports();
+    app.update(Ok(frame(b)));
+    assert_eq!(cells(&app, "app::parse")[1], "40");
+
+    // `r`: the totals.
+    app.key(Key::Char('r'));
+    assert_eq!(app.values(), Values::Total);
+    assert_eq!(
+        app.table().headers,
+        [
+            "Function", "Calls", "Avg", "p50", "p95", "p99", "Total▼", "Self", "% Total"
+        ]
+    );
+    // 12 ms of 1.5 s is 0.8%.
+    assert_eq!(
+        cells(&app, "app::parse"),
+        [
+            "app::parse",
+            "30",
+            "400.00 µs",
+            "1.00 µs",
+            "2.00 µs",
+            "3.00 µs",
+            "12.00 ms",
+            "9.50 ms",
+            "0.8%"
+        ]
+    );
+    assert_eq!(order(&app), ["app::parse", "app::render", "app::late"]);
+}
+
+#[test]
+fn a_new_session_starts_the_rates_over() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(b)));
+    // The clock went back: another run of the program.
+    app.update(Ok(frame(a)));
+    assert!(!app.has_rates());
+    assert_eq!(cells(&app, "app::parse")[1], "-");
+}
+
+#[test]
+fn any_column_sorts_either_way() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    app.update(Ok(frame(b)));
+    app.key(Key::Char('r')); // totals: calls 30, 4, 5
+    // `s`: the next column, Self (9.5 ms, 8 ms, 1 µs).
+    app.key(Key::Char('s'));
+    assert_eq!(app.table().headers[7], "Self▼");
+    assert_eq!(order(&app), ["app::parse", "app::render", "app::late"]);
+    // `S`: reversed.
+    app.key(Key::Char('S'));
+    assert_eq!(app.table().headers[7], "Self▲");
+    assert_eq!(order(&app), ["app::late", "app::render", "app::parse"]);
+    // `2`: Calls, largest first; again: smallest first.
+    app.key(Key::Char('2'));
+    assert_eq!(order(&app), ["app::parse", "app::late", "app::render"]);
+    app.key(Key::Char('2'));
+    assert_eq!(order(&app), ["app::render", "app::late", "app::parse"]);
+    // `1`: the name, A to Z.
+    app.key(Key::Char('1'));
+    assert_eq!(app.table().headers[0], "Function▼");
+    assert_eq!(order(&app), ["app::late", "app::parse", "app::render"]);
+    // `s` from the last column wraps to the first.
+    keys(&mut app, &[Key::Char('9'), Key::Char('s')]);
+    assert_eq!(app.table().headers[0], "Function▼");
+}
+
+#[test]
+fn the_selection_follows_its_row_and_stays_in_bounds() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    app.key(Key::Char('r'));
+    // parse (12 ms... no: a has parse 2 ms, render 8 ms): render first.
+    assert_eq!(order(&app), ["app::render", "app::parse"]);
+    app.key(Key::Down);
+    assert_eq!(app.selected(), 1);
+    // The next report puts parse first: the selection moves with it.
+    app.update(Ok(frame(b)));
+    assert_eq!(order(&app)[0], "app::parse");
+    assert_eq!(app.selected(), 0);
+    keys(&mut app, &[Key::End]);
+    assert_eq!(app.selected(), 2);
+    keys(&mut app, &[Key::Down, Key::PageDown]);
+    assert_eq!(app.selected(), 2);
+    keys(&mut app, &[Key::Home]);
+    assert_eq!(app.selected(), 0);
+    app.scroll(-3);
+    assert_eq!(app.selected(), 0);
+    app.scroll(3);
+    assert_eq!(app.selected(), 2);
+    // A view two rows high shows rows 1 and 2 to keep row 2 in sight.
+    assert_eq!(app.scroll_to_fit(2), 1);
+    keys(&mut app, &[Key::Up, Key::Up]);
+    assert_eq!(app.scroll_to_fit(2), 0);
+}
+
+#[test]
+fn the_filter_applies_on_enter_and_esc_clears_it() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    app.update(Ok(frame(b)));
+    app.key(Key::Char('/'));
+    type_text(&mut app, "PARX");
+    app.key(Key::Backspace);
+    assert_eq!(app.editing(), Some("PAR"));
+    // Not applied while typed (and the letters are not commands).
+    assert_eq!(app.values(), Values::Rate);
+    assert_eq!(order(&app).len(), 3);
+    app.key(Key::Enter);
+    assert_eq!(app.filter(), "PAR");
+    assert_eq!(order(&app), ["app::parse"]);
+    // It stays across refreshes.
+    let (_, b) = two_reports();
+    app.update(Ok(frame(Report {
+        elapsed_ns: 2_000_000_000,
+        ..b
+    })));
+    assert_eq!(order(&app), ["app::parse"]);
+    app.key(Key::Esc);
+    assert_eq!(app.filter(), "");
+    assert_eq!(order(&app).len(), 3);
+    // Esc while typing drops the text and the filter.
+    keys(&mut app, &[Key::Char('/'), Key::Char('z'), Key::Esc]);
+    assert_eq!((app.editing(), app.filter()), (None, ""));
+    assert_eq!(order(&app).len(), 3);
+}
+
+fn tree_report(elapsed: u64, scale: u64) -> Report {
+    report(
+        elapsed,
+        false,
+        &[],
+        &[
+            path(
+                1,
+                &[
+                    ("app::main", 1, 100),
+                    ("app::work", 10 * scale, 50 * scale),
+                    ("app::parse", 20 * scale, 700 * scale),
+                ],
+            ),
+            path(
+                2,
+                &[
+                    ("app::main", 1, 100),
+                    ("app::work", 10 * scale, 50 * scale),
+                    ("app::render", 5 * scale, 300 * scale),
+                ],
+            ),
+            path(3, &[("app::main", 1, 100), ("app::idle", 3, 900)]),
+        ],
+    )
+}
+
+fn key(frames: &[&str]) -> String {
+    frames.join(&KEY_SEP.to_string())
+}
+
+#[test]
+fn hot_paths_are_a_tree_that_expands_and_collapses() {
+    let mut app = app();
+    app.update(Ok(frame(tree_report(1_000_000_000, 1))));
+    app.key(Key::Char('h'));
+    app.key(Key::Char('r')); // totals
+    let main = key(&["app::main"]);
+    let work = key(&["app::main", "app::work"]);
+    let parse = key(&["app::main", "app::work", "app::parse"]);
+    let render = key(&["app::main", "app::work", "app::render"]);
+    let idle = key(&["app::main", "app::idle"]);
+    // Siblings by Self, largest first: idle (900) before work (50).
+    assert_eq!(
+        order(&app),
+        [
+            main.as_str(),
+            idle.as_str(),
+            work.as_str(),
+            parse.as_str(),
+            render.as_str()
+        ]
+    );
+    let first: Vec<String> = app
+        .table()
+        .rows
+        .iter()
+        .map(|r| r.cells[0].clone())
+        .collect();
+    assert_eq!(
+        first,
+        [
+            "▾ app::main",
+            "    app::idle",
+            "  ▾ app::work",
+            "      app::parse",
+            "      app::render"
+        ]
+    );
+    assert_eq!(
+        cells(&app, &parse),
+        [
+            "      app::parse",
+            "20",
+            "700 ns",
+            "700 ns",
+            "10 ns",
+            "20 ns",
+            "-"
+        ]
+    );
+    // Left on work collapses it; Left again selects its parent.
+    keys(&mut app, &[Key::Down, Key::Down]);
+    assert_eq!(app.selected(), 2);
+    app.key(Key::Left);
+    assert_eq!(order(&app), [main.as_str(), idle.as_str(), work.as_str()]);
+    assert_eq!(row(&app, &work).cells[0], "  ▸ app::work");
+    app.key(Key::Left);
+    assert_eq!(app.selected(), 0);
+    // Enter toggles main; Right expands it, with work still collapsed.
+    app.key(Key::Enter);
+    assert_eq!(order(&app), [main.as_str()]);
+    app.key(Key::Right);
+    assert_eq!(order(&app), [main.as_str(), idle.as_str(), work.as_str()]);
+    keys(&mut app, &[Key::End, Key::Enter]);
+    assert_eq!(
+        order(&app),
+        [
+            main.as_str(),
+            idle.as_str(),
+            work.as_str(),
+            parse.as_str(),
+            render.as_str()
+        ]
+    );
+    // Left on a leaf selects its parent.
+    keys(&mut app, &[Key::End, Key::Left]);
+    assert_eq!(app.selected(), 2);
+
+    // A filter keeps the matches and their ancestors.
+    app.key(Key::Char('/'));
+    type_text(&mut app, "render");
+    app.key(Key::Enter);
+    assert_eq!(order(&app), [main.as_str(), work.as_str(), render.as_str()]);
+    app.key(Key::Esc);
+
+    // Rates by node: the next report doubles every count under work.
+    app.key(Key::Char('r'));
+    app.update(Ok(frame(tree_report(1_250_000_000, 2))));
+    // parse: 20 more calls and 700 ns more in 0.25 s.
+    assert_eq!(
+        cells(&app, &parse)[1..4],
+        ["80".to_string(), "2.80 µs".into(), "2.80 µs".into()]
+    );
+    assert_eq!(cells(&app, &idle)[1], "0");
+}
+
+#[test]
+fn async_rows_show_busy_wait_polls_and_cancelled() {
+    let a = report(
+        1_000_000_000,
+        false,
+        &[
+            func("app::sync", 1, 10, 10),
+            future("app::fetch", 10, 1_000_000, 9_000_000, 20, 1),
+        ],
+        &[],
+    );
+    let b = report(
+        2_000_000_000,
+        false,
+        &[
+            func("app::sync", 1, 10, 10),
+            future("app::fetch", 30, 3_000_000, 29_000_000, 60, 4),
+        ],
+        &[],
+    );
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    app.update(Ok(frame(b)));
+    app.key(Key::Char('a'));
+    assert_eq!(order(&app), ["app::fetch"]);
+    assert_eq!(
+        app.table().headers,
+        [
+            "Function",
+            "Calls/s",
+            "Busy/s▼",
+            "Wait/s",
+            "Polls/s",
+            "Cancelled/s",
+            "Busy %",
+            "wall p50",
+            "wall p99"
+        ]
+    );
+    assert_eq!(
+        cells(&app, "app::fetch"),
+        [
+            "app::fetch",
+            "20",
+            "2.00 ms",
+            "20.00 ms",
+            "40",
+            "3",
+            "0.2%",
+            "5.00 µs",
+            "7.00 µs"
+        ]
+    );
+    app.key(Key::Char('r'));
+    assert_eq!(
+        cells(&app, "app::fetch")[1..7],
+        [
+            "30".to_string(),
+            "3.00 ms".into(),
+            "29.00 ms".into(),
+            "60".into(),
+            "4".into(),
+            "0.1%".into()
+        ]
+    );
+    // Tab cycles the tabs; Functions shows both kinds.
+    keys(&mut app, &[Key::Tab]);
+    assert_eq!(app.tab(), super::app::Tab::Threads);
+    keys(
+        &mut app,
+        &[Key::BackTab, Key::BackTab, Key::Tab, Key::Tab, Key::Tab],
+    );
+    assert_eq!(app.tab(), super::app::Tab::Functions);
+    assert_eq!(order(&app).len(), 2);
+}
+
+const ALLOC: &str = r#", "alloc": {"total_bytes": 0, "total_count": 0, "free_bytes": 0,
+    "live_bytes": 0, "peak_live_bytes": 0, "peak_resolution_bytes": 0}"#;
+
+const CPU: &str = r#", "cpu": {"frequency_hz": 100, "source": "perf_event", "samples": 9,
+    "cpu_ns": 90000000, "outside_samples": 0, "outside_cpu_ns": 0, "dropped": 0,
+    "threads": [{"tid": 101, "name": "main", "samples": SAMPLES, "cpu_ns": CPU_NS, "dropped": 0}]}"#;
+
+#[test]
+fn threads_show_cpu_and_allocations_live_or_exited() {
+    let threads = |calls: u64, alloc: u64, exited: bool| {
+        vec![
+            thread(0, 101, "main", false, calls, alloc),
+            thread(2, 103, "w2", exited, 1, 0),
+            thread(10, 110, "w10", false, 1, 0),
+        ]
+    };
+    let cpu = |samples: u64| {
+        ALLOC.to_string()
+            + &CPU
+                .replace("SAMPLES", &samples.to_string())
+                .replace("CPU_NS", &(samples * 10_000_000).to_string())
+    };
+    // A running program's reports carry no CPU samples; its final one
+    // does: the first with CPU gives no CPU rate (not all of it at once).
+    let mut app = app();
+    let before = report_with(500_000_000, false, &[], &[], &threads(50, 0, false), ALLOC);
+    app.update(Ok(frame(before)));
+    app.key(Key::Char('t'));
+    assert!(
+        app.note().unwrap().contains("no CPU samples"),
+        "{:?}",
+        app.note()
+    );
+    app.update(Ok(frame(report_with(
+        1_000_000_000,
+        false,
+        &[],
+        &[],
+        &threads(100, 4096, false),
+        &cpu(5),
+    ))));
+    assert_eq!(app.note(), None);
+    assert_eq!(cells(&app, "0")[3..7], ["100", "-", "-", "-"]);
+    let a = report_with(
+        1_000_000_000,
+        false,
+        &[],
+        &[],
+        &threads(100, 4096, false),
+        &cpu(5),
+    );
+    let b = report_with(
+        2_000_000_000,
+        false,
+        &[],
+        &[],
+        &threads(300, 6144, true),
+        &cpu(9),
+    );
+    let mut app = self::app();
+    app.update(Ok(frame(a)));
+    app.update(Ok(frame(b)));
+    app.key(Key::Char('t'));
+    // By index: #2 before #10.
+    assert_eq!(order(&app), ["0", "2", "10"]);
+    assert_eq!(
+        cells(&app, "0"),
+        [
+            "#0 main", "101", "live", "200", "40.00 ms", "4.0%", "4", "2.00 KiB", "0", "-5 B",
+            "7 B"
+        ]
+    );
+    assert_eq!(cells(&app, "2")[..4], ["#2 w2", "103", "exited", "0"]);
+    // A thread the sampler did not see: no CPU time.
+    assert_eq!(cells(&app, "10")[4], "0 ns");
+    app.key(Key::Char('r'));
+    assert_eq!(
+        cells(&app, "0")[3..9],
+        [
+            "300".to_string(),
+            "90.00 ms".into(),
+            "4.5%".into(),
+            "9".into(),
+            "6.00 KiB".into(),
+            "1".into()
+        ]
+    );
+}
+
+#[test]
+fn views_without_allocations_or_cpu_say_so() {
+    let (a, _) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    assert_eq!(app.note(), None);
+    app.key(Key::Char('v'));
+    assert_eq!(app.table().headers[2], "Alloc/s▼");
+    assert_eq!(cells(&app, "app::parse")[2], "-");
+    assert!(app.note().unwrap().contains("allocations were not counted"));
+    app.key(Key::Char('v'));
+    assert_eq!(app.table().headers[1], "CPU self/s▼");
+    assert!(
+        app.note()
+            .unwrap()
+            .contains("no CPU samples in this report")
+    );
+    app.key(Key::Char('v'));
+    assert_eq!(app.table().headers[0], "Function");
+}
+
+#[test]
+fn an_error_keeps_the_last_picture_and_the_end_stops_reading() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    // Before any picture: the error is what there is to show.
+    app.update(Err("cannot open r.json: No such file".into()));
+    assert_eq!(app.error(), Some("cannot open r.json: No such file"));
+    assert!(app.report().is_none() && app.wants_read() && !app.target_ended());
+    app.update(Ok(frame(a)));
+    app.update(Ok(frame(b.clone())));
+    let before = app.table().clone();
+    app.update(Err("r.json: truncated".into()));
+    assert_eq!(app.error(), Some("r.json: truncated"));
+    assert_eq!(app.table(), &before);
+    assert_eq!(app.report().unwrap().elapsed_ns, 1_500_000_000);
+    assert!(app.wants_read());
+    // p pauses the reads.
+    app.key(Key::Char('p'));
+    assert!(app.paused() && !app.wants_read());
+    app.key(Key::Char('p'));
+    // The last write: finished, the target has ended.
+    app.update(Ok(frame(Report {
+        elapsed_ns: 2_000_000_000,
+        finished: true,
+        ..b
+    })));
+    assert_eq!(app.error(), None);
+    assert!(app.target_ended());
+    let target = app.target().unwrap();
+    assert!(!target.running);
+    assert_eq!(target.label(), "app (pid 42)");
+    assert!(!app.wants_read());
+    assert_eq!(cells(&app, "app::parse")[1], "0");
+}
+
+#[test]
+fn help_q_and_ctrl_c() {
+    let mut app = app();
+    app.key(Key::Char('?'));
+    assert!(app.help());
+    // Any key closes the help, and does nothing else.
+    app.key(Key::Char('r'));
+    assert!(!app.help());
+    assert_eq!(app.values(), Values::Rate);
+    app.key(Key::Char('q'));
+    assert!(app.should_quit());
+    let mut app = self::app();
+    app.key(Key::CtrlC);
+    assert!(app.should_quit());
+    // While typing a filter, q is a letter.
+    let mut app = self::app();
+    keys(&mut app, &[Key::Char('/'), Key::Char('q')]);
+    assert!(!app.should_quit());
+    assert_eq!(app.editing(), Some("q"));
+}
+
+#[test]
+fn the_json_file_source_reads_what_the_program_rewrites() {
+    let dir = std::env::temp_dir().join(format!("perflens-top-unit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("r.json");
+    let mut source = JsonFile::new(&file);
+    assert_eq!(source.describe(), format!("JSON report {}", file.display()));
+    let err = source.read().unwrap_err();
+    assert!(err.starts_with("cannot open"), "{err}");
+
+    let (a, _) = two_reports();
+    let mut json = Vec::new();
+    perflens_report::write_json(&a, &mut json).unwrap();
+    std::fs::write(&file, &json).unwrap();
+    let frame = source.read().unwrap();
+    assert_eq!(frame.report.functions, a.functions);
+    assert_eq!(
+        frame.target,
+        Target {
+            pid: None,
+            program: file.display().to_string(),
+            running: true
+        }
+    );
+    let finished = Report {
+        finished: true,
+        ..a
+    };
+    json.clear();
+    perflens_report::write_json(&finished, &mut json).unwrap();
+    std::fs::write(&file, &json).unwrap();
+    assert!(!source.read().unwrap().target.running);
+
+    std::fs::write(&file, &json[..json.len() / 2]).unwrap();
+    let err = source.read().unwrap_err();
+    assert!(err.starts_with(&file.display().to_string()), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn intervals_are_milliseconds_or_have_a_unit() {
+    assert_eq!(parse_interval("500"), Some(Duration::from_millis(500)));
+    assert_eq!(parse_interval("250ms"), Some(Duration::from_millis(250)));
+    assert_eq!(parse_interval("2s"), Some(Duration::from_secs(2)));
+    assert_eq!(parse_interval("0.5s"), Some(Duration::from_millis(500)));
+    assert_eq!(parse_interval("0"), None);
+    assert_eq!(parse_interval("5"), None);
+    assert_eq!(parse_interval("soon"), None);
+    assert_eq!(parse_interval("-1s"), None);
+}
+
+#[test]
+fn the_target_ends_when_the_source_says_so_or_the_report_is_final() {
+    let (a, _) = two_reports();
+    let mut app = app();
+    let mut f = frame(a.clone());
+    app.update(Ok(f.clone()));
+    assert!(!app.target_ended());
+    // A source that knows the process (a pid) says it is gone.
+    f.target.running = false;
+    app.update(Ok(f));
+    assert!(app.target_ended() && !app.wants_read());
+    // A final report whose source still says running.
+    let mut app = self::app();
+    let mut f = frame(Report {
+        finished: true,
+        ..a
+    });
+    f.target.running = true;
+    app.update(Ok(f));
+    assert!(app.target_ended() && !app.wants_read());
+}
