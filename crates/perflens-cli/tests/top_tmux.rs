@@ -66,7 +66,7 @@ fn outer_loop(i: u64) -> u64 {
 }
 
 #[test]
-#[ignore = "child helper: the target program of top_watches_a_running_program"]
+#[ignore = "child helper: the target program of watches_a_running_program"]
 fn target_program() {
     let Some(stop) = std::env::var_os("PERFLENS_TOP_STOP") else {
         return;
@@ -91,25 +91,39 @@ fn target_program() {
 /// The target program, killed if the test ends before it does.
 struct Target(Child);
 
+/// How `perflens top` watches the target.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// The live session in shared memory (`PERFLENS_LIVE=1`), by pid.
+    Live,
+    /// The JSON report the target rewrites every 0.2 s.
+    Json,
+}
+
 impl Target {
-    fn spawn(json: &Path, stop: &Path) -> Target {
-        let child = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "target_program",
-                "--ignored",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("PERFLENS_TOP_STOP", stop)
-            .env("PERFLENS_JSON", json)
-            .env("PERFLENS_JSON_EVERY", "0.2")
-            .env_remove("PERFLENS_FORMAT")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the target program");
-        Target(child)
+    /// Starts the target; with [`Watch::Live`] its session is published
+    /// under `runtime` (its `XDG_RUNTIME_DIR`), else it rewrites `json`.
+    fn spawn(how: Watch, runtime: &Path, json: &Path, stop: &Path) -> Target {
+        let mut cmd = Command::new(std::env::current_exe().unwrap());
+        cmd.args([
+            "--exact",
+            "target_program",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("PERFLENS_TOP_STOP", stop)
+        .env("XDG_RUNTIME_DIR", runtime)
+        .env_remove("PERFLENS_FORMAT")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+        match how {
+            Watch::Live => cmd.env("PERFLENS_LIVE", "1"),
+            Watch::Json => cmd
+                .env("PERFLENS_JSON", json)
+                .env("PERFLENS_JSON_EVERY", "0.2"),
+        };
+        Target(cmd.spawn().expect("start the target program"))
     }
 
     /// Waits (bounded) for the target to exit; its exit status.
@@ -285,19 +299,53 @@ const FETCH: &str = "top_tmux::fetch_item";
 const WAIT: Duration = Duration::from_secs(20);
 
 #[test]
-fn top_watches_a_running_program() {
-    let dir = temp_dir("e2e");
+fn top_watches_a_live_session_by_pid() {
+    watches_a_running_program(Watch::Live);
+}
+
+#[test]
+fn top_watches_a_program_through_its_json_report() {
+    watches_a_running_program(Watch::Json);
+}
+
+fn watches_a_running_program(how: Watch) {
+    let dir = temp_dir(if how == Watch::Live {
+        "e2e-live"
+    } else {
+        "e2e"
+    });
     let json = dir.join("r.json");
     let stop = dir.join("stop");
-    let mut target = Target::spawn(&json, &stop);
+    let runtime = dir.join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut target = Target::spawn(how, &runtime, &json, &stop);
+    let pid = target.0.id();
     let tmux = Tmux::start(120, 40);
     tmux.wait_for("the shell's prompt", WAIT, |s| !s.trim().is_empty());
 
-    // Started before the program wrote its first report: it waits for it.
+    let watched = match how {
+        // By pid: the session must be there first.
+        Watch::Live => {
+            let end = Instant::now() + WAIT;
+            while perflens_live::find(&runtime.join("perflens"), Some(&pid.to_string())).is_err() {
+                assert!(
+                    Instant::now() < end,
+                    "the target's live session never appeared"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            pid.to_string()
+        }
+        // Started before the program wrote its first report: it waits
+        // for it.
+        Watch::Json => json.display().to_string(),
+    };
     let command = format!(
-        "'{}' top '{}' --interval 300ms; echo \"perflens exited with $?\"",
+        "XDG_RUNTIME_DIR='{}' '{}' top '{watched}' --interval 300ms; echo \"perflens exited with $?\"",
+        runtime.display(),
         env!("CARGO_BIN_EXE_perflens"),
-        json.display()
     );
     tmux.text(&command);
     tmux.keys(&["Enter"]);
@@ -376,7 +424,11 @@ fn top_watches_a_running_program() {
     let status = target.wait(WAIT);
     assert!(status.success(), "target: {status:?}");
     let screen = tmux.wait_for("the target's exit", WAIT, |s| s.contains("target exited"));
-    assert!(screen.contains(&json.display().to_string()), "{screen}");
+    let who = match how {
+        Watch::Live => format!("(pid {pid})"),
+        Watch::Json => json.display().to_string(),
+    };
+    assert!(screen.contains(&who), "{screen}");
     assert!(
         row(&screen, PARSE).is_some(),
         "the last picture stays:\n{screen}"
@@ -467,9 +519,10 @@ fn top_keeps_the_last_picture_when_a_read_fails() {
 }
 
 /// Exit code 2 and exactly one line on stderr, naming the problem.
-fn refused(args: &[&str], says: &str) {
+fn refused(runtime: &Path, args: &[&str], says: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_perflens"))
         .args(args)
+        .env("XDG_RUNTIME_DIR", runtime)
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
@@ -480,13 +533,16 @@ fn refused(args: &[&str], says: &str) {
 }
 
 #[test]
-fn top_refuses_a_pid_and_what_is_not_a_report_in_one_line() {
+fn top_refuses_what_it_cannot_watch_in_one_line() {
     let dir = temp_dir("refused");
+    // No live session runs under this runtime directory.
+    let refused = |args: &[&str], says: &str| refused(&dir, args, says);
+    refused(&["top"], "no running live session");
     let text = dir.join("notes.txt");
     std::fs::write(&text, "not a report").unwrap();
     let not_a_report = dir.join("other.json");
     std::fs::write(&not_a_report, r#"{"name": "x"}"#).unwrap();
-    refused(&["top", "1234"], "pid is not supported yet");
+    refused(&["top", "4000000"], "no live session of pid 4000000");
     refused(&["top", text.to_str().unwrap()], "JSON report");
     refused(
         &["top", not_a_report.to_str().unwrap()],
@@ -499,7 +555,6 @@ fn top_refuses_a_pid_and_what_is_not_a_report_in_one_line() {
 #[test]
 fn top_with_a_wrong_command_line_gets_the_usage() {
     for args in [
-        &["top"][..],
         &["top", "x.json", "--interval"][..],
         &["top", "x.json", "--interval", "soon"][..],
         &["top", "x.json", "--colour"][..],

@@ -145,6 +145,9 @@ pub struct LiveSession {
     dir: PathBuf,
     header: Mapping,
     names: Names,
+    /// Open from the start: a session that ends removes its directory
+    /// (unless kept), and its last names must still be readable.
+    names_file: std::fs::File,
     blocks: Vec<BlockFile>,
     /// This reader's calibration of the target's TSC ticks.
     ns_per_tick: Option<f64>,
@@ -198,10 +201,12 @@ impl LiveSession {
                 h.block_layout
             )));
         }
+        let names_file = open_checked(&dir.join("names"))?;
         Ok(LiveSession {
             dir: dir.to_path_buf(),
             header,
             names: Names::default(),
+            names_file,
             blocks: Vec::new(),
             ns_per_tick: None,
         })
@@ -264,7 +269,7 @@ impl LiveSession {
             return Ok(());
         }
         let path = self.dir.join("names");
-        let file = open_checked(&path)?;
+        let file = &self.names_file;
         let want = (committed - self.names.parsed) as usize;
         let mut buf = vec![0u8; want];
         let mut got = 0;

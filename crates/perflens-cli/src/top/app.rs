@@ -3,7 +3,7 @@
 //! rows of the table on screen, built once per change (a new picture, a
 //! new sort, filter, tab or mode), never per key press that only moves.
 
-use super::source::{Frame, Target};
+use super::source::{Frame, Needs, Target};
 use super::table::{self, Agg, Column, KEY_SEP, Raw, RawRow, TableId, Unit};
 use perflens_report::{
     Report, format_bytes, format_count, format_duration, format_percent, format_signed_bytes,
@@ -296,6 +296,18 @@ impl App {
     /// The Functions tab's view.
     pub fn fn_view(&self) -> FnView {
         self.fn_view
+    }
+
+    /// What the next picture must hold for what is on screen: the hot
+    /// paths on their tab, and the exclusive-time and bytes-per-call
+    /// histograms where columns come from them (the paths' self
+    /// percentiles, the allocation view's average and p95 per call).
+    pub fn needs(&self) -> Needs {
+        Needs {
+            hot_paths: self.tab == Tab::HotPaths,
+            all_histograms: self.tab == Tab::HotPaths
+                || (self.tab == Tab::Functions && self.fn_view == FnView::Alloc),
+        }
     }
 
     /// Rates or totals.

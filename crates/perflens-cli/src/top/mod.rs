@@ -24,7 +24,7 @@ mod view;
 mod tests;
 
 use app::{App, Key};
-use source::{JsonFile, Source};
+use source::{JsonFile, LiveSource, Source};
 
 use crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,
@@ -62,7 +62,7 @@ impl From<std::io::Error> for Error {
 /// Runs `perflens top` with the arguments after `top`.
 pub fn run(args: &[String]) -> Result<(), Error> {
     let (target, interval) = parse_args(args)?;
-    let mut source = open(&target)?;
+    let mut source = open(target.as_deref())?;
     if !std::io::stdout().is_terminal() {
         return Err(Error::Input(
             "top draws a full-screen view: its output must be a terminal".into(),
@@ -71,12 +71,13 @@ pub fn run(args: &[String]) -> Result<(), Error> {
     let mut app = App::new(interval, source.describe());
     // The first picture now, if the file is there (it was read once
     // already to check it; this one is the one shown).
+    source.set_needs(app.needs());
     app.update(source.read());
-    watch(&mut app, &mut source)
+    watch(&mut app, source.as_mut())
 }
 
-/// The target and the interval.
-fn parse_args(args: &[String]) -> Result<(String, Duration), Error> {
+/// The target (`None`: the one running live session) and the interval.
+fn parse_args(args: &[String]) -> Result<(Option<String>, Duration), Error> {
     let mut target = None;
     let mut interval = DEFAULT_INTERVAL;
     let mut it = args.iter();
@@ -99,8 +100,6 @@ fn parse_args(args: &[String]) -> Result<(String, Duration), Error> {
             extra => return Err(Error::Usage(format!("unexpected argument `{extra}`"))),
         }
     }
-    let target = target
-        .ok_or_else(|| Error::Usage("top: which program (its JSON report's PATH)?".into()))?;
     Ok((target, interval))
 }
 
@@ -119,30 +118,36 @@ pub fn parse_interval(v: &str) -> Option<Duration> {
     (secs.is_finite() && (0.01..=3600.0).contains(&secs)).then(|| Duration::from_secs_f64(secs))
 }
 
-/// The source for `target`: a JSON report file. A pid, or a file that is
-/// there but is not a report, is refused in one line. A `.json` file
-/// that is not there yet is waited for (the program may not have written
-/// it yet).
-fn open(target: &str) -> Result<JsonFile, Error> {
-    if !target.is_empty() && target.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(Error::Input(format!(
-            "top {target}: watching a process by its pid is not supported yet; \
-             give the JSON report it rewrites (run it with PERFLENS_JSON=FILE.json PERFLENS_JSON_EVERY=0.5)"
-        )));
-    }
+/// The source for `target`: a live session by pid or directory (or,
+/// with no target, the only running one), or a JSON report file. A
+/// `.json` file that is not there yet is waited for (the program may
+/// not have written it yet); anything else that cannot be read is
+/// refused in one line.
+fn open(target: Option<&str>) -> Result<Box<dyn Source>, Error> {
+    let root = perflens_live::root();
+    let live = |dir: std::path::PathBuf| -> Result<Box<dyn Source>, Error> {
+        let source = LiveSource::open(&dir).map_err(Error::Input)?;
+        Ok(Box::new(source))
+    };
+    let Some(target) = target else {
+        return live(perflens_live::find(&root, None).map_err(|e| Error::Input(e.0))?);
+    };
     let path = Path::new(target);
+    if path.is_dir() || target.bytes().all(|b| b.is_ascii_digit()) {
+        return live(perflens_live::find(&root, Some(target)).map_err(|e| Error::Input(e.0))?);
+    }
     let mut source = JsonFile::new(path);
     let is_json = path
         .extension()
         .is_some_and(|e| e.eq_ignore_ascii_case("json"));
     if !path.exists() && is_json {
-        return Ok(source);
+        return Ok(Box::new(source));
     }
     match source.read() {
-        Ok(_) => Ok(source),
+        Ok(_) => Ok(Box::new(source)),
         Err(e) if is_json => Err(Error::Input(e)),
         Err(e) => Err(Error::Input(format!(
-            "{e} (top reads a JSON report file: PERFLENS_JSON=FILE.json)"
+            "{e} (top reads a live session by pid, or a JSON report file: PERFLENS_JSON=FILE.json)"
         ))),
     }
 }
@@ -224,6 +229,7 @@ fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
         if now >= next_read {
             next_read = now + app.interval();
             if app.wants_read() {
+                source.set_needs(app.needs());
                 app.update(source.read());
                 dirty = true;
             }

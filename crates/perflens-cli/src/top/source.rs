@@ -3,11 +3,13 @@
 //! The view depends only on a [`Frame`]: a [`Report`] and a few facts
 //! about the target. A [`Source`] hands out a new frame on every refresh;
 //! [`JsonFile`] reads the JSON report a program rewrites while it runs
-//! (`PERFLENS_JSON=path PERFLENS_JSON_EVERY=seconds`). A source that
-//! reads a running process directly plugs in with one more `impl Source`.
+//! (`PERFLENS_JSON=path PERFLENS_JSON_EVERY=seconds`); [`LiveSource`]
+//! maps a live session (`PERFLENS_LIVE=1`) read-only and reads it at
+//! every refresh, without touching the process.
 
-use perflens_report::Report;
-use std::path::PathBuf;
+use perflens_live::{LiveSession, State};
+use perflens_report::{Report, ReportOptions};
+use std::path::{Path, PathBuf};
 
 /// One picture of the target.
 #[derive(Clone, Debug, PartialEq)]
@@ -39,12 +41,75 @@ impl Target {
     }
 }
 
+/// What the view needs from the next picture, so that a source that can
+/// leave work out (a live session's reader) does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// The hot paths (their tab is on screen).
+    pub hot_paths: bool,
+    /// Every histogram, not only the inclusive-time one (columns on
+    /// screen come from the others).
+    pub all_histograms: bool,
+}
+
 /// A supplier of pictures of one target.
 pub trait Source {
     /// The current picture, or why there is none (one line).
     fn read(&mut self) -> Result<Frame, String>;
     /// What is being watched, for the header (one line).
     fn describe(&self) -> String;
+    /// What the next reads must hold (all of it unless told).
+    fn set_needs(&mut self, _needs: Needs) {}
+}
+
+/// A live session, mapped read-only (see `perflens-live`).
+pub struct LiveSource {
+    session: LiveSession,
+    needs: Needs,
+}
+
+impl LiveSource {
+    /// Opens the live session in directory `dir`.
+    pub fn open(dir: &Path) -> Result<LiveSource, String> {
+        let session = LiveSession::open(dir).map_err(|e| e.0)?;
+        Ok(LiveSource {
+            session,
+            needs: Needs {
+                hot_paths: true,
+                all_histograms: true,
+            },
+        })
+    }
+}
+
+impl Source for LiveSource {
+    fn read(&mut self) -> Result<Frame, String> {
+        let live = self
+            .session
+            .raw_snapshot(self.needs.all_histograms)
+            .map_err(|e| e.0)?;
+        let report = live.report(&ReportOptions {
+            hot_paths: self.needs.hot_paths,
+            ..ReportOptions::default()
+        });
+        // Asked after the read: a session that finished meanwhile shows
+        // this picture as running, and its final one next time.
+        let state = self.session.state();
+        let target = Target {
+            pid: Some(self.session.pid()),
+            program: self.session.program(),
+            running: !report.finished && state != State::Stale,
+        };
+        Ok(Frame { report, target })
+    }
+
+    fn describe(&self) -> String {
+        format!("live session {}", self.session.dir().display())
+    }
+
+    fn set_needs(&mut self, needs: Needs) {
+        self.needs = needs;
+    }
 }
 
 /// A JSON report file that the target rewrites atomically every
