@@ -11,13 +11,18 @@
 //! functions times 100 inner ones give 10,000 distinct paths), calling
 //! all of them once every 100 ms, so that every refresh finds new counts.
 //! The reader maps the session, then refreshes `PERFLENS_BENCH_REFRESHES`
-//! times (default 50): read every block, build the report, and drop it
-//! (the view's rows and drawing are not in this version yet). Each
+//! times (default 50), as `perflens top` does in its default view (the
+//! Functions tab) and on the Hot paths tab: read every block, build the
+//! report, compute the rows of the view (rates against the previous
+//! report, sorted) and draw it into an off-screen 200x50 terminal, the
+//! same code the command runs minus the terminal's output. Each
 //! step's CPU time is the reader's own (`CLOCK_PROCESS_CPUTIME_ID`); the
 //! table gives the median and the 90th percentile over refreshes. The
 //! first refresh (which maps the files and reads the names) is shown
 //! apart.
 
+use perflens_cli::top::source::{LiveSource, Source};
+use perflens_cli::top::{App, Key};
 use perflens_core::{Callsite, Guard};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -102,7 +107,7 @@ fn main() {
     let root = runtime.join("perflens");
     // Wait until every thread has made every call once.
     let deadline = Instant::now() + Duration::from_secs(60);
-    let mut session = loop {
+    let mut source = loop {
         assert!(Instant::now() < deadline, "the target never got ready");
         std::thread::sleep(Duration::from_millis(100));
         let Ok(dir) = perflens_live::find(&root, Some(&child.id().to_string())) else {
@@ -114,63 +119,78 @@ fn main() {
         };
         let nodes: usize = live.snapshot.threads.iter().map(|t| t.nodes.len()).sum();
         if live.snapshot.threads.len() == THREADS && nodes >= THREADS * PER_THREAD {
-            break perflens_live::LiveSession::open(&dir).unwrap();
+            break LiveSource::open(&dir).unwrap();
         }
     };
-    let mut steps: Vec<[Duration; 3]> = Vec::new();
-    let mut first = None;
-    let mut nodes = 0;
-    for i in 0..=refreshes {
-        let t0 = cpu_now();
-        let live = session.raw_snapshot(false).expect("read");
-        let t1 = cpu_now();
-        let report = live.report(&Default::default());
-        let t2 = cpu_now();
-        drop(std::hint::black_box(report));
-        let t3 = cpu_now();
-        nodes = live.snapshot.threads.iter().map(|t| t.nodes.len()).sum();
-        let step = [t1 - t0, t2 - t1, t3 - t2];
-        if i == 0 {
-            first = Some(step);
-        } else {
-            steps.push(step);
+    let mut nodes = 0u64;
+    let mut tables = Vec::new();
+    for (tab, key) in [("Functions", None), ("Hot paths", Some('h'))] {
+        let mut app = App::new(Duration::from_millis(500), "bench".into());
+        if let Some(k) = key {
+            app.key(Key::Char(k));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        let mut steps: Vec<[Duration; 4]> = Vec::new();
+        let mut first = None;
+        for i in 0..=refreshes {
+            let t0 = cpu_now();
+            source.set_needs(app.needs());
+            let frame = source.read().expect("read");
+            let t1 = cpu_now();
+            nodes = frame.report.threads.iter().map(|t| t.nodes).sum();
+            app.update(Ok(frame));
+            let t2 = cpu_now();
+            let screen = perflens_cli::top::draw_offscreen(&mut app, 200, 50);
+            let t3 = cpu_now();
+            drop(std::hint::black_box(screen));
+            let t4 = cpu_now();
+            let step = [t1 - t0, t2 - t1, t3 - t2, t4 - t3];
+            if i == 0 {
+                first = Some(step);
+            } else {
+                steps.push(step);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        tables.push((tab, steps, first.unwrap()));
     }
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&runtime);
     let ms = |d: Duration| d.as_secs_f64() * 1e3;
-    let stat = |i: Option<usize>, q: f64| {
-        let mut v: Vec<f64> = steps
-            .iter()
-            .map(|s| ms(i.map_or(s.iter().sum(), |i| s[i])))
-            .collect();
-        v.sort_by(f64::total_cmp);
-        v[((v.len() - 1) as f64 * q).round() as usize]
-    };
     println!(
-        "perflens top, one refresh of a live session with {nodes} nodes over {THREADS} threads ({refreshes} refreshes), reader CPU time in ms:"
+        "perflens top, one refresh of a live session of {nodes} nodes over {THREADS} threads, {refreshes} refreshes a tab, reader CPU time in ms:"
     );
-    println!("| step                     | median |    p90 | first refresh |");
-    println!("|--------------------------|--------|--------|---------------|");
-    let first = first.unwrap();
-    for (i, name) in ["read the blocks", "build the report", "drop the report"]
-        .iter()
-        .enumerate()
-    {
+    println!("| tab        | step                          | median |    p90 | first refresh |");
+    println!("|------------|-------------------------------|--------|--------|---------------|");
+    for (tab, steps, first) in &tables {
+        let stat = |i: Option<usize>, q: f64| {
+            let mut v: Vec<f64> = steps
+                .iter()
+                .map(|s| ms(i.map_or(s.iter().sum(), |i| s[i])))
+                .collect();
+            v.sort_by(f64::total_cmp);
+            v[((v.len() - 1) as f64 * q).round() as usize]
+        };
+        let names = [
+            "map and read, build report",
+            "rows of the view (rates, sort)",
+            "draw 200x50",
+            "drop the picture",
+        ];
+        for (i, name) in names.iter().enumerate() {
+            println!(
+                "| {tab:<10} | {name:<29} | {:>6.2} | {:>6.2} | {:>13.2} |",
+                stat(Some(i), 0.5),
+                stat(Some(i), 0.9),
+                ms(first[i])
+            );
+        }
         println!(
-            "| {name:<24} | {:>6.2} | {:>6.2} | {:>13.2} |",
-            stat(Some(i), 0.5),
-            stat(Some(i), 0.9),
-            ms(first[i])
+            "| {tab:<10} | {:<29} | {:>6.2} | {:>6.2} | {:>13.2} |",
+            "whole refresh",
+            stat(None, 0.5),
+            stat(None, 0.9),
+            ms(first.iter().sum())
         );
     }
-    println!(
-        "| {:<24} | {:>6.2} | {:>6.2} | {:>13.2} |",
-        "whole refresh",
-        stat(None, 0.5),
-        stat(None, 0.9),
-        ms(first.iter().sum())
-    );
 }

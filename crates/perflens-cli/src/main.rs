@@ -20,7 +20,7 @@ use perflens_report::{FunctionRow, Report};
 use std::io::Write;
 use std::process::ExitCode;
 
-mod top;
+use perflens_cli::top;
 
 const USAGE: &str = "\
 usage: perflens list [--clean]

@@ -23,6 +23,9 @@ pub(crate) struct Read<'a> {
     /// Read the exclusive-time and bytes-per-call histograms too (the
     /// inclusive-time one is always read: it counts the timed calls).
     pub all_histograms: bool,
+    /// Allocations were counted (the counting allocator is installed):
+    /// else the bytes-per-call histograms are all empty and not read.
+    pub alloc_counted: bool,
     /// Whether the page holding byte `offset` of the block may be read
     /// (a live reader skips the pages of the file that were never
     /// written: they are zero, and reading them through a shared
@@ -48,8 +51,13 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
     }
     let count = h.node_count.load(Ordering::Acquire).min(h.node_cap);
     let pending = block.pending();
-    let read_hist = |node: u32, which: usize| {
-        if which == 0 || how.all_histograms {
+    let read_hist = |node: u32, which: usize, entries: Option<u64>| {
+        let wanted = match which {
+            0 => true,
+            HIST_ALLOC => how.all_histograms && how.alloc_counted,
+            _ => how.all_histograms,
+        };
+        if wanted {
             // SAFETY: node < node_count <= node_cap.
             let n = unsafe { block.node(node) };
             // What the node's counters say the histogram's values add up
@@ -59,7 +67,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
                 1 => Some(n.self_.load(Ordering::Relaxed)),
                 _ => None,
             };
-            read_hist(block, node, which, pending, how.page_ok, sum)
+            read_hist(block, node, which, pending, how.page_ok, sum, entries)
         } else {
             Histogram::default()
         }
@@ -71,12 +79,13 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
         // SAFETY: i < node_count <= node_cap.
         let n = unsafe { block.node(i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let hist_total = read_hist(i, 0);
+        let hist_total = read_hist(i, 0, None);
         // `calls` counts the untimed calls; each timed one is an entry of
         // the inclusive histogram.
         let timed_calls = hist_total.count();
         let calls = r(&n.calls) + timed_calls;
-        let mut hist_alloc = read_hist(i, HIST_ALLOC);
+        // At most one entry per completed call (or future).
+        let mut hist_alloc = read_hist(i, HIST_ALLOC, Some(calls));
         // Calls that allocated nothing are not in the histogram. Without
         // the `alloc` feature calls record nothing there: leave it empty.
         if how.boundary_alloc && how.all_histograms {
@@ -105,7 +114,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
             timed_cancelled: r(&n.cancelled_timed),
             cancelled_ns: to_ns(r(&n.cancelled_wall)),
             hist_total,
-            hist_self: read_hist(i, 1),
+            hist_self: read_hist(i, 1, None),
             alloc_bytes: r(&n.alloc_bytes),
             alloc_count: r(&n.alloc_count),
             free_bytes: r(&n.free_bytes),
@@ -219,6 +228,7 @@ fn read_hist(
     pending: [Option<u64>; 2],
     page_ok: &dyn Fn(usize) -> bool,
     sum: Option<u64>,
+    entries: Option<u64>,
 ) -> Histogram {
     const PAGE: usize = 4096;
     /// Counters copied at a time: a cache line.
@@ -227,11 +237,14 @@ fn read_hist(
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
     let off = block.header().off_hist as usize + first as usize * 8;
     let mut left = sum.unwrap_or(u64::MAX);
+    // Entries still possible: the scan also stops when it has seen them
+    // all.
+    let mut more = entries.unwrap_or(u64::MAX);
     // Only the non-zero counters, line by line: a page that may not be
     // read holds zeros.
     let mut pairs = Vec::new();
     let mut b = 0;
-    while b < BUCKETS && crate::histogram::bucket_bounds(b).0 <= left {
+    while b < BUCKETS && more > 0 && crate::histogram::bucket_bounds(b).0 <= left {
         let at = off + b * 8;
         let page_end = (at / PAGE + 1) * PAGE;
         let end = (b + (page_end - at) / 8).min(BUCKETS);
@@ -240,7 +253,7 @@ fn read_hist(
             b = end;
             continue;
         }
-        while b < end && crate::histogram::bucket_bounds(b).0 <= left {
+        while b < end && more > 0 && crate::histogram::bucket_bounds(b).0 <= left {
             // SAFETY: node < node_count <= node_cap, which < HISTS, and
             // b..b+LINE <= BUCKETS lie in one readable page of the
             // histogram area: histograms start on a cache line (the area
@@ -259,6 +272,7 @@ fn read_hist(
                     pairs.push(((b + i) as u16, c));
                     let low = crate::histogram::bucket_bounds(b + i).0;
                     left = left.saturating_sub(low.saturating_mul(c));
+                    more = more.saturating_sub(c);
                 }
             }
             b += n;
@@ -278,7 +292,8 @@ fn read_hist(
 /// exactly as the session's own snapshot reads it. `Ok(None)`: the block
 /// belongs to another session generation (not set up yet) or to a
 /// thread working for the profiler. `boundary_alloc`: the session's
-/// `SessionHeader::alloc_feature`. `all_histograms: false` reads only
+/// `SessionHeader::alloc_feature`; `alloc_counted`: its
+/// `alloc_installed`. `all_histograms: false` reads only
 /// the inclusive-time histograms (calls and time percentiles), a third
 /// of the work. `page_ok(offset)`: whether the page holding that byte
 /// may be read (pages never written read as zero).
@@ -297,6 +312,7 @@ pub unsafe fn read_live_block(
     ns_per_tick: f64,
     boundary_alloc: bool,
     all_histograms: bool,
+    alloc_counted: bool,
     page_ok: &dyn Fn(usize) -> bool,
 ) -> Result<Option<ThreadSnapshot>, String> {
     // SAFETY: per the caller.
@@ -306,6 +322,7 @@ pub unsafe fn read_live_block(
         ns_per_tick,
         boundary_alloc,
         all_histograms,
+        alloc_counted,
         page_ok,
     };
     Ok(read_block(block, &how))

@@ -318,6 +318,7 @@ impl LiveSession {
         // Read once: the figures below are all of one state (a session
         // that finishes meanwhile is read as still running).
         let finished = self.header().state.load(Ordering::Acquire) == STATE_FINISHED;
+        let alloc_counted = self.header().alloc_installed.load(Ordering::Acquire) == 1;
         let (epoch, ns_per_tick, boundary_alloc) = {
             // SAFETY: checked in `open`; the mapping lives as long as
             // `self` (a copy of the pointer, so that the calibration
@@ -376,6 +377,7 @@ impl LiveSession {
                     ns_per_tick,
                     boundary_alloc,
                     all_histograms,
+                    alloc_counted,
                     &page_ok,
                 )
             }

@@ -23,7 +23,7 @@ mod view;
 #[cfg(test)]
 mod tests;
 
-use app::{App, Key};
+pub use app::{App, Key};
 use source::{JsonFile, LiveSource, Source};
 
 use crossterm::event::{
@@ -150,6 +150,18 @@ fn open(target: Option<&str>) -> Result<Box<dyn Source>, Error> {
             "{e} (top reads a live session by pid, or a JSON report file: PERFLENS_JSON=FILE.json)"
         ))),
     }
+}
+
+/// Draws `app` as `perflens top` does, into an off-screen terminal of
+/// `width` x `height` cells, and returns the cells (for benchmarks and
+/// tests: the same drawing code, no terminal).
+pub fn draw_offscreen(app: &mut App, width: u16, height: u16) -> ratatui::buffer::Buffer {
+    let backend = ratatui::backend::TestBackend::new(width, height);
+    let mut terminal = Terminal::new(backend).expect("an off-screen terminal cannot fail");
+    terminal
+        .draw(|f| view::draw(f, app))
+        .expect("an off-screen terminal cannot fail");
+    terminal.backend().buffer().clone()
 }
 
 /// True while the terminal is in full-screen mode.
