@@ -287,16 +287,29 @@ fn read_hist(
     h
 }
 
+/// What a live reader knows of the session a block belongs to (its
+/// `SessionHeader`), and how much of the block it wants.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LiveBlockRead {
+    /// The session's generation: blocks of another are not read.
+    pub epoch: u32,
+    /// Nanoseconds per clock tick.
+    pub ns_per_tick: f64,
+    /// `SessionHeader::alloc_feature`.
+    pub boundary_alloc: bool,
+    /// `false`: only the inclusive-time histograms (calls and time
+    /// percentiles), a third of the work.
+    pub all_histograms: bool,
+    /// `SessionHeader::alloc_installed`.
+    pub alloc_counted: bool,
+}
+
 /// Reads a live session's block file that this process mapped read-only
 /// at `base` (`len` bytes, the size the file had): the thread's tree,
 /// exactly as the session's own snapshot reads it. `Ok(None)`: the block
 /// belongs to another session generation (not set up yet) or to a
-/// thread working for the profiler. `boundary_alloc`: the session's
-/// `SessionHeader::alloc_feature`; `alloc_counted`: its
-/// `alloc_installed`. `all_histograms: false` reads only
-/// the inclusive-time histograms (calls and time percentiles), a third
-/// of the work. `page_ok(offset)`: whether the page holding that byte
-/// may be read (pages never written read as zero).
+/// thread working for the profiler. `page_ok(offset)`: whether the page
+/// holding that byte may be read (pages never written read as zero).
 ///
 /// Only loads. Every index read from the file is checked against the
 /// capacities, which are checked against `len`.
@@ -308,21 +321,17 @@ fn read_hist(
 pub unsafe fn read_live_block(
     base: *const u8,
     len: usize,
-    epoch: u32,
-    ns_per_tick: f64,
-    boundary_alloc: bool,
-    all_histograms: bool,
-    alloc_counted: bool,
+    live: &LiveBlockRead,
     page_ok: &dyn Fn(usize) -> bool,
 ) -> Result<Option<ThreadSnapshot>, String> {
     // SAFETY: per the caller.
     let block = unsafe { Block::validate(base, len) }?;
     let how = Read {
-        epoch,
-        ns_per_tick,
-        boundary_alloc,
-        all_histograms,
-        alloc_counted,
+        epoch: live.epoch,
+        ns_per_tick: live.ns_per_tick,
+        boundary_alloc: live.boundary_alloc,
+        all_histograms: live.all_histograms,
+        alloc_counted: live.alloc_counted,
         page_ok,
     };
     Ok(read_block(block, &how))

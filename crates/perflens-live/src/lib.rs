@@ -342,6 +342,13 @@ impl LiveSession {
             (h.epoch, ns_per_tick, h.alloc_feature == 1)
         };
         let faults = map::faults();
+        let how = perflens_core::LiveBlockRead {
+            epoch,
+            ns_per_tick,
+            boundary_alloc,
+            all_histograms,
+            alloc_counted,
+        };
         let mut threads = Vec::with_capacity(self.blocks.len());
         for b in &self.blocks {
             let m = &b.map;
@@ -369,19 +376,8 @@ impl LiveSession {
             };
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
-            let t = unsafe {
-                perflens_core::read_live_block(
-                    m.base(),
-                    m.len(),
-                    epoch,
-                    ns_per_tick,
-                    boundary_alloc,
-                    all_histograms,
-                    alloc_counted,
-                    &page_ok,
-                )
-            }
-            .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+            let t = unsafe { perflens_core::read_live_block(m.base(), m.len(), &how, &page_ok) }
+                .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
             if let Some(t) = t {
                 threads.push(ThreadSnapshot {
                     name: b.name.clone(),
