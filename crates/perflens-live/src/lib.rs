@@ -151,6 +151,8 @@ pub struct LiveSession {
     blocks: Vec<BlockFile>,
     /// This reader's calibration of the target's TSC ticks.
     ns_per_tick: Option<f64>,
+    /// Threads whose block file was gone before it could be mapped.
+    unread_threads: usize,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -209,6 +211,7 @@ impl LiveSession {
             names_file,
             blocks: Vec::new(),
             ns_per_tick: None,
+            unread_threads: 0,
         })
     }
 
@@ -293,9 +296,21 @@ impl LiveSession {
     }
 
     /// Maps the block files of threads that appeared since the last read.
+    /// A session that has ended without being kept removes its files: a
+    /// thread that started just before (and was not mapped yet) cannot be
+    /// read any more, and is counted in [`Live::unread_threads`].
     fn map_blocks(&mut self) -> Result<(), Error> {
-        for t in &self.names.threads[self.blocks.len()..] {
-            let map = Mapping::open(&self.dir.join(&t.file), 4096)?;
+        let done = self.blocks.len() + self.unread_threads;
+        for t in &self.names.threads[done.min(self.names.threads.len())..] {
+            let path = self.dir.join(&t.file);
+            let map = match Mapping::open(&path, 4096) {
+                Ok(map) => map,
+                Err(_) if !path.exists() && self.state() != State::Running => {
+                    self.unread_threads += 1;
+                    continue;
+                }
+                Err(e) => return Err(e.into()),
+            };
             self.blocks.push(BlockFile {
                 name: t.name.clone(),
                 map,
@@ -462,7 +477,11 @@ impl LiveSession {
             unrecorded_calls: h.unrecorded_calls.load(Ordering::Relaxed),
             alloc,
         };
-        Ok(Live { snapshot, cpu })
+        Ok(Live {
+            snapshot,
+            cpu,
+            unread_threads: self.unread_threads,
+        })
     }
 
     /// The CPU sampler's figures: samples per path from the nodes, the
@@ -539,6 +558,11 @@ pub struct Live {
     pub snapshot: RawSnapshot,
     /// `None` when the session samples no CPU.
     pub cpu: Option<CpuInput>,
+    /// Threads that could not be read: they started as the program
+    /// ended, and their files were removed (the session was not kept)
+    /// before this reader mapped them. Their figures are not in
+    /// `snapshot`.
+    pub unread_threads: usize,
 }
 
 impl Live {

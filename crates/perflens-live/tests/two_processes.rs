@@ -338,3 +338,23 @@ fn a_forked_child_never_writes_into_its_parents_entry() {
     // The entry still reads as the parent's own final report.
     assert_same_report(&ours, &theirs);
 }
+
+/// A session that ends removes its entry (unless kept); a thread that
+/// started just before, whose block the reader had not mapped yet, can no
+/// longer be read: the reader says how many such threads it lacks rather
+/// than failing. (Here: a finished entry with one block file removed.)
+#[test]
+fn a_block_removed_with_its_finished_entry_is_counted_not_fatal() {
+    let runtime = runtime_dir("gone");
+    let root = runtime.join("perflens");
+    let mut child = spawn(&runtime, 200, &[("PERFLENS_LIVE_KEEP", "1")]);
+    assert!(child.wait().unwrap().success());
+    let dir = perflens_live::list(&root)[0].dir.clone();
+    std::fs::remove_file(dir.join("b3")).unwrap();
+    let mut live = LiveSession::open(&dir).unwrap();
+    let read = live.raw_snapshot(true).unwrap();
+    assert_eq!(read.unread_threads, 1);
+    assert_eq!(read.snapshot.threads.len(), 3);
+    assert!(read.snapshot.finished);
+    let _ = std::fs::remove_dir_all(&runtime);
+}

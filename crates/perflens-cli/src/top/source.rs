@@ -29,14 +29,21 @@ pub struct Target {
     pub program: String,
     /// False once the target has ended: no newer picture will come.
     pub running: bool,
+    /// What the picture lacks, when it is incomplete (one line).
+    pub warning: Option<String>,
 }
 
 impl Target {
-    /// `program (pid N)`, or just `program` without a pid.
+    /// `program (pid N)`, or just `program` without a pid; then the
+    /// warning, if any.
     pub fn label(&self) -> String {
-        match self.pid {
+        let who = match self.pid {
             Some(pid) => format!("{} (pid {pid})", self.program),
             None => self.program.clone(),
+        };
+        match &self.warning {
+            Some(w) => format!("{who} ({w})"),
+            None => who,
         }
     }
 }
@@ -99,6 +106,12 @@ impl Source for LiveSource {
             pid: Some(self.session.pid()),
             program: self.session.program(),
             running: !report.finished && state != State::Stale,
+            warning: (live.unread_threads > 0).then(|| {
+                format!(
+                    "{} thread(s) not shown: they started as it ended, and its entry was removed first",
+                    live.unread_threads
+                )
+            }),
         };
         Ok(Frame { report, target })
     }
@@ -139,6 +152,7 @@ impl Source for JsonFile {
             pid: None,
             program: self.path.display().to_string(),
             running: !report.finished,
+            warning: None,
         };
         Ok(Frame { report, target })
     }

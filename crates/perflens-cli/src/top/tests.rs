@@ -95,6 +95,7 @@ fn frame(report: Report) -> Frame {
             pid: Some(42),
             program: "app".into(),
             running,
+            warning: None,
         },
     }
 }
@@ -742,7 +743,8 @@ fn the_json_file_source_reads_what_the_program_rewrites() {
         Target {
             pid: None,
             program: file.display().to_string(),
-            running: true
+            running: true,
+            warning: None,
         }
     );
     let finished = Report {
