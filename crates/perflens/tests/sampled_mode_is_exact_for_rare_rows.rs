@@ -64,9 +64,14 @@ fn sampled_totals_of_rare_rows_match_timed_mode() {
         // not estimated.
         assert_eq!(s.timed_calls, s.calls, "{f}");
         assert!(!s.sampled, "{f}");
+        // The two runs sleep the same time, but not to the microsecond:
+        // `long_lived`'s 56 sleeps of 1-2 ms (84 ms in all) each overshoot
+        // by up to a few hundred microseconds on a loaded machine (seen:
+        // 96.3 ms against 91.3). The estimates this guards against were
+        // off by 10x to 1,000x.
         let ratio = s.total_ns as f64 / t.total_ns as f64;
         assert!(
-            (0.95..=1.05).contains(&ratio),
+            (0.8..=1.25).contains(&ratio),
             "{f}: sampled {} ns against timed {} ns",
             s.total_ns,
             t.total_ns
