@@ -542,7 +542,10 @@ impl Block {
             ));
         }
         let node_cap = rd32(&h.node_cap);
-        if !(INTERNAL_NODES + 1..=u32::MAX / 4).contains(&node_cap) {
+        // At most 2^29 nodes: above, the hash table's capacity
+        // (`(node_cap * 4).next_power_of_two()`) no longer fits a u32
+        // and `Layout::new` would compute a table of 0 slots.
+        if !(INTERNAL_NODES + 1..=1 << 29).contains(&node_cap) {
             return Err(format!("node capacity {node_cap} out of range"));
         }
         let expect = Layout::new(node_cap - INTERNAL_NODES, rd32(&h.stack_cap));

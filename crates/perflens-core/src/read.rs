@@ -66,7 +66,8 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
         // `calls` counts the untimed calls; each timed one is an entry of
         // the inclusive histogram.
         let timed_calls = hist_total.count();
-        let calls = r(&n.calls) + timed_calls;
+        // Saturating: a hostile live block may hold any counts.
+        let calls = r(&n.calls).saturating_add(timed_calls);
         let mut hist_alloc = read_hist(i, HIST_ALLOC);
         // Calls that allocated nothing are not in the histogram. Without
         // the `alloc` feature calls record nothing there: leave it empty.
@@ -104,7 +105,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
             hist_alloc,
         };
         if i == OVERFLOW_NODE {
-            overflow_calls = node.calls + node.cancelled;
+            overflow_calls = node.calls.saturating_add(node.cancelled);
         }
         let samples = r(&n.cpu_samples);
         if samples != 0 {
@@ -218,8 +219,16 @@ fn read_hist(
     }
     for p in pending.into_iter().flatten() {
         if let Some(i) = p.checked_sub(first).filter(|&i| i < BUCKETS as u64) {
-            counts[i as usize] += 1;
+            counts[i as usize] = counts[i as usize].saturating_add(1);
         }
+    }
+    // The histogram's count is the sum of its buckets: a hostile live
+    // block's counts are cut so that it fits a u64 (real counts always
+    // do).
+    let mut room = u64::MAX;
+    for c in &mut counts {
+        *c = (*c).min(room);
+        room -= *c;
     }
     Histogram::from_dense(counts)
 }
