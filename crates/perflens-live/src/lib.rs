@@ -263,6 +263,20 @@ impl LiveSession {
         }
         let path = self.dir.join("names");
         let file = open_checked(&path)?;
+        // The writer commits bytes it has written: a file shorter than
+        // the committed length was cut, or the header lies. Checked
+        // before allocating, so that a huge length is an error, not an
+        // allocation failure.
+        let size = file
+            .metadata()
+            .map_err(|e| Error(format!("cannot stat {}: {e}", path.display())))?
+            .len();
+        if size < committed {
+            return Err(Error(format!(
+                "{}: {size} of the {committed} committed bytes are there: truncated",
+                path.display()
+            )));
+        }
         let want = (committed - self.names.parsed) as usize;
         let mut buf = vec![0u8; want];
         let mut got = 0;
@@ -332,7 +346,6 @@ impl LiveSession {
             };
             (h.epoch, ns_per_tick, h.alloc_feature == 1)
         };
-        let faults = map::faults();
         let mut threads = Vec::with_capacity(self.blocks.len());
         for b in &self.blocks {
             let m = &b.map;
@@ -360,7 +373,15 @@ impl LiveSession {
                     &page_ok,
                 )
             }
-            .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+            .map_err(|e| {
+                // A block that shrank reads as zeros where it was cut: say
+                // so rather than what the zeros look like.
+                if m.faulted() {
+                    self.truncated()
+                } else {
+                    Error(format!("{}: {e}", self.dir.display()))
+                }
+            })?;
             if let Some(t) = t {
                 threads.push(ThreadSnapshot {
                     name: b.name.clone(),
@@ -368,12 +389,12 @@ impl LiveSession {
                 });
             }
         }
-        if map::faults() != faults {
-            return Err(Error(format!(
-                "{}: a file changed size while being read (truncated)",
-                self.dir.display()
-            )));
+        // Any mapping that ever faulted: its patched pages read as zeros
+        // from then on, on every read, without faulting again.
+        if self.header.faulted() || self.blocks.iter().any(|b| b.map.faulted()) {
+            return Err(self.truncated());
         }
+        check_sums(&threads).map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
         self.read_names()?;
         threads.sort_by_key(|t| t.index);
         let callsites = self.names.callsites();
@@ -473,8 +494,8 @@ impl LiveSession {
                 } else {
                     by_path.entry(path).or_default()
                 };
-                e.0 += samples;
-                e.1 += ns;
+                e.0 = e.0.saturating_add(samples);
+                e.1 = e.1.saturating_add(ns);
             }
         }
         let mut input = fin.unwrap_or_else(|| CpuInput {
@@ -486,7 +507,9 @@ impl LiveSession {
                     let (samples, cpu_ns) = t
                         .cpu_samples
                         .iter()
-                        .fold((0, 0), |(s, n), &(_, s2, n2)| (s + s2, n + n2));
+                        .fold((0u64, 0u64), |(s, n), &(_, s2, n2)| {
+                            (s.saturating_add(s2), n.saturating_add(n2))
+                        });
                     CpuThreadInput {
                         tid: t.tid,
                         name: t.name.clone(),
@@ -505,6 +528,13 @@ impl LiveSession {
         input.by_path = by_path.into_iter().map(|(p, (s, n))| (p, s, n)).collect();
         (input.outside_samples, input.outside_cpu_ns) = outside;
         Some(input)
+    }
+
+    fn truncated(&self) -> Error {
+        Error(format!(
+            "{}: a file changed size while being read (truncated)",
+            self.dir.display()
+        ))
     }
 
     /// The session's report now, as the program's own
@@ -533,6 +563,55 @@ impl Live {
         }
         report
     }
+}
+
+/// Refuses figures no program writes: the sum of any one figure over
+/// every node of every thread must fit a u64 (the report adds them up
+/// by function, path and thread). A hostile file holding counters near
+/// `u64::MAX` is an error here rather than an overflow there.
+fn check_sums(threads: &[ThreadSnapshot]) -> Result<(), String> {
+    let mut sums = [0u64; 21];
+    let mut add = |i: usize, v: u64| -> Result<(), String> {
+        sums[i] = sums[i].checked_add(v).ok_or_else(|| {
+            format!("figures too large to add up (figure {i} overflows): corrupt")
+        })?;
+        Ok(())
+    };
+    for t in threads {
+        add(0, t.overflow_calls)?;
+        add(1, t.dropped_frames)?;
+        add(2, t.live_bytes.unsigned_abs())?;
+        add(3, t.peak_live_bytes)?;
+        for &(_, samples, ns) in &t.cpu_samples {
+            add(4, samples)?;
+            add(5, ns)?;
+        }
+        for n in &t.nodes {
+            let figures = [
+                n.calls,
+                n.timed_calls,
+                n.total_ns,
+                n.self_ns,
+                n.busy_ns,
+                n.polls,
+                n.cancelled,
+                n.timed_cancelled,
+                n.cancelled_ns,
+                n.alloc_bytes,
+                n.alloc_count,
+                n.free_bytes,
+                n.free_count,
+                n.hist_total.count(),
+                n.hist_self.count(),
+            ];
+            for (i, v) in figures.into_iter().enumerate() {
+                add(6 + i, v)?;
+            }
+            // The bytes histogram: counted with the time ones' slot 20.
+            add(20, n.hist_alloc.count())?;
+        }
+    }
+    Ok(())
 }
 
 /// Where a block's histograms start, from its header (`None` if the
