@@ -4,7 +4,7 @@
 //! read-only mapping of a live session's file, see `live.rs`), so both
 //! see exactly the same figures.
 
-use crate::block::{Block, HISTS, NESTED_NODE, OVERFLOW_NODE};
+use crate::block::{Block, Geometry, HISTS, NESTED_NODE, OVERFLOW_NODE};
 use crate::frame::HIST_ALLOC;
 use crate::histogram::{BUCKETS, Histogram};
 use crate::snapshot::{NodeSnapshot, ThreadSnapshot};
@@ -41,16 +41,22 @@ pub(crate) fn all_pages(_: usize) -> bool {
 /// Indices read from the block are checked against its capacities, which
 /// [`Block::validate`] checked against its size.
 pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
+    read_block_in(block, Geometry::of(block), how)
+}
+
+/// [`read_block`] with the block's geometry given: a live block's, as
+/// [`Block::validate`] checked it (its header may have changed since).
+fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot> {
     let to_ns = |t: u64| (t as f64 * how.ns_per_tick).round() as u64;
     let h = block.header();
     if h.epoch.load(Ordering::Acquire) != how.epoch || h.excluded.load(Ordering::Acquire) == 1 {
         return None;
     }
-    let count = h.node_count.load(Ordering::Acquire).min(h.node_cap);
-    let pending = block.pending();
+    let count = h.node_count.load(Ordering::Acquire).min(g.node_cap);
+    let pending = block.pending_in(g.node_cap);
     let read_hist = |node: u32, which: usize| {
         if which == 0 || how.all_histograms {
-            read_hist(block, node, which, pending, how.page_ok)
+            read_hist(block, &g, node, which, pending, how.page_ok)
         } else {
             Histogram::default()
         }
@@ -59,8 +65,8 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
     let mut nodes = Vec::with_capacity(count as usize);
     let mut overflow_calls = 0;
     for i in 0..count {
-        // SAFETY: i < node_count <= node_cap.
-        let n = unsafe { block.node(i) };
+        // SAFETY: i < node_count <= node_cap, of this block's geometry.
+        let n = unsafe { block.node_in(&g, i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         let hist_total = read_hist(i, 0);
         // `calls` counts the untimed calls; each timed one is an entry of
@@ -135,7 +141,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
         name: None,
         exited: h.exited.load(Ordering::Acquire) == 1,
         nodes,
-        node_capacity: h.node_cap - crate::block::INTERNAL_NODES,
+        node_capacity: g.node_cap.saturating_sub(crate::block::INTERNAL_NODES),
         overflow_calls,
         dropped_frames: h.dropped_frames.load(Ordering::Relaxed),
         live_bytes: h.alloc.live(),
@@ -193,6 +199,7 @@ pub(crate) fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
 /// `Header::pending`) added.
 fn read_hist(
     block: Block,
+    g: &Geometry,
     node: u32,
     which: usize,
     pending: [Option<u64>; 2],
@@ -200,7 +207,7 @@ fn read_hist(
 ) -> Histogram {
     const PAGE: usize = 4096;
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
-    let off = block.header().off_hist as usize + first as usize * 8;
+    let off = g.off_hist + first as usize * 8;
     let mut counts = [0u64; BUCKETS];
     // Page by page: a page that may not be read holds zeros.
     let mut b = 0;
@@ -211,8 +218,8 @@ fn read_hist(
         if page_ok(at) {
             for (i, c) in counts.iter_mut().enumerate().take(end).skip(b) {
                 // SAFETY: node < node_count <= node_cap, which < HISTS,
-                // i < BUCKETS.
-                *c = unsafe { block.bucket(node, which, i) }.load(Ordering::Relaxed);
+                // i < BUCKETS, of this block's geometry.
+                *c = unsafe { block.bucket_in(g, node, which, i) }.load(Ordering::Relaxed);
             }
         }
         b = end;
@@ -260,7 +267,7 @@ pub unsafe fn read_live_block(
     page_ok: &dyn Fn(usize) -> bool,
 ) -> Result<Option<ThreadSnapshot>, String> {
     // SAFETY: per the caller.
-    let block = unsafe { Block::validate(base, len) }?;
+    let (block, geometry) = unsafe { Block::validate(base, len) }?;
     let how = Read {
         epoch,
         ns_per_tick,
@@ -268,5 +275,7 @@ pub unsafe fn read_live_block(
         all_histograms,
         page_ok,
     };
-    Ok(read_block(block, &how))
+    // The checked geometry, not the header's fields: the file's owner
+    // may rewrite them while this reads.
+    Ok(read_block_in(block, geometry, &how))
 }
