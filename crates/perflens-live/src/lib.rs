@@ -437,7 +437,10 @@ impl LiveSession {
             } else {
                 // The process-wide peak lives in the process: while it
                 // runs, the largest thread peak (and the live bytes) bound it.
-                let live: i64 = threads.iter().map(|t| t.live_bytes).sum();
+                // Saturating: a hostile file may hold any figures.
+                let live = threads
+                    .iter()
+                    .fold(0i64, |sum, t| sum.saturating_add(t.live_bytes));
                 let peak = threads.iter().map(|t| t.peak_live_bytes).max().unwrap_or(0);
                 AllocSummary {
                     live_bytes: live,
