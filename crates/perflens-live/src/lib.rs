@@ -181,11 +181,19 @@ impl LiveSession {
             )));
         }
         std::sync::atomic::fence(Ordering::Acquire);
-        if h.version != SESSION_VERSION || h.header_size as usize != size_of::<SessionHeader>() {
+        if h.version != SESSION_VERSION {
             return Err(Error(format!(
                 "{}: session written by format v{}; this reader reads v{SESSION_VERSION}",
                 dir.display(),
                 h.version
+            )));
+        }
+        let want = size_of::<SessionHeader>();
+        if h.header_size as usize != want {
+            return Err(Error(format!(
+                "{}: session header of {} bytes; format v{SESSION_VERSION} has {want} (corrupt)",
+                dir.display(),
+                h.header_size
             )));
         }
         let block_layout = perflens_core::layout::LAYOUT_VERSION;

@@ -33,13 +33,20 @@ pub struct Names {
 const MAX_RECORD: usize = 1 << 20;
 
 impl Names {
-    /// Parses the records in `bytes`, the file's contents from
-    /// [`Names::parsed`] on. Records stop at the first one cut short (the
-    /// rest comes with the next read). An unknown kind or a malformed
-    /// payload is an error: the file is not what this reader reads.
+    /// Parses the records in `bytes`, the file's committed contents from
+    /// [`Names::parsed`] on. The writer commits whole records only, so a
+    /// record cut short by the end of `bytes` is an error, as are an
+    /// unknown kind and a malformed payload: the file is not what this
+    /// reader reads.
     pub fn parse(&mut self, bytes: &[u8]) -> Result<(), String> {
         let mut at = 0usize;
-        while bytes.len() - at >= REC_HEAD {
+        while at < bytes.len() {
+            if bytes.len() - at < REC_HEAD {
+                return Err(format!(
+                    "names record at byte {}: cut short by the committed length (corrupt)",
+                    self.parsed + at as u64
+                ));
+            }
             let kind = bytes[at];
             let len = u32::from_le_bytes(bytes[at + 1..at + REC_HEAD].try_into().unwrap_or([0; 4]))
                 as usize;
@@ -47,7 +54,10 @@ impl Names {
                 return Err(format!("names record of {len} bytes: corrupt"));
             }
             let Some(payload) = bytes.get(at + REC_HEAD..at + REC_HEAD + len) else {
-                break;
+                return Err(format!(
+                    "names record at byte {} of {len} bytes runs past the committed length (corrupt)",
+                    self.parsed + at as u64
+                ));
             };
             self.record(kind, payload)
                 .map_err(|e| format!("names record at byte {}: {e}", self.parsed + at as u64))?;
