@@ -1093,6 +1093,23 @@ fn symlinks_are_refused() {
     }
 }
 
+/// Each file a FIFO: opening one must not wait for a writer (the reader
+/// opens with `O_NONBLOCK`), and it is refused as not a regular file.
+#[test]
+fn fifos_are_refused_without_waiting() {
+    for which in ["session", "names", "block"] {
+        let case = format!("{which} is a FIFO");
+        let dir = copy(&format!("fifo-{which}"));
+        let path = file_of(&dir, which);
+        std::fs::remove_file(&path).unwrap();
+        let c = std::ffi::CString::new(path.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+        check(&case, &dir, Expect::Err(&["not a regular file; refused"]));
+        let _ = std::fs::remove_dir_all(dir.parent().unwrap());
+    }
+}
+
 #[test]
 fn a_hard_link_to_another_file_is_read_as_what_it_is() {
     // Hard links pass O_NOFOLLOW: a block file linked to the session
