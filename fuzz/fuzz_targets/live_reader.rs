@@ -40,6 +40,15 @@ fn dirs() -> &'static (PathBuf, PathBuf) {
         } else {
             std::env::temp_dir()
         };
+        // Directories of earlier runs whose process is gone.
+        for e in std::fs::read_dir(&base).into_iter().flatten().flatten() {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("perflens-fuzz-live-")
+                && !Path::new(&format!("/proc/{pid}")).exists()
+            {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
         let root = base.join(format!("perflens-fuzz-live-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&root);
         let dir = root.join("s");
