@@ -285,25 +285,41 @@ impl LiveSession {
                 path.display()
             )));
         }
-        let want = (committed - self.names.parsed) as usize;
-        let mut buf = vec![0u8; want];
-        let mut got = 0;
+        // In chunks, so that memory stays bounded whatever the length:
+        // a chunk holds at least one record of the largest size parsed.
         use std::os::unix::fs::FileExt;
-        while got < want {
-            match file.read_at(&mut buf[got..], self.names.parsed + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error(format!("cannot read {}: {e}", path.display()))),
+        let mut buf = Vec::new();
+        while self.names.parsed < committed {
+            let from = self.names.parsed;
+            let want = (committed - from).min(names::READ_CHUNK as u64) as usize;
+            let last = from + want as u64 == committed;
+            buf.resize(want, 0);
+            let mut got = 0;
+            while got < want {
+                match file.read_at(&mut buf[got..], from + got as u64) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Error(format!("cannot read {}: {e}", path.display()))),
+                }
+            }
+            if got < want {
+                return Err(Error(format!(
+                    "{}: {} of the {committed} committed bytes are there: truncated",
+                    path.display(),
+                    from + got as u64
+                )));
+            }
+            self.names.parse(&buf, last)?;
+            if self.names.parsed == from {
+                // Not even one record in a chunk (cannot happen: a chunk
+                // holds the largest record); never loop on it.
+                return Err(Error(format!(
+                    "{}: no record parsed (corrupt)",
+                    path.display()
+                )));
             }
         }
-        if got < want {
-            return Err(Error(format!(
-                "{}: {got} of the {want} committed bytes are there: truncated",
-                path.display()
-            )));
-        }
-        self.names.parse(&buf)?;
         Ok(())
     }
 

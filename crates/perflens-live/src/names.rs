@@ -32,16 +32,36 @@ pub struct Names {
 /// At most this many bytes in one record: names are short.
 const MAX_RECORD: usize = 1 << 20;
 
+/// The reader reads the names file this many bytes at a time at most:
+/// room for a record of [`MAX_RECORD`] bytes, and some.
+pub const READ_CHUNK: usize = 4 * MAX_RECORD;
+
 impl Names {
     /// Parses the records in `bytes`, the file's committed contents from
-    /// [`Names::parsed`] on. The writer commits whole records only, so a
-    /// record cut short by the end of `bytes` is an error, as are an
-    /// unknown kind and a malformed payload: the file is not what this
-    /// reader reads.
-    pub fn parse(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let mut at = 0usize;
-        while at < bytes.len() {
+    /// [`Names::parsed`] on (`last`: up to the committed length; else a
+    /// chunk of them, whose last record may go on in the next chunk).
+    /// The writer commits whole records only, so a record cut short by
+    /// the committed length is an error, as are an unknown kind and a
+    /// malformed payload: the file is not what this reader reads.
+    /// Records parsed before an error stay parsed: a later read starts at
+    /// the failing record again (and fails again), and never applies a
+    /// record twice.
+    pub fn parse(&mut self, bytes: &[u8], last: bool) -> Result<(), String> {
+        let mut done = 0usize;
+        let r = self.parse_from(bytes, last, &mut done);
+        self.parsed += done as u64;
+        r
+    }
+
+    /// [`Names::parse`], counting in `done` the bytes of the records
+    /// parsed.
+    fn parse_from(&mut self, bytes: &[u8], last: bool, done: &mut usize) -> Result<(), String> {
+        while *done < bytes.len() {
+            let at = *done;
             if bytes.len() - at < REC_HEAD {
+                if !last {
+                    break;
+                }
                 return Err(format!(
                     "names record at byte {}: cut short by the committed length (corrupt)",
                     self.parsed + at as u64
@@ -54,6 +74,9 @@ impl Names {
                 return Err(format!("names record of {len} bytes: corrupt"));
             }
             let Some(payload) = bytes.get(at + REC_HEAD..at + REC_HEAD + len) else {
+                if !last {
+                    break;
+                }
                 return Err(format!(
                     "names record at byte {} of {len} bytes runs past the committed length (corrupt)",
                     self.parsed + at as u64
@@ -61,9 +84,8 @@ impl Names {
             };
             self.record(kind, payload)
                 .map_err(|e| format!("names record at byte {}: {e}", self.parsed + at as u64))?;
-            at += REC_HEAD + len;
+            *done = at + REC_HEAD + len;
         }
-        self.parsed += at as u64;
         Ok(())
     }
 

@@ -12,7 +12,8 @@
 
 use perflens_core::layout::{Header, LAYOUT_VERSION, MAGIC};
 use perflens_core::live::{
-    REC_CALLSITE, REC_HEAD, REC_PATH, REC_THREAD, SESSION_FILE_BYTES, STATE_FINISHED, SessionHeader,
+    REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD, SESSION_FILE_BYTES, STATE_FINISHED,
+    SessionHeader,
 };
 use perflens_live::LiveSession;
 use std::mem::offset_of;
@@ -490,6 +491,44 @@ fn cases() -> Vec<(&'static str, Corrupt, Expect)> {
                 patch(&d.join("names"), at + 1, &u32le(0))
             },
             Expect::Err(&["too short"]),
+        ),
+        (
+            "names file of 64 GiB (sparse), all committed",
+            |d| {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(d.join("names"))
+                    .unwrap();
+                f.set_len(64 << 30).unwrap();
+                sh(offset_of!(SessionHeader, names_len), &u64le(64 << 30), d)
+            },
+            // Read in chunks: the zeros after the real records are
+            // records of kind 0, refused at the first one.
+            Expect::Err(&["unknown record kind 0"]),
+        ),
+        (
+            "names file of 10 MB of extra records, read across chunks",
+            |d| {
+                let names = d.join("names");
+                let mut bytes = std::fs::read(&names).unwrap();
+                let mut push = |len: usize| {
+                    bytes.push(REC_EXTRA);
+                    bytes.extend_from_slice(&u32le(len as u32));
+                    bytes.extend_from_slice(&u32le(1000));
+                    bytes.extend(std::iter::repeat_n(b'x', len - 4));
+                };
+                for _ in 0..9000 {
+                    push(997);
+                }
+                // Records of the largest size, across chunk boundaries.
+                for _ in 0..3 {
+                    push(1 << 20);
+                }
+                let len = bytes.len() as u64;
+                std::fs::write(&names, bytes).unwrap();
+                sh(offset_of!(SessionHeader, names_len), &u64le(len), d)
+            },
+            Expect::Ok,
         ),
         (
             "names unknown record kind",
