@@ -597,11 +597,35 @@ impl Live {
 /// by function, path and thread). A hostile file holding counters near
 /// `u64::MAX` is an error here rather than an overflow there.
 fn check_sums(threads: &[ThreadSnapshot]) -> Result<(), String> {
-    let mut sums = [0u64; 21];
+    const NAMES: [&str; 22] = [
+        "overflow calls",
+        "dropped frames",
+        "live bytes",
+        "peak live bytes",
+        "CPU samples",
+        "CPU ns",
+        "calls",
+        "timed calls",
+        "total ns",
+        "self ns",
+        "busy ns",
+        "polls",
+        "cancelled calls",
+        "timed cancelled calls",
+        "cancelled ns",
+        "bytes allocated",
+        "allocations",
+        "bytes freed",
+        "frees",
+        "inclusive-time histogram counts",
+        "exclusive-time histogram counts",
+        "bytes histogram counts",
+    ];
+    let mut sums = [0u64; NAMES.len()];
     let mut add = |i: usize, v: u64| -> Result<(), String> {
-        sums[i] = sums[i].checked_add(v).ok_or_else(|| {
-            format!("figures too large to add up (figure {i} overflows): corrupt")
-        })?;
+        sums[i] = sums[i]
+            .checked_add(v)
+            .ok_or_else(|| format!("{} add up past 2^64 over the session: corrupt", NAMES[i]))?;
         Ok(())
     };
     for t in threads {
@@ -628,14 +652,13 @@ fn check_sums(threads: &[ThreadSnapshot]) -> Result<(), String> {
                 n.alloc_count,
                 n.free_bytes,
                 n.free_count,
-                n.hist_total.count(),
-                n.hist_self.count(),
             ];
             for (i, v) in figures.into_iter().enumerate() {
                 add(6 + i, v)?;
             }
-            // The bytes histogram: counted with the time ones' slot 20.
-            add(20, n.hist_alloc.count())?;
+            add(19, n.hist_total.count())?;
+            add(20, n.hist_self.count())?;
+            add(21, n.hist_alloc.count())?;
         }
     }
     Ok(())
