@@ -102,6 +102,19 @@ fn private_dir(dir: &Path) {
 fn real_session() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
+        // Directories of earlier runs whose process is gone.
+        for e in std::fs::read_dir(std::env::temp_dir())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let name = e.file_name().to_string_lossy().into_owned();
+            if let Some(pid) = name.strip_prefix("perflens-hostile-")
+                && !Path::new(&format!("/proc/{pid}")).exists()
+            {
+                let _ = std::fs::remove_dir_all(e.path());
+            }
+        }
         let runtime = scratch().join("runtime");
         let _ = std::fs::remove_dir_all(&runtime);
         private_dir(&runtime);
