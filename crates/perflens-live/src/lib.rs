@@ -592,73 +592,51 @@ impl Live {
     }
 }
 
-/// Refuses figures no program writes: the sum of any one figure over
-/// every node of every thread must fit a u64 (the report adds them up
-/// by function, path and thread). A hostile file holding counters near
-/// `u64::MAX` is an error here rather than an overflow there.
+/// Refuses figures no program writes: every figure of every node and
+/// thread, all added together, must fit a u64. The report adds figures
+/// up by function, path and thread, and some of them together (calls
+/// and cancelled calls), so any sum it makes then fits too. A hostile
+/// file holding counters near `u64::MAX` is an error here rather than
+/// an overflow there. (A real session is nowhere near: 2^64 ns is 584
+/// years, 2^64 bytes 16 EiB.)
 fn check_sums(threads: &[ThreadSnapshot]) -> Result<(), String> {
-    const NAMES: [&str; 22] = [
-        "overflow calls",
-        "dropped frames",
-        "live bytes",
-        "peak live bytes",
-        "CPU samples",
-        "CPU ns",
-        "calls",
-        "timed calls",
-        "total ns",
-        "self ns",
-        "busy ns",
-        "polls",
-        "cancelled calls",
-        "timed cancelled calls",
-        "cancelled ns",
-        "bytes allocated",
-        "allocations",
-        "bytes freed",
-        "frees",
-        "inclusive-time histogram counts",
-        "exclusive-time histogram counts",
-        "bytes histogram counts",
-    ];
-    let mut sums = [0u64; NAMES.len()];
-    let mut add = |i: usize, v: u64| -> Result<(), String> {
-        sums[i] = sums[i]
-            .checked_add(v)
-            .ok_or_else(|| format!("{} add up past 2^64 over the session: corrupt", NAMES[i]))?;
+    let mut sum = 0u64;
+    let mut add = |name: &str, v: u64| -> Result<(), String> {
+        sum = sum.checked_add(v).ok_or_else(|| {
+            format!("the session's figures add up past 2^64 (at its {name}): corrupt")
+        })?;
         Ok(())
     };
     for t in threads {
-        add(0, t.overflow_calls)?;
-        add(1, t.dropped_frames)?;
-        add(2, t.live_bytes.unsigned_abs())?;
-        add(3, t.peak_live_bytes)?;
+        add("overflow calls", t.overflow_calls)?;
+        add("dropped frames", t.dropped_frames)?;
+        add("live bytes", t.live_bytes.unsigned_abs())?;
+        add("peak live bytes", t.peak_live_bytes)?;
         for &(_, samples, ns) in &t.cpu_samples {
-            add(4, samples)?;
-            add(5, ns)?;
+            add("CPU samples", samples)?;
+            add("CPU ns", ns)?;
         }
         for n in &t.nodes {
-            let figures = [
-                n.calls,
-                n.timed_calls,
-                n.total_ns,
-                n.self_ns,
-                n.busy_ns,
-                n.polls,
-                n.cancelled,
-                n.timed_cancelled,
-                n.cancelled_ns,
-                n.alloc_bytes,
-                n.alloc_count,
-                n.free_bytes,
-                n.free_count,
-            ];
-            for (i, v) in figures.into_iter().enumerate() {
-                add(6 + i, v)?;
+            for (name, v) in [
+                ("calls", n.calls),
+                ("timed calls", n.timed_calls),
+                ("total ns", n.total_ns),
+                ("self ns", n.self_ns),
+                ("busy ns", n.busy_ns),
+                ("polls", n.polls),
+                ("cancelled calls", n.cancelled),
+                ("timed cancelled calls", n.timed_cancelled),
+                ("cancelled ns", n.cancelled_ns),
+                ("bytes allocated", n.alloc_bytes),
+                ("allocations", n.alloc_count),
+                ("bytes freed", n.free_bytes),
+                ("frees", n.free_count),
+                ("inclusive-time histogram counts", n.hist_total.count()),
+                ("exclusive-time histogram counts", n.hist_self.count()),
+                ("bytes histogram counts", n.hist_alloc.count()),
+            ] {
+                add(name, v)?;
             }
-            add(19, n.hist_total.count())?;
-            add(20, n.hist_self.count())?;
-            add(21, n.hist_alloc.count())?;
         }
     }
     Ok(())

@@ -843,6 +843,20 @@ fn cases() -> Vec<(&'static str, Corrupt, Expect)> {
             Expect::Either(&["corrupt"]),
         ),
         (
+            // Found by the live_reader fuzz target: each figure's sum
+            // fits, but the report adds calls and cancelled calls.
+            "block node calls and cancelled calls 2^63 each",
+            |d| {
+                let b = busiest_block(d);
+                let off = u64::from_le_bytes(read_at(&b, offset_of!(Header, off_nodes)));
+                // Node 2: `calls` at byte 8, `cancelled` at byte 48.
+                let node = off as usize + 2 * 128;
+                patch(&b, node + 8, &u64le(1 << 63));
+                patch(&b, node + 48, &u64le(1 << 63));
+            },
+            Expect::Err(&["add up past 2^64"]),
+        ),
+        (
             "block histogram counts u64::MAX",
             |d| {
                 let b = busiest_block(d);
