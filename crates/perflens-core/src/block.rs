@@ -443,6 +443,29 @@ impl Layout {
     }
 }
 
+/// Where a block's nodes and histograms are, read once: a reader indexes
+/// with these, not with the header's fields, which a hostile writer of
+/// a live block may change after [`Block::validate`] checked them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Geometry {
+    pub node_cap: u32,
+    pub off_nodes: usize,
+    pub off_hist: usize,
+}
+
+impl Geometry {
+    /// The geometry in `block`'s header: for this process's own blocks,
+    /// whose headers never change after creation.
+    pub fn of(block: Block) -> Geometry {
+        let h = block.header();
+        Geometry {
+            node_cap: h.node_cap,
+            off_nodes: h.off_nodes as usize,
+            off_hist: h.off_hist as usize,
+        }
+    }
+}
+
 /// A block: a pointer to the start of its region. Only the owning thread
 /// mutates through it; readers use the atomic counters.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -520,7 +543,7 @@ impl Block {
     ///
     /// # Safety
     /// `base..base+len` is readable memory, 64-byte aligned.
-    pub unsafe fn validate(base: *const u8, len: usize) -> Result<Block, String> {
+    pub unsafe fn validate(base: *const u8, len: usize) -> Result<(Block, Geometry), String> {
         if len < FRAMES_OFFSET {
             return Err(format!("{len} bytes: too short for a block header"));
         }
@@ -542,7 +565,10 @@ impl Block {
             ));
         }
         let node_cap = rd32(&h.node_cap);
-        if !(INTERNAL_NODES + 1..=u32::MAX / 4).contains(&node_cap) {
+        // At most 2^29 nodes: above, the hash table's capacity
+        // (`(node_cap * 4).next_power_of_two()`) no longer fits a u32
+        // and `Layout::new` would compute a table of 0 slots.
+        if !(INTERNAL_NODES + 1..=1 << 29).contains(&node_cap) {
             return Err(format!("node capacity {node_cap} out of range"));
         }
         let expect = Layout::new(node_cap - INTERNAL_NODES, rd32(&h.stack_cap));
@@ -572,7 +598,56 @@ impl Block {
                 expect.size
             ));
         }
-        Ok(Block(base as *mut Header))
+        // What was checked, for the reader to use: the header's fields
+        // may change after this (a hostile writer), these do not.
+        let geometry = Geometry {
+            node_cap,
+            off_nodes: expect.off_nodes,
+            off_hist: expect.off_hist,
+        };
+        Ok((Block(base as *mut Header), geometry))
+    }
+
+    /// Node `i`, at the offset of `g` (see [`Geometry`]).
+    ///
+    /// # Safety
+    /// `g` is this block's ([`Geometry::of`], or from
+    /// [`Block::validate`]), `i < g.node_cap`.
+    #[inline(always)]
+    pub unsafe fn node_in(&self, g: &Geometry, i: u32) -> &Node {
+        let off = g.off_nodes + i as usize * size_of::<Node>();
+        // SAFETY: in bounds per the caller's contract; all fields atomic.
+        unsafe { &*(self.base().add(off) as *const Node) }
+    }
+
+    /// Bucket counter `bucket` of node `i`'s histogram `which` (0 =
+    /// inclusive time, 1 = exclusive time, 2 = bytes allocated per call),
+    /// at the offset of `g`.
+    ///
+    /// # Safety
+    /// As [`Block::node_in`], and `which < HISTS`, `bucket < BUCKETS`.
+    #[inline(always)]
+    pub unsafe fn bucket_in(
+        &self,
+        g: &Geometry,
+        i: u32,
+        which: usize,
+        bucket: usize,
+    ) -> &AtomicU64 {
+        let idx = (i as usize * HISTS + which) * BUCKETS + bucket;
+        let off = g.off_hist + idx * 8;
+        // SAFETY: in bounds per the caller's contract; 8-byte aligned.
+        unsafe { &*(self.base().add(off) as *const AtomicU64) }
+    }
+
+    /// The pending histogram entries (see [`Header::pending`]) of a block
+    /// of `node_cap` nodes, as element indices, the sink filtered out.
+    pub fn pending_in(&self, node_cap: u32) -> [Option<u64>; 2] {
+        let sink = Layout::sink(node_cap);
+        self.header().pending.each_ref().map(|p| {
+            let i = p.load(Ordering::Relaxed);
+            (i < sink).then_some(i)
+        })
     }
 
     #[inline(always)]
@@ -622,19 +697,6 @@ impl Block {
         let off = self.header().off_nodes as usize + i as usize * size_of::<Node>();
         // SAFETY: in bounds per the caller's contract; all fields atomic.
         unsafe { &*(self.base().add(off) as *const Node) }
-    }
-
-    /// Bucket counter `bucket` of node `i`'s histogram `which` (0 =
-    /// inclusive time, 1 = exclusive time, 2 = bytes allocated per call).
-    ///
-    /// # Safety
-    /// `i < node_cap`, `which < HISTS`, `bucket < BUCKETS`.
-    #[inline(always)]
-    pub unsafe fn bucket(&self, i: u32, which: usize, bucket: usize) -> &AtomicU64 {
-        let idx = (i as usize * HISTS + which) * BUCKETS + bucket;
-        let off = self.header().off_hist as usize + idx * 8;
-        // SAFETY: in bounds per the caller's contract; 8-byte aligned.
-        unsafe { &*(self.base().add(off) as *const AtomicU64) }
     }
 
     /// Whether the table has room for `n` more keys.
@@ -704,17 +766,6 @@ impl Block {
         for p in &h.pending {
             p.store(Layout::sink(h.node_cap), Ordering::Relaxed);
         }
-    }
-
-    /// The pending histogram entries (see [`Header::pending`]) as
-    /// element indices, the sink filtered out.
-    pub fn pending(&self) -> [Option<u64>; 2] {
-        let h = self.header();
-        let sink = Layout::sink(h.node_cap);
-        h.pending.each_ref().map(|p| {
-            let i = p.load(Ordering::Relaxed);
-            (i < sink).then_some(i)
-        })
     }
 
     /// Clears all contents for a new session `epoch`; owner thread only.

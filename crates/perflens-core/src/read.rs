@@ -4,7 +4,7 @@
 //! read-only mapping of a live session's file, see `live.rs`), so both
 //! see exactly the same figures.
 
-use crate::block::{Block, HISTS, NESTED_NODE, OVERFLOW_NODE};
+use crate::block::{Block, Geometry, HISTS, NESTED_NODE, OVERFLOW_NODE};
 use crate::frame::HIST_ALLOC;
 use crate::histogram::{BUCKETS, Histogram};
 use crate::snapshot::{NodeSnapshot, ThreadSnapshot};
@@ -44,13 +44,19 @@ pub(crate) fn all_pages(_: usize) -> bool {
 /// Indices read from the block are checked against its capacities, which
 /// [`Block::validate`] checked against its size.
 pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
+    read_block_in(block, Geometry::of(block), how)
+}
+
+/// [`read_block`] with the block's geometry given: a live block's, as
+/// [`Block::validate`] checked it (its header may have changed since).
+fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot> {
     let to_ns = |t: u64| (t as f64 * how.ns_per_tick).round() as u64;
     let h = block.header();
     if h.epoch.load(Ordering::Acquire) != how.epoch || h.excluded.load(Ordering::Acquire) == 1 {
         return None;
     }
-    let count = h.node_count.load(Ordering::Acquire).min(h.node_cap);
-    let pending = block.pending();
+    let count = h.node_count.load(Ordering::Acquire).min(g.node_cap);
+    let pending = block.pending_in(g.node_cap);
     let read_hist = |node: u32, which: usize, entries: Option<u64>| {
         let wanted = match which {
             0 => true,
@@ -58,8 +64,9 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
             _ => how.all_histograms,
         };
         if wanted {
-            // SAFETY: node < node_count <= node_cap.
-            let n = unsafe { block.node(node) };
+            // SAFETY: node < node_count <= node_cap, of this block's
+            // geometry.
+            let n = unsafe { block.node_in(&g, node) };
             // What the node's counters say the histogram's values add up
             // to, at most: see `read_hist`.
             let sum = match which {
@@ -67,7 +74,15 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
                 1 => Some(n.self_.load(Ordering::Relaxed)),
                 _ => None,
             };
-            read_hist(block, node, which, pending, how.page_ok, sum, entries)
+            read_hist(
+                block,
+                &g,
+                node,
+                which,
+                pending,
+                how.page_ok,
+                Limit { sum, entries },
+            )
         } else {
             Histogram::default()
         }
@@ -76,14 +91,15 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
     let mut nodes = Vec::with_capacity(count as usize);
     let mut overflow_calls = 0;
     for i in 0..count {
-        // SAFETY: i < node_count <= node_cap.
-        let n = unsafe { block.node(i) };
+        // SAFETY: i < node_count <= node_cap, of this block's geometry.
+        let n = unsafe { block.node_in(&g, i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
         let hist_total = read_hist(i, 0, None);
         // `calls` counts the untimed calls; each timed one is an entry of
         // the inclusive histogram.
         let timed_calls = hist_total.count();
-        let calls = r(&n.calls) + timed_calls;
+        // Saturating: a hostile live block may hold any counts.
+        let calls = r(&n.calls).saturating_add(timed_calls);
         // At most one entry per completed call (or future).
         let mut hist_alloc = read_hist(i, HIST_ALLOC, Some(calls));
         // Calls that allocated nothing are not in the histogram. Without
@@ -122,7 +138,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
             hist_alloc,
         };
         if i == OVERFLOW_NODE {
-            overflow_calls = node.calls + node.cancelled;
+            overflow_calls = node.calls.saturating_add(node.cancelled);
         }
         let samples = r(&n.cpu_samples);
         if samples != 0 {
@@ -152,7 +168,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
         name: None,
         exited: h.exited.load(Ordering::Acquire) == 1,
         nodes,
-        node_capacity: h.node_cap - crate::block::INTERNAL_NODES,
+        node_capacity: g.node_cap.saturating_sub(crate::block::INTERNAL_NODES),
         overflow_calls,
         dropped_frames: h.dropped_frames.load(Ordering::Relaxed),
         live_bytes: h.alloc.live(),
@@ -206,10 +222,19 @@ pub(crate) fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
     None
 }
 
+/// What a histogram can hold at most, as far as its node's counters tell.
+#[derive(Clone, Copy)]
+struct Limit {
+    /// The sum of its values (see [`read_hist`]).
+    sum: Option<u64>,
+    /// The number of its entries.
+    entries: Option<u64>,
+}
+
 /// Histogram `which` of a node, with the thread's pending entries (see
 /// `Header::pending`) added.
 ///
-/// `sum`: an upper bound of the sum of the histogram's values, when the
+/// `limit.sum`: an upper bound of the sum of the histogram's values, when the
 /// node has one. Every timed call adds its duration to the node's `total`
 /// (inclusive) and `self_` (exclusive) before its histogram entries are
 /// added (or made pending), so those counters, read before the scan,
@@ -220,26 +245,31 @@ pub(crate) fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
 /// the bound: no entry can lie there or above. A node whose calls take
 /// about the same time then costs a few cache lines, not its whole
 /// histogram (15 KiB), which is what keeps a live reader's refresh of a
-/// large session short.
+/// large session short. `limit.entries`: at most that many entries; the
+/// scan also stops once it has seen them.
 fn read_hist(
     block: Block,
+    g: &Geometry,
     node: u32,
     which: usize,
     pending: [Option<u64>; 2],
     page_ok: &dyn Fn(usize) -> bool,
-    sum: Option<u64>,
-    entries: Option<u64>,
+    limit: Limit,
 ) -> Histogram {
     const PAGE: usize = 4096;
     /// Counters copied at a time: a cache line.
     const LINE: usize = 8;
     const _: () = assert!(BUCKETS.is_multiple_of(LINE) && (BUCKETS * 8).is_multiple_of(64));
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
-    let off = block.header().off_hist as usize + first as usize * 8;
-    let mut left = sum.unwrap_or(u64::MAX);
+    let off = g.off_hist + first as usize * 8;
+    let mut left = limit.sum.unwrap_or(u64::MAX);
     // Entries still possible: the scan also stops when it has seen them
     // all.
-    let mut more = entries.unwrap_or(u64::MAX);
+    let mut more = limit.entries.unwrap_or(u64::MAX);
+    // The histogram's count is the sum of its buckets: a hostile live
+    // block's counts are cut so that it fits a u64 (real counts always
+    // do).
+    let mut room = u64::MAX;
     // Only the non-zero counters, line by line: a page that may not be
     // read holds zeros.
     let mut pairs = Vec::new();
@@ -254,34 +284,39 @@ fn read_hist(
             continue;
         }
         while b < end && more > 0 && crate::histogram::bucket_bounds(b).0 <= left {
-            // SAFETY: node < node_count <= node_cap, which < HISTS, and
-            // b..b+LINE <= BUCKETS lie in one readable page of the
-            // histogram area: histograms start on a cache line (the area
-            // is page aligned and a histogram is 240 lines) and BUCKETS
-            // is a multiple of LINE, so a line never crosses a page. Each
-            // counter is an aligned 8-byte word, which the copy moves
-            // whole (no torn counter), where a relaxed load per counter
-            // would be slower.
+            // SAFETY: node < node_count <= node_cap, which < HISTS, of
+            // this block's geometry, and b..b+LINE <= BUCKETS lie in one
+            // readable page of the histogram area: histograms start on a
+            // cache line (the area is page aligned and a histogram is 240
+            // lines) and BUCKETS is a multiple of LINE, so a line never
+            // crosses a page. Each counter is an aligned 8-byte word,
+            // which the copy moves whole (no torn counter), where a
+            // relaxed load per counter would be slower.
             let buf: [u64; LINE] = unsafe {
-                let src = block.bucket(node, which, b) as *const AtomicU64 as *const [u64; LINE];
+                let src =
+                    block.bucket_in(g, node, which, b) as *const AtomicU64 as *const [u64; LINE];
                 std::ptr::read(src)
             };
-            let n = LINE;
             for (i, &c) in buf.iter().enumerate() {
+                let c = c.min(room);
                 if c != 0 {
+                    room -= c;
                     pairs.push(((b + i) as u16, c));
                     let low = crate::histogram::bucket_bounds(b + i).0;
                     left = left.saturating_sub(low.saturating_mul(c));
                     more = more.saturating_sub(c);
                 }
             }
-            b += n;
+            b += LINE;
         }
     }
     let mut h = Histogram::from_sorted(pairs);
     for p in pending.into_iter().flatten() {
         if let Some(i) = p.checked_sub(first).filter(|&i| i < BUCKETS as u64) {
-            h.record(crate::histogram::bucket_value(i as usize));
+            if room > 0 {
+                room -= 1;
+                h.record(crate::histogram::bucket_value(i as usize));
+            }
         }
     }
     h
@@ -325,7 +360,7 @@ pub unsafe fn read_live_block(
     page_ok: &dyn Fn(usize) -> bool,
 ) -> Result<Option<ThreadSnapshot>, String> {
     // SAFETY: per the caller.
-    let block = unsafe { Block::validate(base, len) }?;
+    let (block, geometry) = unsafe { Block::validate(base, len) }?;
     let how = Read {
         epoch: live.epoch,
         ns_per_tick: live.ns_per_tick,
@@ -334,5 +369,7 @@ pub unsafe fn read_live_block(
         alloc_counted: live.alloc_counted,
         page_ok,
     };
-    Ok(read_block(block, &how))
+    // The checked geometry, not the header's fields: the file's owner
+    // may rewrite them while this reads.
+    Ok(read_block_in(block, geometry, &how))
 }

@@ -188,11 +188,19 @@ impl LiveSession {
             )));
         }
         std::sync::atomic::fence(Ordering::Acquire);
-        if h.version != SESSION_VERSION || h.header_size as usize != size_of::<SessionHeader>() {
+        if h.version != SESSION_VERSION {
             return Err(Error(format!(
                 "{}: session written by format v{}; this reader reads v{SESSION_VERSION}",
                 dir.display(),
                 h.version
+            )));
+        }
+        let want = size_of::<SessionHeader>();
+        if h.header_size as usize != want {
+            return Err(Error(format!(
+                "{}: session header of {} bytes; format v{SESSION_VERSION} has {want} (corrupt)",
+                dir.display(),
+                h.header_size
             )));
         }
         let block_layout = perflens_core::layout::LAYOUT_VERSION;
@@ -273,39 +281,78 @@ impl LiveSession {
         }
         let path = self.dir.join("names");
         let file = &self.names_file;
-        let want = (committed - self.names.parsed) as usize;
-        let mut buf = vec![0u8; want];
-        let mut got = 0;
-        use std::os::unix::fs::FileExt;
-        while got < want {
-            match file.read_at(&mut buf[got..], self.names.parsed + got as u64) {
-                Ok(0) => break,
-                Ok(n) => got += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(Error(format!("cannot read {}: {e}", path.display()))),
-            }
-        }
-        if got < want {
+        // The writer commits bytes it has written: a file shorter than
+        // the committed length was cut, or the header lies. Checked
+        // before allocating, so that a huge length is an error, not an
+        // allocation failure.
+        let size = file
+            .metadata()
+            .map_err(|e| Error(format!("cannot stat {}: {e}", path.display())))?
+            .len();
+        if size < committed {
             return Err(Error(format!(
-                "{}: {got} of the {want} committed bytes are there: truncated",
+                "{}: {size} of the {committed} committed bytes are there: truncated",
                 path.display()
             )));
         }
-        self.names.parse(&buf)?;
+        // In chunks, so that memory stays bounded whatever the length:
+        // a chunk holds at least one record of the largest size parsed.
+        use std::os::unix::fs::FileExt;
+        let mut buf = Vec::new();
+        while self.names.parsed < committed {
+            let from = self.names.parsed;
+            let want = (committed - from).min(names::READ_CHUNK as u64) as usize;
+            let last = from + want as u64 == committed;
+            buf.resize(want, 0);
+            let mut got = 0;
+            while got < want {
+                match file.read_at(&mut buf[got..], from + got as u64) {
+                    Ok(0) => break,
+                    Ok(n) => got += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(Error(format!("cannot read {}: {e}", path.display()))),
+                }
+            }
+            if got < want {
+                return Err(Error(format!(
+                    "{}: {} of the {committed} committed bytes are there: truncated",
+                    path.display(),
+                    from + got as u64
+                )));
+            }
+            self.names.parse(&buf, last)?;
+            if self.names.parsed == from {
+                // Not even one record in a chunk (cannot happen: a chunk
+                // holds the largest record); never loop on it.
+                return Err(Error(format!(
+                    "{}: no record parsed (corrupt)",
+                    path.display()
+                )));
+            }
+        }
         Ok(())
     }
 
     /// Maps the block files of threads that appeared since the last read.
     /// A session that has ended without being kept removes its files: a
     /// thread that started just before (and was not mapped yet) cannot be
-    /// read any more, and is counted in [`Live::unread_threads`].
+    /// read any more, and is counted in [`Live::unread_threads`]. A block
+    /// file missing from an entry that is still there (a kept one) is an
+    /// error.
     fn map_blocks(&mut self) -> Result<(), Error> {
         let done = self.blocks.len() + self.unread_threads;
         for t in &self.names.threads[done.min(self.names.threads.len())..] {
             let path = self.dir.join(&t.file);
             let map = match Mapping::open(&path, 4096) {
                 Ok(map) => map,
-                Err(_) if !path.exists() && self.state() != State::Running => {
+                // The entry is being removed (its session file first or
+                // its block files: `remove_dir_all` takes them in any
+                // order), not kept: the session ended.
+                Err(_)
+                    if !path.exists()
+                        && !self.dir.join("session").exists()
+                        && self.state() != State::Running =>
+                {
                     self.unread_threads += 1;
                     continue;
                 }
@@ -356,7 +403,6 @@ impl LiveSession {
             };
             (h.epoch, ns_per_tick, h.alloc_feature == 1)
         };
-        let faults = map::faults();
         let how = perflens_core::LiveBlockRead {
             epoch,
             ns_per_tick,
@@ -373,13 +419,12 @@ impl LiveSession {
             // holds data keeps it, and most of a block's histogram pages
             // are never written, nor needed (see `read_hist` in
             // perflens-core).
-            let hist_from = hist_offset(m).unwrap_or(m.len());
             let known = &b.resident;
             let page_ok = |off: usize| {
-                if off < hist_from {
-                    return true;
-                }
                 let page = off / 4096;
+                if off >= m.len() {
+                    return false;
+                }
                 let mut known = known.borrow_mut();
                 if known.len() <= page {
                     known.resize(page + 1, false);
@@ -392,7 +437,15 @@ impl LiveSession {
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
             let t = unsafe { perflens_core::read_live_block(m.base(), m.len(), &how, &page_ok) }
-                .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+                .map_err(|e| {
+                    // A block that shrank reads as zeros where it was cut:
+                    // say so rather than what the zeros look like.
+                    if m.faulted() {
+                        self.truncated()
+                    } else {
+                        Error(format!("{}: {e}", self.dir.display()))
+                    }
+                })?;
             if let Some(t) = t {
                 threads.push(ThreadSnapshot {
                     name: b.name.clone(),
@@ -400,12 +453,12 @@ impl LiveSession {
                 });
             }
         }
-        if map::faults() != faults {
-            return Err(Error(format!(
-                "{}: a file changed size while being read (truncated)",
-                self.dir.display()
-            )));
+        // Any mapping that ever faulted: its patched pages read as zeros
+        // from then on, on every read, without faulting again.
+        if self.header.faulted() || self.blocks.iter().any(|b| b.map.faulted()) {
+            return Err(self.truncated());
         }
+        check_sums(&threads).map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
         self.read_names()?;
         threads.sort_by_key(|t| t.index);
         let callsites = self.names.callsites();
@@ -448,7 +501,10 @@ impl LiveSession {
             } else {
                 // The process-wide peak lives in the process: while it
                 // runs, the largest thread peak (and the live bytes) bound it.
-                let live: i64 = threads.iter().map(|t| t.live_bytes).sum();
+                // Saturating: a hostile file may hold any figures.
+                let live = threads
+                    .iter()
+                    .fold(0i64, |sum, t| sum.saturating_add(t.live_bytes));
                 let peak = threads.iter().map(|t| t.peak_live_bytes).max().unwrap_or(0);
                 AllocSummary {
                     live_bytes: live,
@@ -509,8 +565,8 @@ impl LiveSession {
                 } else {
                     by_path.entry(path).or_default()
                 };
-                e.0 += samples;
-                e.1 += ns;
+                e.0 = e.0.saturating_add(samples);
+                e.1 = e.1.saturating_add(ns);
             }
         }
         let mut input = fin.unwrap_or_else(|| CpuInput {
@@ -522,7 +578,9 @@ impl LiveSession {
                     let (samples, cpu_ns) = t
                         .cpu_samples
                         .iter()
-                        .fold((0, 0), |(s, n), &(_, s2, n2)| (s + s2, n + n2));
+                        .fold((0u64, 0u64), |(s, n), &(_, s2, n2)| {
+                            (s.saturating_add(s2), n.saturating_add(n2))
+                        });
                     CpuThreadInput {
                         tid: t.tid,
                         name: t.name.clone(),
@@ -541,6 +599,13 @@ impl LiveSession {
         input.by_path = by_path.into_iter().map(|(p, (s, n))| (p, s, n)).collect();
         (input.outside_samples, input.outside_cpu_ns) = outside;
         Some(input)
+    }
+
+    fn truncated(&self) -> Error {
+        Error(format!(
+            "{}: a file changed size while being read (truncated)",
+            self.dir.display()
+        ))
     }
 
     /// The session's report now, as the program's own
@@ -576,15 +641,54 @@ impl Live {
     }
 }
 
-/// Where a block's histograms start (`None` if the header is not a
-/// block's; reading it then fails with the reason).
-fn hist_offset(m: &Mapping) -> Option<usize> {
-    // SAFETY: every block file is at least a page (checked at mapping),
-    // which holds the whole header.
-    let h = unsafe { &*(m.base() as *const perflens_core::layout::Header) };
-    // SAFETY: as above; volatile: the writer may be writing.
-    let off = unsafe { std::ptr::read_volatile(&h.off_hist) } as usize;
-    (off.is_multiple_of(4096) && off <= m.len()).then_some(off)
+/// Refuses figures no program writes: every figure of every node and
+/// thread, all added together, must fit a u64. The report adds figures
+/// up by function, path and thread, and some of them together (calls
+/// and cancelled calls), so any sum it makes then fits too. A hostile
+/// file holding counters near `u64::MAX` is an error here rather than
+/// an overflow there. (A real session is nowhere near: 2^64 ns is 584
+/// years, 2^64 bytes 16 EiB.)
+fn check_sums(threads: &[ThreadSnapshot]) -> Result<(), String> {
+    let mut sum = 0u64;
+    let mut add = |name: &str, v: u64| -> Result<(), String> {
+        sum = sum.checked_add(v).ok_or_else(|| {
+            format!("the session's figures add up past 2^64 (at its {name}): corrupt")
+        })?;
+        Ok(())
+    };
+    for t in threads {
+        add("overflow calls", t.overflow_calls)?;
+        add("dropped frames", t.dropped_frames)?;
+        add("live bytes", t.live_bytes.unsigned_abs())?;
+        add("peak live bytes", t.peak_live_bytes)?;
+        for &(_, samples, ns) in &t.cpu_samples {
+            add("CPU samples", samples)?;
+            add("CPU ns", ns)?;
+        }
+        for n in &t.nodes {
+            for (name, v) in [
+                ("calls", n.calls),
+                ("timed calls", n.timed_calls),
+                ("total ns", n.total_ns),
+                ("self ns", n.self_ns),
+                ("busy ns", n.busy_ns),
+                ("polls", n.polls),
+                ("cancelled calls", n.cancelled),
+                ("timed cancelled calls", n.timed_cancelled),
+                ("cancelled ns", n.cancelled_ns),
+                ("bytes allocated", n.alloc_bytes),
+                ("allocations", n.alloc_count),
+                ("bytes freed", n.free_bytes),
+                ("frees", n.free_count),
+                ("inclusive-time histogram counts", n.hist_total.count()),
+                ("exclusive-time histogram counts", n.hist_self.count()),
+                ("bytes histogram counts", n.hist_alloc.count()),
+            ] {
+                add(name, v)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Opens a file of the session for reading after the same checks as a

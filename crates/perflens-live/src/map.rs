@@ -11,8 +11,9 @@
 //! raises SIGBUS. While mappings exist, the reader's process has a SIGBUS
 //! handler that, for an address inside one of them, maps a page of zeros
 //! over the faulting page and returns: the read is retried and gets
-//! zeros, the fault is counted, and the reader turns the count into an
-//! error ("changed size while being read"). A SIGBUS at any other address
+//! zeros, the mapping is marked as faulted, and every later read of it is
+//! an error ("changed size while being read": the patched pages read as
+//! zeros from then on without faulting again). A SIGBUS at any other address
 //! gets the disposition the process had before (by default, the process
 //! dies as it would have).
 
@@ -20,33 +21,29 @@ use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Once;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Registered mappings: `(start, len)`, `start == 0` for a free slot.
 const SLOTS: usize = 1024;
 static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 static LENS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
-/// SIGBUS faults inside registered mappings so far.
-static FAULTS: AtomicU64 = AtomicU64::new(0);
+/// Per slot: whether its mapping took a fault. A page the guard patched
+/// reads as zeros from then on without faulting again, so the mapping
+/// must remember it: every later read of it is an error too.
+static FAULTED: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
 /// The SIGBUS disposition before ours.
 static mut PREVIOUS: std::mem::MaybeUninit<libc::sigaction> = std::mem::MaybeUninit::uninit();
 static INSTALL: Once = Once::new();
-
-/// How many faults the guard has absorbed (for callers comparing before
-/// and after a read).
-pub fn faults() -> u64 {
-    FAULTS.load(Ordering::SeqCst)
-}
 
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
     let page = addr & !4095;
-    let ours = (0..SLOTS).any(|i| {
+    let ours = (0..SLOTS).find(|&i| {
         let start = STARTS[i].load(Ordering::SeqCst);
         start != 0 && addr >= start && addr < start + LENS[i].load(Ordering::SeqCst)
     });
-    if ours {
+    if let Some(slot) = ours {
         // SAFETY: replaces one page of our own read-only mapping with
         // zeros; mmap is a plain system call (async-signal-safe in
         // practice), and errno is saved around it.
@@ -62,7 +59,7 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
             );
             *libc::__errno_location() = errno;
         }
-        FAULTS.fetch_add(1, Ordering::SeqCst);
+        FAULTED[slot].store(true, Ordering::SeqCst);
         return;
     }
     // Not ours: what the process would have done without us.
@@ -148,6 +145,13 @@ impl Mapping {
         self.len
     }
 
+    /// Whether reading this mapping ever touched a page past the end of
+    /// its file (the file shrank after it was mapped): the guard then
+    /// put zeros there, and what is read from it is not the file's.
+    pub fn faulted(&self) -> bool {
+        FAULTED[self.slot].load(Ordering::SeqCst)
+    }
+
     /// Whether the mapping is empty (never: files are checked).
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -221,6 +225,7 @@ fn map_fd(fd: libc::c_int, path: &Path, min_len: usize) -> Result<Mapping, Strin
         })
         .ok_or_else(|| format!("too many files mapped at once ({SLOTS})"))?;
     LENS[slot].store(0, Ordering::SeqCst);
+    FAULTED[slot].store(false, Ordering::SeqCst);
     // SAFETY: a read-only shared mapping of an fd we own, no address hint;
     // checked against MAP_FAILED.
     let p = unsafe {

@@ -32,14 +32,41 @@ pub struct Names {
 /// At most this many bytes in one record: names are short.
 const MAX_RECORD: usize = 1 << 20;
 
+/// The reader reads the names file this many bytes at a time at most:
+/// room for a record of [`MAX_RECORD`] bytes, and some.
+pub const READ_CHUNK: usize = 4 * MAX_RECORD;
+
 impl Names {
-    /// Parses the records in `bytes`, the file's contents from
-    /// [`Names::parsed`] on. Records stop at the first one cut short (the
-    /// rest comes with the next read). An unknown kind or a malformed
-    /// payload is an error: the file is not what this reader reads.
-    pub fn parse(&mut self, bytes: &[u8]) -> Result<(), String> {
-        let mut at = 0usize;
-        while bytes.len() - at >= REC_HEAD {
+    /// Parses the records in `bytes`, the file's committed contents from
+    /// [`Names::parsed`] on (`last`: up to the committed length; else a
+    /// chunk of them, whose last record may go on in the next chunk).
+    /// The writer commits whole records only, so a record cut short by
+    /// the committed length is an error, as are an unknown kind and a
+    /// malformed payload: the file is not what this reader reads.
+    /// Records parsed before an error stay parsed: a later read starts at
+    /// the failing record again (and fails again), and never applies a
+    /// record twice.
+    pub fn parse(&mut self, bytes: &[u8], last: bool) -> Result<(), String> {
+        let mut done = 0usize;
+        let r = self.parse_from(bytes, last, &mut done);
+        self.parsed += done as u64;
+        r
+    }
+
+    /// [`Names::parse`], counting in `done` the bytes of the records
+    /// parsed.
+    fn parse_from(&mut self, bytes: &[u8], last: bool, done: &mut usize) -> Result<(), String> {
+        while *done < bytes.len() {
+            let at = *done;
+            if bytes.len() - at < REC_HEAD {
+                if !last {
+                    break;
+                }
+                return Err(format!(
+                    "names record at byte {}: cut short by the committed length (corrupt)",
+                    self.parsed + at as u64
+                ));
+            }
             let kind = bytes[at];
             let len = u32::from_le_bytes(bytes[at + 1..at + REC_HEAD].try_into().unwrap_or([0; 4]))
                 as usize;
@@ -47,13 +74,18 @@ impl Names {
                 return Err(format!("names record of {len} bytes: corrupt"));
             }
             let Some(payload) = bytes.get(at + REC_HEAD..at + REC_HEAD + len) else {
-                break;
+                if !last {
+                    break;
+                }
+                return Err(format!(
+                    "names record at byte {} of {len} bytes runs past the committed length (corrupt)",
+                    self.parsed + at as u64
+                ));
             };
             self.record(kind, payload)
                 .map_err(|e| format!("names record at byte {}: {e}", self.parsed + at as u64))?;
-            at += REC_HEAD + len;
+            *done = at + REC_HEAD + len;
         }
-        self.parsed += at as u64;
         Ok(())
     }
 
