@@ -287,6 +287,31 @@ mod tests {
             check_within_1_64th(values.into_iter().map(|(e, m)| (1u64 << e) | (m & ((1u64 << e) - 1))).collect());
         }
 
+        /// Merging is recording everything into one, whether the two
+        /// share every bucket, some or none.
+        #[test]
+        fn merge_is_recording_both(
+            a in prop::collection::vec(0u64..5000, 0..60),
+            b in prop::collection::vec(0u64..5000, 0..60),
+            subset in any::<bool>(),
+        ) {
+            let record = |vs: &[u64]| {
+                let mut h = Histogram::new();
+                vs.iter().for_each(|&v| h.record(v));
+                h
+            };
+            // `subset`: b's values drawn from a's (every bucket shared).
+            let b: Vec<u64> = if subset && !a.is_empty() {
+                b.iter().map(|&i| a[i as usize % a.len()]).collect()
+            } else {
+                b
+            };
+            let mut merged = record(&a);
+            merged.merge(&record(&b));
+            let all: Vec<u64> = a.iter().chain(&b).copied().collect();
+            prop_assert_eq!(merged, record(&all));
+        }
+
         #[test]
         fn quantiles_within_1_64th_clustered(base in 1u64..10_000_000, spread in 0u64..1000, n in 1usize..3000, seed in any::<u64>()) {
             let mut x = seed | 1;
