@@ -255,27 +255,7 @@ fn map_fd(fd: libc::c_int, path: &Path, min_len: usize) -> Result<Mapping, Strin
     })
 }
 
-/// Refuses a file or directory that is not this user's, or that group or
-/// others may access.
-pub fn check_owner(st: &libc::stat, path: &Path) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if st.st_uid != me {
-        return Err(format!(
-            "{} belongs to uid {}, not {me}; refused",
-            path.display(),
-            st.st_uid
-        ));
-    }
-    if st.st_mode & 0o077 != 0 {
-        return Err(format!(
-            "{} has mode {:o}: open to group or others; refused",
-            path.display(),
-            st.st_mode & 0o777
-        ));
-    }
-    Ok(())
-}
+pub use perflens_core::live::check_owner;
 
 impl Drop for Mapping {
     fn drop(&mut self) {

@@ -32,36 +32,8 @@ const CHILD: &str = "PERFLENS_HOSTILE_TEST_CHILD";
 /// How long one read may take before it counts as a hang.
 const LIMIT: Duration = Duration::from_secs(10);
 
-#[perflens::measure]
-fn parse(n: u64) -> u64 {
-    let v: Vec<u64> = (0..n).collect();
-    std::hint::black_box(v.iter().sum())
-}
-
-#[perflens::measure]
-fn spin(n: u64) -> u64 {
-    let mut x = 0u64;
-    for i in 0..n {
-        x = x.wrapping_mul(31).wrapping_add(std::hint::black_box(i));
-    }
-    x
-}
-
-#[perflens::measure]
-fn request(i: u64) -> u64 {
-    parse(64 + i % 64) + spin(20_000)
-}
-
-#[perflens::measure]
-fn worker(id: u64, until: Instant) -> u64 {
-    let mut acc = 0;
-    let mut i = id;
-    while Instant::now() < until {
-        acc ^= request(i);
-        i += 1;
-    }
-    acc
-}
+mod common;
+use common::worker;
 
 /// The program: a CPU-sampled, allocation-counted live session with two
 /// threads of measured work, for `CHILD` ms.

@@ -20,36 +20,8 @@ static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc:
 /// Set in the child: how long it runs its workload, in ms.
 const CHILD: &str = "PERFLENS_LIVE_TEST_CHILD";
 
-#[perflens::measure]
-fn parse(n: u64) -> u64 {
-    let v: Vec<u64> = (0..n).collect();
-    std::hint::black_box(v.iter().sum())
-}
-
-#[perflens::measure]
-fn spin(n: u64) -> u64 {
-    let mut x = 0u64;
-    for i in 0..n {
-        x = x.wrapping_mul(31).wrapping_add(std::hint::black_box(i));
-    }
-    x
-}
-
-#[perflens::measure]
-fn request(i: u64) -> u64 {
-    parse(64 + i % 64) + spin(20_000)
-}
-
-#[perflens::measure]
-fn worker(id: u64, until: Instant) -> u64 {
-    let mut acc = 0;
-    let mut i = id;
-    while Instant::now() < until {
-        acc ^= request(i);
-        i += 1;
-    }
-    acc
-}
+mod common;
+use common::{parse, worker};
 
 #[perflens::measure]
 fn only_in_the_forked_child(i: u64) -> u64 {
@@ -229,7 +201,7 @@ fn snapshots_only_grow_while_the_program_runs() {
     );
     let names: Vec<&str> = previous.iter().map(|(n, _)| n.as_str()).collect();
     for f in ["request", "parse", "spin", "worker"] {
-        let name = format!("two_processes::{f}");
+        let name = format!("two_processes::common::{f}");
         assert!(
             names.contains(&name.as_str()),
             "{name} missing from {names:?}"
