@@ -173,6 +173,12 @@ pub struct App {
     collapsed: HashSet<String>,
     page: usize,
     table: Table,
+    /// The raw rows of the current report, for the table they were made
+    /// for (made again when the report or the table changes).
+    raw: Option<(TableId, Vec<RawRow>)>,
+    /// The same of the previous report, for rates: the current report's
+    /// become these when a new picture arrives.
+    raw_previous: Option<(TableId, Vec<RawRow>)>,
 }
 
 impl App {
@@ -203,6 +209,8 @@ impl App {
             collapsed: HashSet::new(),
             page: 10,
             table: Table::default(),
+            raw: None,
+            raw_previous: None,
         }
     }
 
@@ -224,14 +232,18 @@ impl App {
                         if same {
                             return;
                         }
+                        self.raw = None;
                     }
                     Some(cur) if cur.report.elapsed_ns < frame.report.elapsed_ns => {
                         self.previous = Some(cur.report);
+                        self.raw_previous = self.raw.take();
                         self.current = Some(frame);
                     }
                     // A new session (the clock went back): no rate yet.
                     _ => {
                         self.previous = None;
+                        self.raw_previous = None;
+                        self.raw = None;
                         self.current = Some(frame);
                     }
                 }
@@ -563,17 +575,29 @@ impl App {
             .map(|r| r.key.clone());
         let same_table =
             self.table.headers.first().map(String::as_str) == id.columns().first().map(|c| c.title);
-        self.table = match &self.current {
-            Some(frame) => build(
+        // The raw rows of each report, made once per report and table.
+        let raw_of =
+            |cache: &mut Option<(TableId, Vec<RawRow>)>, report: Option<&Report>| match report {
+                Some(r) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
+                    *cache = Some((id, table::rows(id, r)));
+                }
+                Some(_) => {}
+                None => *cache = None,
+            };
+        raw_of(&mut self.raw, self.current.as_ref().map(|f| &f.report));
+        raw_of(&mut self.raw_previous, self.previous.as_ref());
+        self.table = match (&self.current, &self.raw) {
+            (Some(frame), Some((_, rows))) => build(
                 id,
                 &frame.report,
-                self.previous.as_ref(),
+                rows,
+                (self.previous.as_ref()).zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice())),
                 self.values,
                 self.sorts[slot],
                 &self.filter,
                 &self.collapsed,
             ),
-            None => Table::default(),
+            _ => Table::default(),
         };
         if same_table {
             if let Some(key) = selected_key {
@@ -603,11 +627,11 @@ fn cpu_note(report: &Report) -> Option<String> {
     }
 }
 
-/// A value ready to sort and format.
-#[derive(Clone, Debug, PartialEq)]
-enum Val {
+/// A value ready to sort and format (text borrowed from the raw row).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Val<'a> {
     Num(f64),
-    Text(String),
+    Text(&'a str),
     None,
 }
 
@@ -615,18 +639,20 @@ enum Val {
 /// the interval from `prev` (the same row in the previous report, if it
 /// was there: a row that appeared since counts from 0; a value that was
 /// not measured then has no rate).
-fn value(
+fn value<'a>(
     column: &Column,
-    cur: &Raw,
+    row: &'a RawRow,
+    cur: &'a Raw,
     prev: Option<&Raw>,
     values: Values,
     elapsed_ns: u64,
     dt_ns: Option<u64>,
-) -> Val {
+) -> Val<'a> {
     let n = match cur {
         Raw::U(v) => *v,
         Raw::I(v) => return Val::Num(*v as f64),
-        Raw::T(t) => return Val::Text(t.clone()),
+        Raw::T(t) => return Val::Text(t),
+        Raw::Name => return Val::Text(&row.name),
         Raw::Missing => return Val::None,
     };
     match (column.agg, values) {
@@ -662,7 +688,7 @@ fn value(
 
 fn format(unit: Unit, v: &Val) -> String {
     let n = match v {
-        Val::Text(t) => return t.clone(),
+        Val::Text(t) => return t.to_string(),
         Val::None => return "-".into(),
         Val::Num(n) => *n,
     };
@@ -692,146 +718,176 @@ fn compare(a: &Val, b: &Val) -> Ordering {
     }
 }
 
-fn natural(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.chars().peekable(), b.chars().peekable());
+/// Text A to Z, digit runs by their number (leading zeros aside: `7`
+/// and `07` tie there, and the rest decides). On bytes: UTF-8 orders as
+/// the code points do, and no byte of a multi-byte character is an ASCII
+/// digit.
+pub(super) fn natural(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
     loop {
-        match (a.peek().copied(), b.peek().copied()) {
+        match (a.get(i), b.get(j)) {
             (None, None) => return Ordering::Equal,
             (None, Some(_)) => return Ordering::Less,
             (Some(_), None) => return Ordering::Greater,
             (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let take = |it: &mut std::iter::Peekable<std::str::Chars>| {
-                    let mut s = String::new();
-                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
-                        s.push(c);
-                        it.next();
+                /// The digit run at `at`, without its leading zeros;
+                /// `at` moves past it.
+                fn run<'s>(s: &'s [u8], at: &mut usize) -> &'s [u8] {
+                    let start = *at;
+                    while s.get(*at).is_some_and(u8::is_ascii_digit) {
+                        *at += 1;
                     }
-                    s
-                };
-                let (x, y) = (take(&mut a), take(&mut b));
-                let (xt, yt) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
-                let o = (xt.len().cmp(&yt.len())).then(xt.cmp(yt));
+                    let zeros = (s[start..*at].iter()).take_while(|&&d| d == b'0').count();
+                    &s[start + zeros..*at]
+                }
+                let (x, y) = (run(a, &mut i), run(b, &mut j));
+                let o = (x.len().cmp(&y.len())).then(x.cmp(y));
                 if o != Ordering::Equal {
                     return o;
                 }
             }
             (Some(x), Some(y)) => {
-                let o = x.cmp(&y);
+                let o = x.cmp(y);
                 if o != Ordering::Equal {
                     return o;
                 }
-                a.next();
-                b.next();
+                i += 1;
+                j += 1;
             }
         }
     }
 }
 
-/// A row with its values, before formatting.
-struct Built {
-    raw: RawRow,
-    vals: Vec<Val>,
+/// A hasher for the rows' keys (names and frames, not chosen by an
+/// adversary): FxHash's word-at-a-time mix, far cheaper than SipHash on
+/// ten thousand keys a refresh.
+#[derive(Default, Clone, Copy)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
-/// Builds one table: values (rates from `previous`), filter, sort, and
-/// for the tree, the collapsed nodes left out.
-pub fn build(
+type KeyMap<'a> = HashMap<&'a str, usize, std::hash::BuildHasherDefault<KeyHasher>>;
+
+/// Builds one table from the current report's raw rows (`rows`): values
+/// (rates from `previous`, the previous report and its raw rows), filter,
+/// sort, and for the tree, the collapsed nodes left out.
+#[allow(clippy::too_many_arguments)]
+fn build(
     id: TableId,
     report: &Report,
-    previous: Option<&Report>,
+    rows: &[RawRow],
+    previous: Option<(&Report, &[RawRow])>,
     values: Values,
     sort: Sort,
     filter: &str,
     collapsed: &HashSet<String>,
 ) -> Table {
     let columns = id.columns();
-    let prev_rows: HashMap<String, RawRow> = previous
-        .map(|p| {
-            (table::rows(id, p).into_iter())
-                .map(|r| (r.key.clone(), r))
-                .collect()
-        })
-        .unwrap_or_default();
-    let dt_ns = previous.map(|p| report.elapsed_ns.saturating_sub(p.elapsed_ns));
-    let built: Vec<Built> = (table::rows(id, report).into_iter())
-        .map(|raw| {
-            let prev = prev_rows.get(&raw.key);
-            let vals = (columns.iter().enumerate())
-                .map(|(i, c)| {
-                    let before = prev.and_then(|p| p.values.get(i));
-                    value(c, &raw.values[i], before, values, report.elapsed_ns, dt_ns)
-                })
-                .collect();
-            Built { raw, vals }
-        })
-        .collect();
+    let n = columns.len();
+    let prev_rows: &[RawRow] = previous.map_or(&[], |(_, r)| r);
+    let mut prev_index = KeyMap::default();
+    prev_index.reserve(prev_rows.len());
+    for (i, r) in prev_rows.iter().enumerate() {
+        prev_index.insert(r.key.as_str(), i);
+    }
+    let dt_ns = previous.map(|(p, _)| report.elapsed_ns.saturating_sub(p.elapsed_ns));
+    // Every row's values, `n` a row.
+    let mut vals: Vec<Val> = Vec::with_capacity(rows.len() * n);
+    for raw in rows {
+        let prev = prev_index.get(raw.key.as_str()).map(|&i| &prev_rows[i]);
+        for (i, c) in columns.iter().enumerate() {
+            let before = prev.and_then(|p| p.values.get(i));
+            vals.push(value(
+                c,
+                raw,
+                &raw.values[i],
+                before,
+                values,
+                report.elapsed_ns,
+                dt_ns,
+            ));
+        }
+    }
+    let vals_of = |i: usize| &vals[i * n..(i + 1) * n];
 
     let needle = filter.to_lowercase();
     let matches = |name: &str| needle.is_empty() || name.to_lowercase().contains(&needle);
-    let order = |a: &Built, b: &Built| {
-        let c = sort.column.min(columns.len() - 1);
-        let o = compare(&a.vals[c], &b.vals[c]);
+    let c = sort.column.min(n - 1);
+    let order = |a: usize, b: usize| {
+        let o = compare(&vals_of(a)[c], &vals_of(b)[c]);
         let o = if sort.reversed { o.reverse() } else { o };
         // Ties: by name, so that the order is stable between refreshes.
-        o.then_with(|| natural(&a.raw.name, &b.raw.name))
+        o.then_with(|| natural(&rows[a].name, &rows[b].name))
     };
 
-    let mut rows: Vec<Row> = Vec::new();
+    let mut out: Vec<Row> = Vec::new();
     if id == TableId::Paths {
-        // Children by parent key; a node is shown when it or a
-        // descendant matches the filter.
-        let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-        for (i, b) in built.iter().enumerate() {
-            children.entry(b.raw.parent.as_deref()).or_default().push(i);
+        // Children by parent; a node is shown when it or a descendant
+        // matches the filter.
+        let mut roots: Vec<usize> = Vec::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
+        for (i, r) in rows.iter().enumerate() {
+            match r.parent {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
         }
-        for list in children.values_mut() {
-            list.sort_by(|&x, &y| order(&built[x], &built[y]));
+        roots.sort_by(|&x, &y| order(x, y));
+        for list in &mut children {
+            list.sort_by(|&x, &y| order(x, y));
         }
-        let mut keep = vec![needle.is_empty(); built.len()];
+        let mut keep = vec![needle.is_empty(); rows.len()];
         if !needle.is_empty() {
-            // Parents come before their children in `built`: walk back.
-            let index: HashMap<&str, usize> = (built.iter().enumerate())
-                .map(|(i, b)| (b.raw.key.as_str(), i))
-                .collect();
-            for i in (0..built.len()).rev() {
-                if matches(&built[i].raw.name) {
+            // Parents come before their children: walk back.
+            for i in (0..rows.len()).rev() {
+                if matches(&rows[i].name) {
                     keep[i] = true;
                 }
                 if keep[i] {
-                    if let Some(p) = built[i].raw.parent.as_deref().and_then(|p| index.get(p)) {
-                        keep[*p] = true;
+                    if let Some(p) = rows[i].parent {
+                        keep[p] = true;
                     }
                 }
             }
         }
-        let mut stack: Vec<(usize, usize)> = (children.get(&None).into_iter().flatten())
-            .rev()
-            .map(|&i| (i, 0))
-            .collect();
+        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&i| (i, 0)).collect();
         while let Some((i, depth)) = stack.pop() {
             if !keep[i] {
                 continue;
             }
-            let b = &built[i];
-            let kids: Vec<usize> = (children
-                .get(&Some(b.raw.key.as_str()))
-                .into_iter()
-                .flatten())
-            .copied()
-            .filter(|&k| keep[k])
-            .collect();
-            let expanded = (!kids.is_empty()).then(|| !collapsed.contains(&b.raw.key));
-            rows.push(row(columns, b, Some((depth, expanded))));
+            let kids = &children[i];
+            let has_kids = kids.iter().any(|&k| keep[k]);
+            let expanded = has_kids.then(|| !collapsed.contains(&rows[i].key));
+            out.push(row(columns, &rows[i], vals_of(i), Some((depth, expanded))));
             if expanded == Some(true) {
                 stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
             }
         }
     } else {
-        let mut order_of: Vec<&Built> = built.iter().filter(|b| matches(&b.raw.name)).collect();
-        order_of.sort_by(|a, b| order(a, b));
-        rows = order_of
+        let mut order_of: Vec<usize> = (0..rows.len())
+            .filter(|&i| matches(&rows[i].name))
+            .collect();
+        order_of.sort_by(|&a, &b| order(a, b));
+        out = order_of
             .into_iter()
-            .map(|b| row(columns, b, None))
+            .map(|i| row(columns, &rows[i], vals_of(i), None))
             .collect();
     }
 
@@ -848,36 +904,44 @@ pub fn build(
         })
         .collect();
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
+    for r in &out {
         for (w, c) in widths.iter_mut().zip(&r.cells) {
             *w = (*w).max(c.chars().count());
         }
     }
     Table {
         headers,
-        rows,
+        rows: out,
         widths,
     }
 }
 
 /// One formatted row; `tree` gives a tree row's depth and expansion.
-fn row(columns: &[Column], b: &Built, tree: Option<(usize, Option<bool>)>) -> Row {
-    let mut cells: Vec<String> = (columns.iter().zip(&b.vals))
-        .map(|(c, v)| format(c.unit, v))
-        .collect();
+fn row(columns: &[Column], raw: &RawRow, vals: &[Val], tree: Option<(usize, Option<bool>)>) -> Row {
     let (depth, expanded) = tree.unwrap_or((0, None));
-    if tree.is_some() {
-        let marker = match expanded {
-            Some(true) => "▾ ",
-            Some(false) => "▸ ",
-            None => "  ",
-        };
-        cells[0] = format!("{}{marker}{}", "  ".repeat(depth), b.raw.name);
-    }
+    let cells: Vec<String> = (columns.iter().zip(vals).enumerate())
+        .map(|(i, (c, v))| match tree {
+            Some(_) if i == 0 => {
+                let marker = match expanded {
+                    Some(true) => "▾ ",
+                    Some(false) => "▸ ",
+                    None => "  ",
+                };
+                let mut cell = String::with_capacity(2 * depth + marker.len() + raw.name.len());
+                for _ in 0..depth {
+                    cell.push_str("  ");
+                }
+                cell.push_str(marker);
+                cell.push_str(&raw.name);
+                cell
+            }
+            _ => format(c.unit, v),
+        })
+        .collect();
     Row {
-        key: b.raw.key.clone(),
+        key: raw.key.clone(),
         cells,
-        name: b.raw.name.clone(),
+        name: raw.name.clone(),
         depth,
         expanded,
         tree: tree.is_some(),

@@ -194,6 +194,9 @@ pub enum Raw {
     I(i64),
     /// Text.
     T(String),
+    /// The row's name (the first column's value, kept once in
+    /// [`RawRow::name`]).
+    Name,
     /// Not measured (allocations not counted, no CPU samples, no
     /// completed call): shown as `-`.
     Missing,
@@ -214,8 +217,9 @@ pub struct RawRow {
     pub key: String,
     /// The name shown and filtered on (a tree node: its frame alone).
     pub name: String,
-    /// Tree rows: the parent's key (`None` for a root or a flat row).
-    pub parent: Option<String>,
+    /// Tree rows: the parent's index in the same list of rows (`None`
+    /// for a root or a flat row).
+    pub parent: Option<usize>,
     /// One per column.
     pub values: Vec<Raw>,
 }
@@ -302,7 +306,7 @@ pub fn rows(table: TableId, report: &Report) -> Vec<RawRow> {
 fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<RawRow> {
     (report.functions.iter())
         .map(|f| {
-            let mut v = vec![Raw::T(f.name.clone())];
+            let mut v = vec![Raw::Name];
             v.extend(values(f));
             RawRow {
                 key: f.name.clone(),
@@ -318,33 +322,43 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
 /// path, holding that prefix's segment (the calling context merged across
 /// threads; every path through it has the same segment there).
 fn paths(report: &Report) -> Vec<RawRow> {
-    let mut seen = std::collections::HashSet::new();
-    let mut rows = Vec::new();
+    // A node by its parent's row and its frame: each prefix is looked up
+    // by one name, and its key is written once, when its row is made.
+    let mut seen: std::collections::HashMap<(Option<usize>, &str), usize> =
+        std::collections::HashMap::new();
+    let mut rows: Vec<RawRow> = Vec::new();
     for path in &report.paths {
-        let mut key = String::new();
-        for (i, seg) in path.segments.iter().enumerate() {
-            let parent = (i > 0).then(|| key.clone());
-            if i > 0 {
-                key.push(KEY_SEP);
+        let mut parent: Option<usize> = None;
+        for seg in &path.segments {
+            let next = rows.len();
+            let i = *seen.entry((parent, seg.name.as_str())).or_insert(next);
+            if i == next {
+                let key = match parent {
+                    Some(p) => {
+                        let mut k = String::with_capacity(rows[p].key.len() + 1 + seg.name.len());
+                        k.push_str(&rows[p].key);
+                        k.push(KEY_SEP);
+                        k.push_str(&seg.name);
+                        k
+                    }
+                    None => seg.name.clone(),
+                };
+                rows.push(RawRow {
+                    key,
+                    name: seg.name.clone(),
+                    parent,
+                    values: vec![
+                        Raw::Name,
+                        Raw::U(seg.calls),
+                        Raw::U(seg.self_ns),
+                        Raw::U(seg.total_ns),
+                        Raw::U(seg.self_p50_ns),
+                        Raw::U(seg.self_p99_ns),
+                        Raw::opt(seg.alloc_bytes),
+                    ],
+                });
             }
-            key.push_str(&seg.name);
-            if !seen.insert(key.clone()) {
-                continue;
-            }
-            rows.push(RawRow {
-                key: key.clone(),
-                name: seg.name.clone(),
-                parent,
-                values: vec![
-                    Raw::T(seg.name.clone()),
-                    Raw::U(seg.calls),
-                    Raw::U(seg.self_ns),
-                    Raw::U(seg.total_ns),
-                    Raw::U(seg.self_p50_ns),
-                    Raw::U(seg.self_p99_ns),
-                    Raw::opt(seg.alloc_bytes),
-                ],
-            });
+            parent = Some(i);
         }
     }
     rows
@@ -371,10 +385,10 @@ fn threads(report: &Report) -> Vec<RawRow> {
             };
             RawRow {
                 key: t.index.to_string(),
-                name: name.clone(),
+                name,
                 parent: None,
                 values: vec![
-                    Raw::T(name),
+                    Raw::Name,
                     if t.tid == 0 {
                         Raw::Missing
                     } else {

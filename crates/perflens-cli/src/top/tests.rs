@@ -793,3 +793,59 @@ fn the_target_ends_when_the_source_says_so_or_the_report_is_final() {
     app.update(Ok(f));
     assert!(app.target_ended() && !app.wants_read());
 }
+
+#[test]
+fn names_sort_with_digit_runs_as_numbers() {
+    use super::app::natural;
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    assert_eq!(natural("#2", "#10"), Less);
+    assert_eq!(natural("#10", "#2"), Greater);
+    assert_eq!(natural("route_07", "route_7"), Equal);
+    assert_eq!(natural("route_007x", "route_7y"), Less);
+    assert_eq!(natural("step_99", "step_100"), Less);
+    assert_eq!(natural("a", "ab"), Less);
+    assert_eq!(natural("app::b", "app::a"), Greater);
+    assert_eq!(natural("", ""), Equal);
+    // Digits before letters, as the characters order; beyond ASCII by
+    // code point.
+    assert_eq!(natural("a1", "ab"), Less);
+    assert_eq!(natural("é2", "é10"), Less);
+    assert_eq!(natural("z", "é"), Less);
+    assert_eq!(natural("µs", "ms"), Greater);
+}
+
+#[test]
+fn hot_path_rows_match_the_previous_report_by_their_frames() {
+    // The previous report lists the paths in another order and lacks one:
+    // every node's rate still comes from the same frames.
+    let before = report(
+        1_000_000_000,
+        false,
+        &[],
+        &[
+            path(2, &[("a", 1, 10), ("c", 4, 40)]),
+            path(1, &[("a", 1, 10), ("b", 2, 20)]),
+        ],
+    );
+    let after = report(
+        2_000_000_000,
+        false,
+        &[],
+        &[
+            path(1, &[("a", 1, 10), ("b", 5, 50)]),
+            path(2, &[("a", 1, 10), ("c", 6, 60)]),
+            path(3, &[("d", 7, 70)]),
+        ],
+    );
+    let mut app = app();
+    app.key(Key::Char('h'));
+    app.update(Ok(frame(before)));
+    app.update(Ok(frame(after)));
+    assert_eq!(cells(&app, &key(&["a", "b"]))[1..3], ["3", "30 ns"]);
+    assert_eq!(cells(&app, &key(&["a", "c"]))[1..3], ["2", "20 ns"]);
+    assert_eq!(cells(&app, &key(&["a"]))[1..3], ["0", "0 ns"]);
+    assert_eq!(cells(&app, &key(&["d"]))[1..3], ["7", "70 ns"]);
+    // Switching tabs and back makes the rows of both reports again.
+    keys(&mut app, &[Key::Char('f'), Key::Char('h')]);
+    assert_eq!(cells(&app, &key(&["a", "b"]))[1..3], ["3", "30 ns"]);
+}
