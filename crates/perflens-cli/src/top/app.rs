@@ -6,7 +6,7 @@
 use super::source::{Frame, Needs, Target};
 use super::table::{self, Agg, Column, KEY_SEP, Raw, RawRow, TableId, Unit};
 use perflens_report::{
-    Report, format_bytes, format_count, format_duration, format_percent, format_signed_bytes,
+    Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -111,14 +111,12 @@ pub enum Key {
     CtrlC,
 }
 
-/// A row of the table on screen, formatted.
+/// A row of the table on screen: its values, written as text only when
+/// asked ([`Row::cells`]: the view asks for the rows it draws).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// Identity across refreshes (see [`RawRow::key`]).
     pub key: String,
-    /// One text per column; the first holds a tree row's indentation and
-    /// marker.
-    pub cells: Vec<String>,
     /// The name alone (what the filter matched).
     pub name: String,
     /// Tree rows: depth, 0 for a root.
@@ -128,6 +126,92 @@ pub struct Row {
     /// True for a row of the tree (its first cell starts with its
     /// indentation and marker: `2 * depth + 2` columns).
     pub tree: bool,
+    /// One value per column (the first: the name).
+    values: Vec<Shown>,
+    /// The table's columns (how each value is written).
+    columns: &'static [Column],
+}
+
+impl Row {
+    /// One text per column; the first holds a tree row's indentation and
+    /// marker.
+    pub fn cells(&self) -> Vec<String> {
+        (0..self.values.len()).map(|i| self.cell(i)).collect()
+    }
+
+    /// The text of column `i`.
+    pub fn cell(&self, i: usize) -> String {
+        let mut out = String::new();
+        // Writing into a String does not fail.
+        let _ = self.write_cell(&mut out, i);
+        out
+    }
+
+    /// The width of column `i`'s text, in characters, without writing it.
+    fn cell_width(&self, i: usize) -> usize {
+        match &self.values[i] {
+            Shown::Name if self.tree => 2 * self.depth + 2 + self.name.chars().count(),
+            Shown::Name => self.name.chars().count(),
+            Shown::Text(t) => t.chars().count(),
+            Shown::None => 1,
+            Shown::Num(_) => {
+                let mut count = CharCount(0);
+                let _ = self.write_cell(&mut count, i);
+                count.0
+            }
+        }
+    }
+
+    fn write_cell<W: std::fmt::Write>(&self, out: &mut W, i: usize) -> std::fmt::Result {
+        let n = match &self.values[i] {
+            Shown::Name if self.tree => {
+                let marker = match self.expanded {
+                    Some(true) => "▾ ",
+                    Some(false) => "▸ ",
+                    None => "  ",
+                };
+                for _ in 0..self.depth {
+                    out.write_str("  ")?;
+                }
+                out.write_str(marker)?;
+                return out.write_str(&self.name);
+            }
+            Shown::Name => return out.write_str(&self.name),
+            Shown::Text(t) => return out.write_str(t),
+            Shown::None => return out.write_str("-"),
+            Shown::Num(n) => *n,
+        };
+        let u = n.round().max(0.0) as u64;
+        match self.columns[i].unit {
+            Unit::Text | Unit::Id => write!(out, "{}", n.round() as i64),
+            Unit::Count => write_count(out, u),
+            Unit::Duration => write_duration(out, u),
+            Unit::Bytes => write_bytes(out, u),
+            Unit::SignedBytes => write_signed_bytes(out, n.round() as i64),
+            Unit::Percent => write_percent(out, n),
+        }
+    }
+}
+
+/// A value of a row on screen, before it is written.
+#[derive(Clone, Debug, PartialEq)]
+enum Shown {
+    Num(f64),
+    /// The row's name (the first column).
+    Name,
+    Text(String),
+    /// Not measured, or no rate: `-`.
+    None,
+}
+
+/// Counts the characters written, keeping none.
+struct CharCount(usize);
+
+impl std::fmt::Write for CharCount {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 += s.chars().count();
+        Ok(())
+    }
 }
 
 /// The table on screen: headers, rows, and each column's width.
@@ -686,23 +770,6 @@ fn value<'a>(
     }
 }
 
-fn format(unit: Unit, v: &Val) -> String {
-    let n = match v {
-        Val::Text(t) => return t.to_string(),
-        Val::None => return "-".into(),
-        Val::Num(n) => *n,
-    };
-    let u = n.round().max(0.0) as u64;
-    match unit {
-        Unit::Text | Unit::Id => format!("{}", n.round() as i64),
-        Unit::Count => format_count(u),
-        Unit::Duration => format_duration(u),
-        Unit::Bytes => format_bytes(u),
-        Unit::SignedBytes => format_signed_bytes(n.round() as i64),
-        Unit::Percent => format_percent(n),
-    }
-}
-
 /// Orders two values of a column: numbers largest first, text A to Z
 /// (digit runs by their number: `#2` before `#10`); missing values last
 /// either way.
@@ -903,10 +970,12 @@ fn build(
             h
         })
         .collect();
+    // Every row's widths (not only those drawn: the columns keep their
+    // width while the selection moves), counted without writing a text.
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
     for r in &out {
-        for (w, c) in widths.iter_mut().zip(&r.cells) {
-            *w = (*w).max(c.chars().count());
+        for (i, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(r.cell_width(i));
         }
     }
     Table {
@@ -916,34 +985,30 @@ fn build(
     }
 }
 
-/// One formatted row; `tree` gives a tree row's depth and expansion.
-fn row(columns: &[Column], raw: &RawRow, vals: &[Val], tree: Option<(usize, Option<bool>)>) -> Row {
+/// One row on screen; `tree` gives a tree row's depth and expansion.
+fn row(
+    columns: &'static [Column],
+    raw: &RawRow,
+    vals: &[Val],
+    tree: Option<(usize, Option<bool>)>,
+) -> Row {
     let (depth, expanded) = tree.unwrap_or((0, None));
-    let cells: Vec<String> = (columns.iter().zip(vals).enumerate())
-        .map(|(i, (c, v))| match tree {
-            Some(_) if i == 0 => {
-                let marker = match expanded {
-                    Some(true) => "▾ ",
-                    Some(false) => "▸ ",
-                    None => "  ",
-                };
-                let mut cell = String::with_capacity(2 * depth + marker.len() + raw.name.len());
-                for _ in 0..depth {
-                    cell.push_str("  ");
-                }
-                cell.push_str(marker);
-                cell.push_str(&raw.name);
-                cell
-            }
-            _ => format(c.unit, v),
+    let values = (vals.iter().enumerate())
+        .map(|(i, v)| match v {
+            // The first column is the name.
+            Val::Text(_) if i == 0 => Shown::Name,
+            Val::Text(t) => Shown::Text(t.to_string()),
+            Val::Num(n) => Shown::Num(*n),
+            Val::None => Shown::None,
         })
         .collect();
     Row {
         key: raw.key.clone(),
-        cells,
         name: raw.name.clone(),
         depth,
         expanded,
         tree: tree.is_some(),
+        values,
+        columns,
     }
 }

@@ -127,7 +127,7 @@ fn row<'a>(app: &'a App, key: &str) -> &'a Row {
 }
 
 fn cells(app: &App, key: &str) -> Vec<String> {
-    row(app, key).cells.clone()
+    row(app, key).cells()
 }
 
 /// Two successive reports, half a second apart.
@@ -405,12 +405,7 @@ fn hot_paths_are_a_tree_that_expands_and_collapses() {
             render.as_str()
         ]
     );
-    let first: Vec<String> = app
-        .table()
-        .rows
-        .iter()
-        .map(|r| r.cells[0].clone())
-        .collect();
+    let first: Vec<String> = app.table().rows.iter().map(|r| r.cell(0)).collect();
     assert_eq!(
         first,
         [
@@ -438,7 +433,7 @@ fn hot_paths_are_a_tree_that_expands_and_collapses() {
     assert_eq!(app.selected(), 2);
     app.key(Key::Left);
     assert_eq!(order(&app), [main.as_str(), idle.as_str(), work.as_str()]);
-    assert_eq!(row(&app, &work).cells[0], "  ▸ app::work");
+    assert_eq!(row(&app, &work).cell(0), "  ▸ app::work");
     app.key(Key::Left);
     assert_eq!(app.selected(), 0);
     // Enter toggles main; Right expands it, with work still collapsed.
@@ -848,4 +843,58 @@ fn hot_path_rows_match_the_previous_report_by_their_frames() {
     // Switching tabs and back makes the rows of both reports again.
     keys(&mut app, &[Key::Char('f'), Key::Char('h')]);
     assert_eq!(cells(&app, &key(&["a", "b"]))[1..3], ["3", "30 ns"]);
+}
+
+/// Each column's width is that of its widest text, header included.
+fn assert_widths(app: &App) {
+    let t = app.table();
+    for (i, &w) in t.widths.iter().enumerate() {
+        let widest = (t.rows.iter())
+            .map(|r| r.cell(i).chars().count())
+            .chain([t.headers[i].chars().count()])
+            .max();
+        assert_eq!(Some(w), widest, "column {i} of {:?}", t.headers);
+    }
+}
+
+#[test]
+fn columns_are_as_wide_as_their_widest_text() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    assert_widths(&app);
+    app.update(Ok(frame(b)));
+    for k in ['r', 'r', 'v', 'v', 'r', 'v'] {
+        app.key(Key::Char(k));
+        assert_widths(&app);
+    }
+    let mut app = self::app();
+    app.key(Key::Char('h'));
+    app.update(Ok(frame(tree_report(1_000_000_000, 1))));
+    assert_widths(&app);
+    app.update(Ok(frame(tree_report(1_250_000_000, 1_000_000))));
+    assert_widths(&app);
+    // Collapsed: the hidden rows do not count.
+    app.key(Key::Enter);
+    assert_eq!(app.table().rows.len(), 1);
+    assert_widths(&app);
+    app.key(Key::Char('r'));
+    assert_widths(&app);
+    let threads = [
+        thread(0, 101, "main", false, 12_345_678, 1 << 40),
+        thread(1, 102, "a-much-longer-name", true, 1, 0),
+    ];
+    let mut app = self::app();
+    app.key(Key::Char('t'));
+    app.update(Ok(frame(report_with(
+        1_000_000_000,
+        false,
+        &[],
+        &[],
+        &threads,
+        ALLOC,
+    ))));
+    assert_widths(&app);
+    app.key(Key::Char('r'));
+    assert_widths(&app);
 }
