@@ -4,7 +4,7 @@
 //! new sort, filter, tab or mode), never per key press that only moves.
 
 use super::source::{Frame, Needs, Target};
-use super::table::{self, Agg, Column, KEY_SEP, Raw, RawRow, TableId, Unit};
+use super::table::{self, Agg, Column, KEY_SEP, KeyHash, Raw, RawRow, TableId, Unit};
 use perflens_report::{
     Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };
@@ -791,7 +791,13 @@ fn compare(a: &Val, b: &Val) -> Ordering {
 /// digit.
 pub(super) fn natural(a: &str, b: &str) -> Ordering {
     let (a, b) = (a.as_bytes(), b.as_bytes());
-    let (mut i, mut j) = (0, 0);
+    // The common start compares equal: begin where they differ, or at
+    // the start of the digit run they differ in.
+    let mut same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while same > 0 && a[same - 1].is_ascii_digit() {
+        same -= 1;
+    }
+    let (mut i, mut j) = (same, same);
     loop {
         match (a.get(i), b.get(j)) {
             (None, None) => return Ordering::Equal,
@@ -826,31 +832,7 @@ pub(super) fn natural(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// A hasher for the rows' keys (names and frames, not chosen by an
-/// adversary): FxHash's word-at-a-time mix, far cheaper than SipHash on
-/// ten thousand keys a refresh.
-#[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
-        let mut chunks = bytes.chunks_exact(8);
-        for c in &mut chunks {
-            let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
-            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
-        }
-        for &b in chunks.remainder() {
-            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
-        }
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-type KeyMap<'a> = HashMap<&'a str, usize, std::hash::BuildHasherDefault<KeyHasher>>;
+type KeyMap<'a> = HashMap<&'a str, usize, KeyHash>;
 
 /// Builds one table from the current report's raw rows (`rows`): values
 /// (rates from `previous`, the previous report and its raw rows), filter,
