@@ -29,6 +29,7 @@
 //! Malformed snapshots (an index out of range, a parent cycle) never
 //! panic: the offending node or path is left out.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use perflens_core::histogram::Histogram;
@@ -40,9 +41,11 @@ use crate::model::{
 };
 use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
-/// One path's counters summed over threads.
+/// One path's counters summed over threads. Its histograms borrow the
+/// snapshot's while one node holds values (most paths run on one
+/// thread), and are copied to be merged only when a second one does.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Merged {
+pub(crate) struct Merged<'a> {
     pub(crate) calls: u64,
     timed_calls: u64,
     /// Unscaled inclusive time of the timed calls (for means).
@@ -57,8 +60,8 @@ pub(crate) struct Merged {
     polls: u64,
     cancelled: u64,
     timed_cancelled: u64,
-    hist_total: Histogram,
-    hist_self: Histogram,
+    hist_total: Cow<'a, Histogram>,
+    hist_self: Cow<'a, Histogram>,
     /// Deepest folded recursion at this path (0: none).
     max_depth: u32,
     /// Exclusive allocation counters (never scaled).
@@ -66,10 +69,23 @@ pub(crate) struct Merged {
     alloc_count: u64,
     free_bytes: u64,
     /// Per-call inclusive bytes.
-    hist_alloc: Histogram,
+    hist_alloc: Cow<'a, Histogram>,
 }
 
-impl Merged {
+/// Adds `h`'s values to `acc`: borrows `h` while `acc` is empty, the same
+/// values as merging it into an empty histogram.
+fn merge_hist<'a>(acc: &mut Cow<'a, Histogram>, h: &'a Histogram) {
+    if h.count() == 0 {
+        return;
+    }
+    if acc.count() == 0 {
+        *acc = Cow::Borrowed(h);
+    } else {
+        acc.to_mut().merge(h);
+    }
+}
+
+impl Merged<'_> {
     /// Whether the path ran: a call completed or a future was dropped
     /// before completing.
     fn ran(&self) -> bool {
@@ -98,7 +114,7 @@ fn mean(sum: u64, n: u64) -> u64 {
     }
 }
 
-pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
+pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged<'_>> {
     let mut merged = vec![Merged::default(); snap.paths.len()];
     for node in snap.threads.iter().flat_map(|t| &t.nodes) {
         let Some(m) = merged.get_mut(node.path as usize) else {
@@ -110,10 +126,10 @@ pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.alloc_bytes = m.alloc_bytes.saturating_add(node.alloc_bytes);
         m.alloc_count = m.alloc_count.saturating_add(node.alloc_count);
         m.free_bytes = m.free_bytes.saturating_add(node.free_bytes);
-        m.hist_alloc.merge(&node.hist_alloc);
+        merge_hist(&mut m.hist_alloc, &node.hist_alloc);
         m.max_depth = m.max_depth.max(node.max_depth);
-        m.hist_total.merge(&node.hist_total);
-        m.hist_self.merge(&node.hist_self);
+        merge_hist(&mut m.hist_total, &node.hist_total);
+        merge_hist(&mut m.hist_self, &node.hist_self);
         let (timed, timed_cancelled) = match snap.mode {
             Mode::Count => continue,
             Mode::Timed => (node.calls, node.cancelled),
@@ -401,7 +417,7 @@ pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
 fn function_rows(
     tree: &Tree<'_>,
     rows: Vec<FunctionRow>,
-    merged: &[Merged],
+    merged: &[Merged<'_>],
     incl: Option<&Inclusive>,
     percentiles: &[f64],
     quantile: &dyn Fn(&Histogram, f64) -> u64,
@@ -431,7 +447,7 @@ fn function_rows(
             a.max_depth = a.max_depth.max(tree.depth_of(path, row));
         }
         a.max_depth = a.max_depth.max(m.max_depth);
-        a.hist_total.merge(&m.hist_total);
+        merge_hist(&mut a.hist_total, &m.hist_total);
     }
     let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
     let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc).zip(alloc_acc))
@@ -530,25 +546,32 @@ fn hot_paths(
         }
     }
     let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
-    let path_of = |last: usize| -> Option<HotPath> {
+    // Each path's segment, made once: every path through a node has the
+    // same segment there (a prefix shared by a hundred paths costs its two
+    // quantiles once, not a hundred times).
+    let mut segments: Vec<Option<Segment>> = vec![None; snap.paths.len()];
+    let mut path_of = |last: usize| -> Option<HotPath> {
         let chain = tree.chain(last)?;
-        let segments = (chain.iter())
-            .map(|&p| Segment {
-                name: names(p),
-                calls: merged[p].calls,
-                total_ns: merged[p].total_ns,
-                self_ns: merged[p].self_ns,
-                self_p50_ns: quantile(&merged[p].hist_self, 50.0),
-                self_p99_ns: quantile(&merged[p].hist_self, 99.0),
-                max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
-                alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
-                alloc_incl_bytes: incl.map(|i| i.bytes[p]),
+        let segments: Vec<Segment> = (chain.iter())
+            .map(|&p| {
+                (segments[p].get_or_insert_with(|| Segment {
+                    name: names(p),
+                    calls: merged[p].calls,
+                    total_ns: merged[p].total_ns,
+                    self_ns: merged[p].self_ns,
+                    self_p50_ns: quantile(&merged[p].hist_self, 50.0),
+                    self_p99_ns: quantile(&merged[p].hist_self, 99.0),
+                    max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
+                    alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
+                    alloc_incl_bytes: incl.map(|i| i.bytes[p]),
+                }))
+                .clone()
             })
             .collect();
         let m = &merged[last];
         Some(HotPath {
             id: snap.paths[last].id,
-            frames: chain.iter().map(|&p| names(p)).collect(),
+            frames: segments.iter().map(|s| s.name.clone()).collect(),
             calls: m.calls,
             total_ns: m.total_ns,
             self_ns: m.self_ns,
@@ -589,7 +612,7 @@ fn hot_paths(
     let alloc_paths = incl.map(|_| {
         let mut paths: Vec<HotPath> = (1..snap.paths.len())
             .filter(|&p| merged[p].ran() && merged[p].alloc_bytes > 0)
-            .filter_map(path_of)
+            .filter_map(&mut path_of)
             .collect();
         paths.sort_by(|a, b| a.by_alloc(b));
         paths
