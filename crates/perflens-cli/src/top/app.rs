@@ -879,11 +879,12 @@ fn build(
     let needle = filter.to_lowercase();
     let matches = |name: &str| needle.is_empty() || name.to_lowercase().contains(&needle);
     let c = sort.column.min(n - 1);
+    let rank = name_ranks(rows);
     let order = |a: usize, b: usize| {
         let o = compare(&vals_of(a)[c], &vals_of(b)[c]);
         let o = if sort.reversed { o.reverse() } else { o };
         // Ties: by name, so that the order is stable between refreshes.
-        o.then_with(|| natural(&rows[a].name, &rows[b].name))
+        o.then_with(|| rank[a].cmp(&rank[b]))
     };
 
     let mut out: Vec<Row> = Vec::new();
@@ -965,6 +966,33 @@ fn build(
         rows: out,
         widths,
     }
+}
+
+/// Each row's place in the order of the names ([`natural`]), to compare
+/// as numbers: the sort's ties are many (equal rates), the distinct names
+/// few (a tree repeats its frames). Names that compare equal share one.
+fn name_ranks(rows: &[RawRow]) -> Vec<u32> {
+    let mut ids: HashMap<&str, u32, KeyHash> = HashMap::default();
+    let mut distinct: Vec<&str> = Vec::new();
+    let id_of: Vec<u32> = (rows.iter())
+        .map(|r| {
+            *ids.entry(r.name.as_str()).or_insert_with(|| {
+                distinct.push(&r.name);
+                (distinct.len() - 1) as u32
+            })
+        })
+        .collect();
+    let mut by_name: Vec<usize> = (0..distinct.len()).collect();
+    by_name.sort_by(|&a, &b| natural(distinct[a], distinct[b]));
+    let mut rank_of = vec![0u32; distinct.len()];
+    let mut rank = 0;
+    for (k, &id) in by_name.iter().enumerate() {
+        if k > 0 && natural(distinct[by_name[k - 1]], distinct[id]) != Ordering::Equal {
+            rank += 1;
+        }
+        rank_of[id] = rank;
+    }
+    id_of.into_iter().map(|id| rank_of[id as usize]).collect()
 }
 
 /// One row on screen; `tree` gives a tree row's depth and expansion.

@@ -324,9 +324,10 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
 fn paths(report: &Report) -> Vec<RawRow> {
     // A node by its parent's row and its frame: each prefix is looked up
     // by one name, and its key is written once, when its row is made.
+    let frames: usize = report.paths.iter().map(|p| p.segments.len()).sum();
     let mut seen: std::collections::HashMap<(Option<usize>, &str), usize, KeyHash> =
-        std::collections::HashMap::default();
-    let mut rows: Vec<RawRow> = Vec::new();
+        std::collections::HashMap::with_capacity_and_hasher(frames, KeyHash::default());
+    let mut rows: Vec<RawRow> = Vec::with_capacity(frames);
     for path in &report.paths {
         let mut parent: Option<usize> = None;
         for seg in &path.segments {

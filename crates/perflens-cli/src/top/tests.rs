@@ -898,3 +898,17 @@ fn columns_are_as_wide_as_their_widest_text() {
     app.key(Key::Char('r'));
     assert_widths(&app);
 }
+
+#[test]
+fn ties_are_ordered_by_name_digits_as_numbers() {
+    let names = ["app::f10", "app::f09", "app::F1", "app::f9"];
+    let funcs: Vec<String> = names.iter().map(|n| func(n, 3, 300, 100)).collect();
+    let mut app = app();
+    app.update(Ok(frame(report(1_000_000_000, false, &funcs, &[]))));
+    app.key(Key::Char('r'));
+    // Equal totals: by name; f09 and f9 tie there too and keep the
+    // report's order.
+    assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
+    app.key(Key::Char('S'));
+    assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
+}
