@@ -32,7 +32,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use perflens_core::histogram::Histogram;
+use perflens_core::histogram::{BUCKETS, Histogram};
 use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 
 use crate::model::{
@@ -423,6 +423,7 @@ fn function_rows(
     quantile: &dyn Fn(&Histogram, f64) -> u64,
 ) -> Vec<FunctionRow> {
     let mut acc = vec![Merged::default(); rows.len()];
+    let mut hists: Vec<Vec<&Histogram>> = vec![Vec::new(); rows.len()];
     let mut alloc_acc = vec![AllocAcc::default(); rows.len()];
     for (path, m) in merged.iter().enumerate() {
         let Some(row) = tree.row_of_path[path] else {
@@ -447,7 +448,28 @@ fn function_rows(
             a.max_depth = a.max_depth.max(tree.depth_of(path, row));
         }
         a.max_depth = a.max_depth.max(m.max_depth);
-        merge_hist(&mut a.hist_total, &m.hist_total);
+        if m.hist_total.count() > 0 {
+            hists[row].push(&m.hist_total);
+        }
+    }
+    // Each row's latency histogram: its one path's, or every path's
+    // buckets summed at once (merging them one by one copied the growing
+    // sum at every path).
+    let mut dense = vec![0u64; BUCKETS];
+    for (a, hs) in acc.iter_mut().zip(&hists) {
+        match hs.as_slice() {
+            [] => {}
+            [h] => a.hist_total = Cow::Borrowed(*h),
+            _ => {
+                for h in hs {
+                    for &(i, c) in h.buckets() {
+                        dense[i as usize] += c;
+                    }
+                }
+                a.hist_total = Cow::Owned(Histogram::from_dense(dense.iter().copied()));
+                dense.fill(0);
+            }
+        }
     }
     let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
     let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc).zip(alloc_acc))
