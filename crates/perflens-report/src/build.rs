@@ -267,17 +267,26 @@ impl Tree<'_> {
     /// or `None` if it passes through an internal callsite or is broken.
     pub(crate) fn chain(&self, path: usize) -> Option<Vec<usize>> {
         let mut out = Vec::new();
+        self.chain_into(path, &mut out).then_some(out)
+    }
+
+    /// [`Tree::chain`] into `out` (cleared first): false where `chain`
+    /// gives `None`.
+    pub(crate) fn chain_into(&self, path: usize, out: &mut Vec<usize>) -> bool {
+        out.clear();
         let mut p = path;
         for _ in 0..self.snap.paths.len() {
             if p == 0 {
                 out.reverse();
-                return Some(out);
+                return true;
             }
-            self.row_of_path.get(p).copied().flatten()?;
+            if self.row_of_path.get(p).copied().flatten().is_none() {
+                return false;
+            }
             out.push(p);
             p = self.snap.paths[p].parent as usize;
         }
-        None
+        false
     }
 
     /// Frames of function `row` on the chain of `path`, `path` included
@@ -568,26 +577,31 @@ fn hot_paths(
         }
     }
     let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
-    // Each path's segment, made once: every path through a node has the
-    // same segment there (a prefix shared by a hundred paths costs its two
-    // quantiles once, not a hundred times).
-    let mut segments: Vec<Option<Segment>> = vec![None; snap.paths.len()];
+    // Each node's self quantiles, computed once: every path through a
+    // node has the same segment there.
+    let mut quantiles: Vec<Option<(u64, u64)>> = vec![None; snap.paths.len()];
+    let mut chain = Vec::new();
     let mut path_of = |last: usize| -> Option<HotPath> {
-        let chain = tree.chain(last)?;
+        if !tree.chain_into(last, &mut chain) {
+            return None;
+        }
         let segments: Vec<Segment> = (chain.iter())
             .map(|&p| {
-                (segments[p].get_or_insert_with(|| Segment {
+                let (self_p50_ns, self_p99_ns) = *quantiles[p].get_or_insert_with(|| {
+                    let h = &merged[p].hist_self;
+                    (quantile(h, 50.0), quantile(h, 99.0))
+                });
+                Segment {
                     name: names(p),
                     calls: merged[p].calls,
                     total_ns: merged[p].total_ns,
                     self_ns: merged[p].self_ns,
-                    self_p50_ns: quantile(&merged[p].hist_self, 50.0),
-                    self_p99_ns: quantile(&merged[p].hist_self, 99.0),
+                    self_p50_ns,
+                    self_p99_ns,
                     max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
                     alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
                     alloc_incl_bytes: incl.map(|i| i.bytes[p]),
-                }))
-                .clone()
+                }
             })
             .collect();
         let m = &merged[last];
@@ -605,9 +619,13 @@ fn hot_paths(
     // Sorted before the rows are built, by what `HotPath::tie_break`
     // compares after the time: moving thousands of built rows (strings,
     // segments) while sorting cost more than building them.
-    let frames_of = |p: usize| -> Vec<&str> {
-        (tree.chain(p).unwrap_or_default().into_iter())
-            .map(|q| {
+    let mut buf = Vec::new();
+    let mut frames_of = |p: usize| -> Vec<&str> {
+        if !tree.chain_into(p, &mut buf) {
+            return Vec::new();
+        }
+        (buf.iter())
+            .map(|&q| {
                 snap.callsites[snap.paths[q].callsite as usize]
                     .name
                     .as_str()
