@@ -154,11 +154,11 @@ impl Row {
             Shown::Name => self.name.chars().count(),
             Shown::Text(t) => t.chars().count(),
             Shown::None => 1,
-            Shown::Num(_) => {
+            Shown::Num(n) => number_width(self.columns[i].unit, *n).unwrap_or_else(|| {
                 let mut count = CharCount(0);
                 let _ = self.write_cell(&mut count, i);
                 count.0
-            }
+            }),
         }
     }
 
@@ -190,6 +190,39 @@ impl Row {
             Unit::SignedBytes => write_signed_bytes(out, n.round() as i64),
             Unit::Percent => write_percent(out, n),
         }
+    }
+}
+
+/// The width of a count's or a duration's text (as `write_cell` writes
+/// it), from the number alone; `None` for other units, and where two
+/// decimals round to the next power of ten or so near it that only the
+/// text tells (`9.995`).
+pub(super) fn number_width(unit: Unit, n: f64) -> Option<usize> {
+    let digits = |v: u64| v.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let u = n.round().max(0.0) as u64;
+    match unit {
+        Unit::Count => Some(digits(u) + (digits(u) - 1) / 3),
+        Unit::Duration if u < 1_000 => Some(digits(u) + 3),
+        Unit::Duration => {
+            // As write_duration picks the unit.
+            let v = u as f64;
+            let (x, unit_chars) = if v / 1e3 < 999.995 {
+                (v / 1e3, 2)
+            } else if v / 1e6 < 999.995 {
+                (v / 1e6, 2)
+            } else {
+                (v / 1e9, 1)
+            };
+            let hundredths = x * 100.0;
+            let frac = hundredths - hundredths.floor();
+            if (frac - 0.5).abs() < 1e-3 {
+                return None;
+            }
+            let whole = hundredths.round() as u64 / 100;
+            // "x.yy unit"
+            Some(digits(whole) + 3 + 1 + unit_chars)
+        }
+        _ => None,
     }
 }
 

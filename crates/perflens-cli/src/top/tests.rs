@@ -912,3 +912,36 @@ fn ties_are_ordered_by_name_digits_as_numbers() {
     app.key(Key::Char('S'));
     assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
 }
+
+#[test]
+fn widths_from_numbers_are_those_of_their_texts() {
+    use super::app::number_width;
+    use super::table::Unit;
+    use perflens_report::{format_count, format_duration};
+    let mut values: Vec<u64> = vec![0, 1, 9, 10, 999, 1_000, 1_001, u64::MAX];
+    for k in 0..19 {
+        let p = 10u64.pow(k);
+        for d in [1, 2, 3, 4, 5, 6, 9, 10, 11, 50, 94, 95, 96, 99, 100, 101] {
+            values.extend([p * 10 - d.min(p * 10), p.saturating_mul(d), p + d]);
+        }
+    }
+    // Around every place where two decimals round up to the next digit.
+    for scale in [1_000u64, 1_000_000, 1_000_000_000] {
+        for boundary in [10, 100, 1_000, 10_000] {
+            let at = boundary * scale - scale / 200;
+            values.extend((at.saturating_sub(50)..at + 50).step_by(1));
+        }
+    }
+    for v in values {
+        let n = v as f64;
+        let text = format_duration(n.round().max(0.0) as u64);
+        if let Some(w) = number_width(Unit::Duration, n) {
+            assert_eq!(w, text.chars().count(), "{v}: {text}");
+        }
+        let text = format_count(n.round().max(0.0) as u64);
+        assert_eq!(number_width(Unit::Count, n), Some(text.len()), "{v}");
+    }
+    // Rates are fractions: rounded first.
+    assert_eq!(number_width(Unit::Count, 999.5), Some(5));
+    assert_eq!(number_width(Unit::Duration, 999.4), Some(6));
+}
