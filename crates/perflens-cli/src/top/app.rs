@@ -117,8 +117,8 @@ pub enum Key {
 pub struct Row {
     /// Identity across refreshes (see [`RawRow::key`]).
     pub key: String,
-    /// The name alone (what the filter matched).
-    pub name: String,
+    /// The name, when it is not the key's last frame (see [`Row::name`]).
+    own_name: Option<String>,
     /// Tree rows: depth, 0 for a root.
     pub depth: usize,
     /// Tree rows: `Some(expanded)` when the node has children.
@@ -133,6 +133,11 @@ pub struct Row {
 }
 
 impl Row {
+    /// The name alone (what the filter matched).
+    pub fn name(&self) -> &str {
+        (self.own_name.as_deref()).unwrap_or_else(|| table::last_frame(&self.key))
+    }
+
     /// One text per column; the first holds a tree row's indentation and
     /// marker.
     pub fn cells(&self) -> Vec<String> {
@@ -150,8 +155,8 @@ impl Row {
     /// The width of column `i`'s text, in characters, without writing it.
     fn cell_width(&self, i: usize) -> usize {
         match &self.values[i] {
-            Shown::Name if self.tree => 2 * self.depth + 2 + self.name.chars().count(),
-            Shown::Name => self.name.chars().count(),
+            Shown::Name if self.tree => 2 * self.depth + 2 + self.name().chars().count(),
+            Shown::Name => self.name().chars().count(),
             Shown::Text(t) => t.chars().count(),
             Shown::None => 1,
             Shown::Num(n) => number_width(self.columns[i].unit, *n).unwrap_or_else(|| {
@@ -174,9 +179,9 @@ impl Row {
                     out.write_str("  ")?;
                 }
                 out.write_str(marker)?;
-                return out.write_str(&self.name);
+                return out.write_str(self.name());
             }
-            Shown::Name => return out.write_str(&self.name),
+            Shown::Name => return out.write_str(self.name()),
             Shown::Text(t) => return out.write_str(t),
             Shown::None => return out.write_str("-"),
             Shown::Num(n) => *n,
@@ -769,7 +774,7 @@ fn value<'a>(
         Raw::U(v) => *v,
         Raw::I(v) => return Val::Num(*v as f64),
         Raw::T(t) => return Val::Text(t),
-        Raw::Name => return Val::Text(&row.name),
+        Raw::Name => return Val::Text(row.name()),
         Raw::Missing => return Val::None,
     };
     match (column.agg, values) {
@@ -940,7 +945,7 @@ fn build(
         if !needle.is_empty() {
             // Parents come before their children: walk back.
             for i in (0..rows.len()).rev() {
-                if matches(&rows[i].name) {
+                if matches(rows[i].name()) {
                     keep[i] = true;
                 }
                 if keep[i] {
@@ -965,7 +970,7 @@ fn build(
         }
     } else {
         let mut order_of: Vec<usize> = (0..rows.len())
-            .filter(|&i| matches(&rows[i].name))
+            .filter(|&i| matches(rows[i].name()))
             .collect();
         order_of.sort_by(|&a, &b| order(a, b));
         out = order_of
@@ -1009,8 +1014,8 @@ fn name_ranks(rows: &[RawRow]) -> Vec<u32> {
     let mut distinct: Vec<&str> = Vec::new();
     let id_of: Vec<u32> = (rows.iter())
         .map(|r| {
-            *ids.entry(r.name.as_str()).or_insert_with(|| {
-                distinct.push(&r.name);
+            *ids.entry(r.name()).or_insert_with(|| {
+                distinct.push(r.name());
                 (distinct.len() - 1) as u32
             })
         })
@@ -1047,7 +1052,7 @@ fn row(
         .collect();
     Row {
         key: raw.key.clone(),
-        name: raw.name.clone(),
+        own_name: raw.own_name.clone(),
         depth,
         expanded,
         tree: tree.is_some(),

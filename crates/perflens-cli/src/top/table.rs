@@ -215,13 +215,30 @@ pub struct RawRow {
     /// Identity across reports: the function name, the path's frames
     /// (joined with [`KEY_SEP`]), or the thread index.
     pub key: String,
-    /// The name shown and filtered on (a tree node: its frame alone).
-    pub name: String,
+    /// The name shown and filtered on, when it is not the key's last
+    /// frame (see [`RawRow::name`]).
+    pub own_name: Option<String>,
     /// Tree rows: the parent's index in the same list of rows (`None`
     /// for a root or a flat row).
     pub parent: Option<usize>,
     /// One per column.
     pub values: Vec<Raw>,
+}
+
+impl RawRow {
+    /// The name shown and filtered on: a tree node's frame alone, a
+    /// function's name (the key), a thread's label.
+    pub fn name(&self) -> &str {
+        self.own_name
+            .as_deref()
+            .unwrap_or_else(|| last_frame(&self.key))
+    }
+}
+
+/// A key's last frame (the whole key when it has one frame).
+pub fn last_frame(key: &str) -> &str {
+    key.rfind(KEY_SEP)
+        .map_or(key, |i| &key[i + KEY_SEP.len_utf8()..])
 }
 
 /// Separates the frames of a hot-path key: a character no name holds.
@@ -310,7 +327,7 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
             v.extend(values(f));
             RawRow {
                 key: f.name.clone(),
-                name: f.name.clone(),
+                own_name: (f.name.contains(KEY_SEP)).then(|| f.name.clone()),
                 parent: None,
                 values: v,
             }
@@ -346,7 +363,8 @@ fn paths(report: &Report) -> Vec<RawRow> {
                 };
                 rows.push(RawRow {
                     key,
-                    name: seg.name.clone(),
+                    // The key's last frame, unless the name holds a KEY_SEP.
+                    own_name: (seg.name.contains(KEY_SEP)).then(|| seg.name.clone()),
                     parent,
                     values: vec![
                         Raw::Name,
@@ -413,7 +431,7 @@ fn threads(report: &Report) -> Vec<RawRow> {
             };
             RawRow {
                 key: t.index.to_string(),
-                name,
+                own_name: Some(name),
                 parent: None,
                 values: vec![
                     Raw::Name,
