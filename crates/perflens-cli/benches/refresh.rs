@@ -173,7 +173,7 @@ fn main() {
         };
         let names = [
             "map and read, build report",
-            "rows of the view (rates, sort)",
+            "view rows (rates, sort)",
             "draw 200x50",
             "drop the picture",
         ];

@@ -29,9 +29,10 @@
 //! Malformed snapshots (an index out of range, a parent cycle) never
 //! panic: the offending node or path is left out.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
-use perflens_core::histogram::Histogram;
+use perflens_core::histogram::{BUCKETS, Histogram};
 use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
 
 use crate::model::{
@@ -40,9 +41,11 @@ use crate::model::{
 };
 use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
-/// One path's counters summed over threads.
+/// One path's counters summed over threads. Its histograms borrow the
+/// snapshot's while one node holds values (most paths run on one
+/// thread), and are copied to be merged only when a second one does.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Merged {
+pub(crate) struct Merged<'a> {
     pub(crate) calls: u64,
     timed_calls: u64,
     /// Unscaled inclusive time of the timed calls (for means).
@@ -57,8 +60,8 @@ pub(crate) struct Merged {
     polls: u64,
     cancelled: u64,
     timed_cancelled: u64,
-    hist_total: Histogram,
-    hist_self: Histogram,
+    hist_total: Cow<'a, Histogram>,
+    hist_self: Cow<'a, Histogram>,
     /// Deepest folded recursion at this path (0: none).
     max_depth: u32,
     /// Exclusive allocation counters (never scaled).
@@ -66,10 +69,23 @@ pub(crate) struct Merged {
     alloc_count: u64,
     free_bytes: u64,
     /// Per-call inclusive bytes.
-    hist_alloc: Histogram,
+    hist_alloc: Cow<'a, Histogram>,
 }
 
-impl Merged {
+/// Adds `h`'s values to `acc`: borrows `h` while `acc` is empty, the same
+/// values as merging it into an empty histogram.
+fn merge_hist<'a>(acc: &mut Cow<'a, Histogram>, h: &'a Histogram) {
+    if h.count() == 0 {
+        return;
+    }
+    if acc.count() == 0 {
+        *acc = Cow::Borrowed(h);
+    } else {
+        acc.to_mut().merge(h);
+    }
+}
+
+impl Merged<'_> {
     /// Whether the path ran: a call completed or a future was dropped
     /// before completing.
     fn ran(&self) -> bool {
@@ -98,7 +114,7 @@ fn mean(sum: u64, n: u64) -> u64 {
     }
 }
 
-pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
+pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged<'_>> {
     let mut merged = vec![Merged::default(); snap.paths.len()];
     for node in snap.threads.iter().flat_map(|t| &t.nodes) {
         let Some(m) = merged.get_mut(node.path as usize) else {
@@ -110,10 +126,10 @@ pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged> {
         m.alloc_bytes = m.alloc_bytes.saturating_add(node.alloc_bytes);
         m.alloc_count = m.alloc_count.saturating_add(node.alloc_count);
         m.free_bytes = m.free_bytes.saturating_add(node.free_bytes);
-        m.hist_alloc.merge(&node.hist_alloc);
+        merge_hist(&mut m.hist_alloc, &node.hist_alloc);
         m.max_depth = m.max_depth.max(node.max_depth);
-        m.hist_total.merge(&node.hist_total);
-        m.hist_self.merge(&node.hist_self);
+        merge_hist(&mut m.hist_total, &node.hist_total);
+        merge_hist(&mut m.hist_self, &node.hist_self);
         let (timed, timed_cancelled) = match snap.mode {
             Mode::Count => continue,
             Mode::Timed => (node.calls, node.cancelled),
@@ -251,17 +267,26 @@ impl Tree<'_> {
     /// or `None` if it passes through an internal callsite or is broken.
     pub(crate) fn chain(&self, path: usize) -> Option<Vec<usize>> {
         let mut out = Vec::new();
+        self.chain_into(path, &mut out).then_some(out)
+    }
+
+    /// [`Tree::chain`] into `out` (cleared first): false where `chain`
+    /// gives `None`.
+    pub(crate) fn chain_into(&self, path: usize, out: &mut Vec<usize>) -> bool {
+        out.clear();
         let mut p = path;
         for _ in 0..self.snap.paths.len() {
             if p == 0 {
                 out.reverse();
-                return Some(out);
+                return true;
             }
-            self.row_of_path.get(p).copied().flatten()?;
+            if self.row_of_path.get(p).copied().flatten().is_none() {
+                return false;
+            }
             out.push(p);
             p = self.snap.paths[p].parent as usize;
         }
-        None
+        false
     }
 
     /// Frames of function `row` on the chain of `path`, `path` included
@@ -401,12 +426,13 @@ pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
 fn function_rows(
     tree: &Tree<'_>,
     rows: Vec<FunctionRow>,
-    merged: &[Merged],
+    merged: &[Merged<'_>],
     incl: Option<&Inclusive>,
     percentiles: &[f64],
     quantile: &dyn Fn(&Histogram, f64) -> u64,
 ) -> Vec<FunctionRow> {
     let mut acc = vec![Merged::default(); rows.len()];
+    let mut hists: Vec<Vec<&Histogram>> = vec![Vec::new(); rows.len()];
     let mut alloc_acc = vec![AllocAcc::default(); rows.len()];
     for (path, m) in merged.iter().enumerate() {
         let Some(row) = tree.row_of_path[path] else {
@@ -431,7 +457,28 @@ fn function_rows(
             a.max_depth = a.max_depth.max(tree.depth_of(path, row));
         }
         a.max_depth = a.max_depth.max(m.max_depth);
-        a.hist_total.merge(&m.hist_total);
+        if m.hist_total.count() > 0 {
+            hists[row].push(&m.hist_total);
+        }
+    }
+    // Each row's latency histogram: its one path's, or every path's
+    // buckets summed at once (merging them one by one copied the growing
+    // sum at every path).
+    let mut dense = vec![0u64; BUCKETS];
+    for (a, hs) in acc.iter_mut().zip(&hists) {
+        match hs.as_slice() {
+            [] => {}
+            [h] => a.hist_total = Cow::Borrowed(*h),
+            _ => {
+                for h in hs {
+                    for &(i, c) in h.buckets() {
+                        dense[i as usize] += c;
+                    }
+                }
+                a.hist_total = Cow::Owned(Histogram::from_dense(dense.iter().copied()));
+                dense.fill(0);
+            }
+        }
     }
     let sampled_mode = matches!(tree.snap.mode, Mode::Sampled { .. });
     let mut out: Vec<FunctionRow> = (rows.into_iter().zip(acc).zip(alloc_acc))
@@ -530,25 +577,37 @@ fn hot_paths(
         }
     }
     let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
-    let path_of = |last: usize| -> Option<HotPath> {
-        let chain = tree.chain(last)?;
-        let segments = (chain.iter())
-            .map(|&p| Segment {
-                name: names(p),
-                calls: merged[p].calls,
-                total_ns: merged[p].total_ns,
-                self_ns: merged[p].self_ns,
-                self_p50_ns: quantile(&merged[p].hist_self, 50.0),
-                self_p99_ns: quantile(&merged[p].hist_self, 99.0),
-                max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
-                alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
-                alloc_incl_bytes: incl.map(|i| i.bytes[p]),
+    // Each node's self quantiles, computed once: every path through a
+    // node has the same segment there.
+    let mut quantiles: Vec<Option<(u64, u64)>> = vec![None; snap.paths.len()];
+    let mut chain = Vec::new();
+    let mut path_of = |last: usize| -> Option<HotPath> {
+        if !tree.chain_into(last, &mut chain) {
+            return None;
+        }
+        let segments: Vec<Segment> = (chain.iter())
+            .map(|&p| {
+                let (self_p50_ns, self_p99_ns) = *quantiles[p].get_or_insert_with(|| {
+                    let h = &merged[p].hist_self;
+                    (quantile(h, 50.0), quantile(h, 99.0))
+                });
+                Segment {
+                    name: names(p),
+                    calls: merged[p].calls,
+                    total_ns: merged[p].total_ns,
+                    self_ns: merged[p].self_ns,
+                    self_p50_ns,
+                    self_p99_ns,
+                    max_depth: (merged[p].max_depth >= 2).then_some(merged[p].max_depth),
+                    alloc_bytes: incl.map(|_| merged[p].alloc_bytes),
+                    alloc_incl_bytes: incl.map(|i| i.bytes[p]),
+                }
             })
             .collect();
         let m = &merged[last];
         Some(HotPath {
             id: snap.paths[last].id,
-            frames: chain.iter().map(|&p| names(p)).collect(),
+            frames: segments.iter().map(|s| s.name.clone()).collect(),
             calls: m.calls,
             total_ns: m.total_ns,
             self_ns: m.self_ns,
@@ -560,9 +619,13 @@ fn hot_paths(
     // Sorted before the rows are built, by what `HotPath::tie_break`
     // compares after the time: moving thousands of built rows (strings,
     // segments) while sorting cost more than building them.
-    let frames_of = |p: usize| -> Vec<&str> {
-        (tree.chain(p).unwrap_or_default().into_iter())
-            .map(|q| {
+    let mut buf = Vec::new();
+    let mut frames_of = |p: usize| -> Vec<&str> {
+        if !tree.chain_into(p, &mut buf) {
+            return Vec::new();
+        }
+        (buf.iter())
+            .map(|&q| {
                 snap.callsites[snap.paths[q].callsite as usize]
                     .name
                     .as_str()
@@ -589,7 +652,7 @@ fn hot_paths(
     let alloc_paths = incl.map(|_| {
         let mut paths: Vec<HotPath> = (1..snap.paths.len())
             .filter(|&p| merged[p].ran() && merged[p].alloc_bytes > 0)
-            .filter_map(path_of)
+            .filter_map(&mut path_of)
             .collect();
         paths.sort_by(|a, b| a.by_alloc(b));
         paths

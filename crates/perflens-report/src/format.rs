@@ -1,11 +1,22 @@
 //! Human units for the terminal: durations, byte sizes, counts,
 //! percentages, and names cut to a column width.
+//!
+//! Each unit also writes into any [`fmt::Write`] (`write_*`): what a
+//! caller that only measures or appends needs, without a `String` a
+//! value.
+
+use std::fmt::{self, Write};
 
 /// A duration in the largest unit that keeps it at or above 1:
 /// `850 ns`, `12.35 µs`, `3.20 ms`, `15.61 s` (two decimals above ns).
 pub fn duration(ns: u64) -> String {
+    to_string(|s| write_duration(s, ns))
+}
+
+/// [`duration`], written into `out`.
+pub fn write_duration<W: Write + ?Sized>(out: &mut W, ns: u64) -> fmt::Result {
     if ns < 1_000 {
-        return format!("{ns} ns");
+        return write!(out, "{ns} ns");
     }
     const UNITS: [(f64, &str); 3] = [(1e3, "µs"), (1e6, "ms"), (1e9, "s")];
     let v = ns as f64;
@@ -13,7 +24,7 @@ pub fn duration(ns: u64) -> String {
         let x = v / scale;
         // Move up a unit when rounding would print "1000.00".
         if x < 999.995 || i == UNITS.len() - 1 {
-            return format!("{x:.2} {unit}");
+            return write!(out, "{x:.2} {unit}");
         }
     }
     unreachable!("the last unit always returns")
@@ -23,8 +34,13 @@ pub fn duration(ns: u64) -> String {
 /// GiB and TiB that keeps it at or above 1, with two decimals:
 /// `1.50 KiB`, `3.25 MiB`, `4.00 GiB`.
 pub fn bytes(n: u64) -> String {
+    to_string(|s| write_bytes(s, n))
+}
+
+/// [`bytes`], written into `out`.
+pub fn write_bytes<W: Write + ?Sized>(out: &mut W, n: u64) -> fmt::Result {
     if n < 1024 {
-        return format!("{n} B");
+        return write!(out, "{n} B");
     }
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
     let v = n as f64;
@@ -33,7 +49,7 @@ pub fn bytes(n: u64) -> String {
         let x = v / scale;
         // Move up a unit when rounding would print "1024.00".
         if x < 1023.995 || i == UNITS.len() - 1 {
-            return format!("{x:.2} {unit}");
+            return write!(out, "{x:.2} {unit}");
         }
         scale *= 1024.0;
     }
@@ -42,34 +58,65 @@ pub fn bytes(n: u64) -> String {
 
 /// [`bytes`] of a signed size, with a `-` when negative.
 pub fn signed_bytes(n: i64) -> String {
+    to_string(|s| write_signed_bytes(s, n))
+}
+
+/// [`signed_bytes`], written into `out`.
+pub fn write_signed_bytes<W: Write + ?Sized>(out: &mut W, n: i64) -> fmt::Result {
     if n < 0 {
-        format!("-{}", bytes(n.unsigned_abs()))
-    } else {
-        bytes(n.unsigned_abs())
+        out.write_char('-')?;
     }
+    write_bytes(out, n.unsigned_abs())
 }
 
 /// A count with thousands separators: `1,234,567`.
 pub fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+    to_string(|s| write_count(s, n))
+}
+
+/// [`count`], written into `out`.
+pub fn write_count<W: Write + ?Sized>(out: &mut W, n: u64) -> fmt::Result {
+    // u64::MAX has 20 digits.
+    let mut digits = [0u8; 20];
+    let mut len = 0;
+    let mut rest = n;
+    loop {
+        digits[len] = b'0' + (rest % 10) as u8;
+        len += 1;
+        rest /= 10;
+        if rest == 0 {
+            break;
         }
-        out.push(c);
     }
-    out
+    for i in 0..len {
+        if i > 0 && (len - i).is_multiple_of(3) {
+            out.write_char(',')?;
+        }
+        out.write_char(char::from(digits[len - 1 - i]))?;
+    }
+    Ok(())
 }
 
 /// A percentage with one decimal, capped at `>999%` (several threads can
 /// spend more than the session's wall time in one function).
 pub fn percent(p: f64) -> String {
+    to_string(|s| write_percent(s, p))
+}
+
+/// [`percent`], written into `out`.
+pub fn write_percent<W: Write + ?Sized>(out: &mut W, p: f64) -> fmt::Result {
     if p >= 999.95 {
-        ">999%".to_string()
+        out.write_str(">999%")
     } else {
-        format!("{p:.1}%")
+        write!(out, "{p:.1}%")
     }
+}
+
+fn to_string(write: impl FnOnce(&mut String) -> fmt::Result) -> String {
+    let mut s = String::new();
+    // Writing into a String does not fail.
+    let _ = write(&mut s);
+    s
 }
 
 /// Display width of a string, counting each `char` as one column.
@@ -133,6 +180,19 @@ mod tests {
         assert_eq!(count(1_000), "1,000");
         assert_eq!(count(1_234_567), "1,234,567");
         assert_eq!(count(u64::MAX), "18,446,744,073,709,551,615");
+    }
+
+    #[test]
+    fn counts_keep_every_digit() {
+        let mut n = 1u64;
+        for _ in 0..20 {
+            for v in [n - 1, n, n + 1, n.saturating_mul(7), u64::MAX] {
+                let plain: String = count(v).chars().filter(|&c| c != ',').collect();
+                assert_eq!(plain, v.to_string());
+                assert_eq!(count(v).len(), plain.len() + (plain.len() - 1) / 3);
+            }
+            n = n.saturating_mul(10);
+        }
     }
 
     #[test]

@@ -111,7 +111,8 @@ pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
 pub use format::{
     bytes as format_bytes, count as format_count, duration as format_duration,
-    percent as format_percent, signed_bytes as format_signed_bytes, truncate_left,
+    percent as format_percent, signed_bytes as format_signed_bytes, truncate_left, write_bytes,
+    write_count, write_duration, write_percent, write_signed_bytes,
 };
 pub use json::write_json;
 pub use model::{

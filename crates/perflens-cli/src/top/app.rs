@@ -4,9 +4,9 @@
 //! new sort, filter, tab or mode), never per key press that only moves.
 
 use super::source::{Frame, Needs, Target};
-use super::table::{self, Agg, Column, KEY_SEP, Raw, RawRow, TableId, Unit};
+use super::table::{self, Agg, Column, KEY_SEP, KeyHash, Raw, RawRow, TableId, Unit};
 use perflens_report::{
-    Report, format_bytes, format_count, format_duration, format_percent, format_signed_bytes,
+    Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -111,16 +111,14 @@ pub enum Key {
     CtrlC,
 }
 
-/// A row of the table on screen, formatted.
+/// A row of the table on screen: its values, written as text only when
+/// asked ([`Row::cells`]: the view asks for the rows it draws).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// Identity across refreshes (see [`RawRow::key`]).
     pub key: String,
-    /// One text per column; the first holds a tree row's indentation and
-    /// marker.
-    pub cells: Vec<String>,
-    /// The name alone (what the filter matched).
-    pub name: String,
+    /// The name, when it is not the key's last frame (see [`Row::name`]).
+    own_name: Option<String>,
     /// Tree rows: depth, 0 for a root.
     pub depth: usize,
     /// Tree rows: `Some(expanded)` when the node has children.
@@ -128,6 +126,130 @@ pub struct Row {
     /// True for a row of the tree (its first cell starts with its
     /// indentation and marker: `2 * depth + 2` columns).
     pub tree: bool,
+    /// One value per column (the first: the name).
+    values: Vec<Shown>,
+    /// The table's columns (how each value is written).
+    columns: &'static [Column],
+}
+
+impl Row {
+    /// The name alone (what the filter matched).
+    pub fn name(&self) -> &str {
+        (self.own_name.as_deref()).unwrap_or_else(|| table::last_frame(&self.key))
+    }
+
+    /// One text per column; the first holds a tree row's indentation and
+    /// marker.
+    pub fn cells(&self) -> Vec<String> {
+        (0..self.values.len()).map(|i| self.cell(i)).collect()
+    }
+
+    /// The text of column `i`.
+    pub fn cell(&self, i: usize) -> String {
+        let mut out = String::new();
+        // Writing into a String does not fail.
+        let _ = self.write_cell(&mut out, i);
+        out
+    }
+
+    /// The width of column `i`'s text, in characters, without writing it.
+    fn cell_width(&self, i: usize) -> usize {
+        match &self.values[i] {
+            Shown::Name if self.tree => 2 * self.depth + 2 + self.name().chars().count(),
+            Shown::Name => self.name().chars().count(),
+            Shown::Text(t) => t.chars().count(),
+            Shown::None => 1,
+            Shown::Num(n) => number_width(self.columns[i].unit, *n).unwrap_or_else(|| {
+                let mut count = CharCount(0);
+                let _ = self.write_cell(&mut count, i);
+                count.0
+            }),
+        }
+    }
+
+    fn write_cell<W: std::fmt::Write>(&self, out: &mut W, i: usize) -> std::fmt::Result {
+        let n = match &self.values[i] {
+            Shown::Name if self.tree => {
+                let marker = match self.expanded {
+                    Some(true) => "▾ ",
+                    Some(false) => "▸ ",
+                    None => "  ",
+                };
+                for _ in 0..self.depth {
+                    out.write_str("  ")?;
+                }
+                out.write_str(marker)?;
+                return out.write_str(self.name());
+            }
+            Shown::Name => return out.write_str(self.name()),
+            Shown::Text(t) => return out.write_str(t),
+            Shown::None => return out.write_str("-"),
+            Shown::Num(n) => *n,
+        };
+        let u = n.round().max(0.0) as u64;
+        match self.columns[i].unit {
+            Unit::Text | Unit::Id => write!(out, "{}", n.round() as i64),
+            Unit::Count => write_count(out, u),
+            Unit::Duration => write_duration(out, u),
+            Unit::Bytes => write_bytes(out, u),
+            Unit::SignedBytes => write_signed_bytes(out, n.round() as i64),
+            Unit::Percent => write_percent(out, n),
+        }
+    }
+}
+
+/// The width of a count's or a duration's text (as `write_cell` writes
+/// it), from the number alone; `None` for other units, and where two
+/// decimals round to the next power of ten or so near it that only the
+/// text tells (`9.995`).
+pub(super) fn number_width(unit: Unit, n: f64) -> Option<usize> {
+    let digits = |v: u64| v.checked_ilog10().map_or(1, |d| d as usize + 1);
+    let u = n.round().max(0.0) as u64;
+    match unit {
+        Unit::Count => Some(digits(u) + (digits(u) - 1) / 3),
+        Unit::Duration if u < 1_000 => Some(digits(u) + 3),
+        Unit::Duration => {
+            // As write_duration picks the unit.
+            let v = u as f64;
+            let (x, unit_chars) = if v / 1e3 < 999.995 {
+                (v / 1e3, 2)
+            } else if v / 1e6 < 999.995 {
+                (v / 1e6, 2)
+            } else {
+                (v / 1e9, 1)
+            };
+            let hundredths = x * 100.0;
+            let frac = hundredths - hundredths.floor();
+            if (frac - 0.5).abs() < 1e-3 {
+                return None;
+            }
+            let whole = hundredths.round() as u64 / 100;
+            // "x.yy unit"
+            Some(digits(whole) + 3 + 1 + unit_chars)
+        }
+        _ => None,
+    }
+}
+
+/// A value of a row on screen, before it is written.
+#[derive(Clone, Debug, PartialEq)]
+enum Shown {
+    Num(f64),
+    /// The row's name (the first column).
+    Name,
+    Text(String),
+    /// Not measured, or no rate: `-`.
+    None,
+}
+
+/// Counts the characters written, keeping none.
+struct CharCount(usize);
+
+impl std::fmt::Write for CharCount {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        self.0 += s.chars().count();
+        Ok(())
+    }
 }
 
 /// The table on screen: headers, rows, and each column's width.
@@ -173,6 +295,12 @@ pub struct App {
     collapsed: HashSet<String>,
     page: usize,
     table: Table,
+    /// The raw rows of the current report, for the table they were made
+    /// for (made again when the report or the table changes).
+    raw: Option<(TableId, Vec<RawRow>)>,
+    /// The same of the previous report, for rates: the current report's
+    /// become these when a new picture arrives.
+    raw_previous: Option<(TableId, Vec<RawRow>)>,
 }
 
 impl App {
@@ -203,6 +331,8 @@ impl App {
             collapsed: HashSet::new(),
             page: 10,
             table: Table::default(),
+            raw: None,
+            raw_previous: None,
         }
     }
 
@@ -224,14 +354,18 @@ impl App {
                         if same {
                             return;
                         }
+                        self.raw = None;
                     }
                     Some(cur) if cur.report.elapsed_ns < frame.report.elapsed_ns => {
                         self.previous = Some(cur.report);
+                        self.raw_previous = self.raw.take();
                         self.current = Some(frame);
                     }
                     // A new session (the clock went back): no rate yet.
                     _ => {
                         self.previous = None;
+                        self.raw_previous = None;
+                        self.raw = None;
                         self.current = Some(frame);
                     }
                 }
@@ -563,17 +697,29 @@ impl App {
             .map(|r| r.key.clone());
         let same_table =
             self.table.headers.first().map(String::as_str) == id.columns().first().map(|c| c.title);
-        self.table = match &self.current {
-            Some(frame) => build(
+        // The raw rows of each report, made once per report and table.
+        let raw_of =
+            |cache: &mut Option<(TableId, Vec<RawRow>)>, report: Option<&Report>| match report {
+                Some(r) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
+                    *cache = Some((id, table::rows(id, r)));
+                }
+                Some(_) => {}
+                None => *cache = None,
+            };
+        raw_of(&mut self.raw, self.current.as_ref().map(|f| &f.report));
+        raw_of(&mut self.raw_previous, self.previous.as_ref());
+        self.table = match (&self.current, &self.raw) {
+            (Some(frame), Some((_, rows))) => build(
                 id,
                 &frame.report,
-                self.previous.as_ref(),
+                rows,
+                (self.previous.as_ref()).zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice())),
                 self.values,
                 self.sorts[slot],
                 &self.filter,
                 &self.collapsed,
             ),
-            None => Table::default(),
+            _ => Table::default(),
         };
         if same_table {
             if let Some(key) = selected_key {
@@ -603,11 +749,11 @@ fn cpu_note(report: &Report) -> Option<String> {
     }
 }
 
-/// A value ready to sort and format.
-#[derive(Clone, Debug, PartialEq)]
-enum Val {
+/// A value ready to sort and format (text borrowed from the raw row).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Val<'a> {
     Num(f64),
-    Text(String),
+    Text(&'a str),
     None,
 }
 
@@ -615,18 +761,20 @@ enum Val {
 /// the interval from `prev` (the same row in the previous report, if it
 /// was there: a row that appeared since counts from 0; a value that was
 /// not measured then has no rate).
-fn value(
+fn value<'a>(
     column: &Column,
-    cur: &Raw,
+    row: &'a RawRow,
+    cur: &'a Raw,
     prev: Option<&Raw>,
     values: Values,
     elapsed_ns: u64,
     dt_ns: Option<u64>,
-) -> Val {
+) -> Val<'a> {
     let n = match cur {
         Raw::U(v) => *v,
         Raw::I(v) => return Val::Num(*v as f64),
-        Raw::T(t) => return Val::Text(t.clone()),
+        Raw::T(t) => return Val::Text(t),
+        Raw::Name => return Val::Text(row.name()),
         Raw::Missing => return Val::None,
     };
     match (column.agg, values) {
@@ -660,23 +808,6 @@ fn value(
     }
 }
 
-fn format(unit: Unit, v: &Val) -> String {
-    let n = match v {
-        Val::Text(t) => return t.clone(),
-        Val::None => return "-".into(),
-        Val::Num(n) => *n,
-    };
-    let u = n.round().max(0.0) as u64;
-    match unit {
-        Unit::Text | Unit::Id => format!("{}", n.round() as i64),
-        Unit::Count => format_count(u),
-        Unit::Duration => format_duration(u),
-        Unit::Bytes => format_bytes(u),
-        Unit::SignedBytes => format_signed_bytes(n.round() as i64),
-        Unit::Percent => format_percent(n),
-    }
-}
-
 /// Orders two values of a column: numbers largest first, text A to Z
 /// (digit runs by their number: `#2` before `#10`); missing values last
 /// either way.
@@ -692,146 +823,159 @@ fn compare(a: &Val, b: &Val) -> Ordering {
     }
 }
 
-fn natural(a: &str, b: &str) -> Ordering {
-    let (mut a, mut b) = (a.chars().peekable(), b.chars().peekable());
+/// Text A to Z, digit runs by their number (leading zeros aside: `7`
+/// and `07` tie there, and the rest decides). On bytes: UTF-8 orders as
+/// the code points do, and no byte of a multi-byte character is an ASCII
+/// digit.
+pub(super) fn natural(a: &str, b: &str) -> Ordering {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    // The common start compares equal: begin where they differ, or at
+    // the start of the digit run they differ in.
+    let mut same = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    while same > 0 && a[same - 1].is_ascii_digit() {
+        same -= 1;
+    }
+    let (mut i, mut j) = (same, same);
     loop {
-        match (a.peek().copied(), b.peek().copied()) {
+        match (a.get(i), b.get(j)) {
             (None, None) => return Ordering::Equal,
             (None, Some(_)) => return Ordering::Less,
             (Some(_), None) => return Ordering::Greater,
             (Some(x), Some(y)) if x.is_ascii_digit() && y.is_ascii_digit() => {
-                let take = |it: &mut std::iter::Peekable<std::str::Chars>| {
-                    let mut s = String::new();
-                    while let Some(c) = it.peek().copied().filter(char::is_ascii_digit) {
-                        s.push(c);
-                        it.next();
+                /// The digit run at `at`, without its leading zeros;
+                /// `at` moves past it.
+                fn run<'s>(s: &'s [u8], at: &mut usize) -> &'s [u8] {
+                    let start = *at;
+                    while s.get(*at).is_some_and(u8::is_ascii_digit) {
+                        *at += 1;
                     }
-                    s
-                };
-                let (x, y) = (take(&mut a), take(&mut b));
-                let (xt, yt) = (x.trim_start_matches('0'), y.trim_start_matches('0'));
-                let o = (xt.len().cmp(&yt.len())).then(xt.cmp(yt));
+                    let zeros = (s[start..*at].iter()).take_while(|&&d| d == b'0').count();
+                    &s[start + zeros..*at]
+                }
+                let (x, y) = (run(a, &mut i), run(b, &mut j));
+                let o = (x.len().cmp(&y.len())).then(x.cmp(y));
                 if o != Ordering::Equal {
                     return o;
                 }
             }
             (Some(x), Some(y)) => {
-                let o = x.cmp(&y);
+                let o = x.cmp(y);
                 if o != Ordering::Equal {
                     return o;
                 }
-                a.next();
-                b.next();
+                i += 1;
+                j += 1;
             }
         }
     }
 }
 
-/// A row with its values, before formatting.
-struct Built {
-    raw: RawRow,
-    vals: Vec<Val>,
-}
+type KeyMap<'a> = HashMap<&'a str, usize, KeyHash>;
 
-/// Builds one table: values (rates from `previous`), filter, sort, and
-/// for the tree, the collapsed nodes left out.
-pub fn build(
+/// Builds one table from the current report's raw rows (`rows`): values
+/// (rates from `previous`, the previous report and its raw rows), filter,
+/// sort, and for the tree, the collapsed nodes left out.
+#[allow(clippy::too_many_arguments)]
+fn build(
     id: TableId,
     report: &Report,
-    previous: Option<&Report>,
+    rows: &[RawRow],
+    previous: Option<(&Report, &[RawRow])>,
     values: Values,
     sort: Sort,
     filter: &str,
     collapsed: &HashSet<String>,
 ) -> Table {
     let columns = id.columns();
-    let prev_rows: HashMap<String, RawRow> = previous
-        .map(|p| {
-            (table::rows(id, p).into_iter())
-                .map(|r| (r.key.clone(), r))
-                .collect()
-        })
-        .unwrap_or_default();
-    let dt_ns = previous.map(|p| report.elapsed_ns.saturating_sub(p.elapsed_ns));
-    let built: Vec<Built> = (table::rows(id, report).into_iter())
-        .map(|raw| {
-            let prev = prev_rows.get(&raw.key);
-            let vals = (columns.iter().enumerate())
-                .map(|(i, c)| {
-                    let before = prev.and_then(|p| p.values.get(i));
-                    value(c, &raw.values[i], before, values, report.elapsed_ns, dt_ns)
-                })
-                .collect();
-            Built { raw, vals }
-        })
-        .collect();
+    let n = columns.len();
+    let prev_rows: &[RawRow] = previous.map_or(&[], |(_, r)| r);
+    let mut prev_index = KeyMap::default();
+    prev_index.reserve(prev_rows.len());
+    for (i, r) in prev_rows.iter().enumerate() {
+        prev_index.insert(r.key.as_str(), i);
+    }
+    let dt_ns = previous.map(|(p, _)| report.elapsed_ns.saturating_sub(p.elapsed_ns));
+    // Every row's values, `n` a row.
+    let mut vals: Vec<Val> = Vec::with_capacity(rows.len() * n);
+    for raw in rows {
+        let prev = prev_index.get(raw.key.as_str()).map(|&i| &prev_rows[i]);
+        for (i, c) in columns.iter().enumerate() {
+            let before = prev.and_then(|p| p.values.get(i));
+            vals.push(value(
+                c,
+                raw,
+                &raw.values[i],
+                before,
+                values,
+                report.elapsed_ns,
+                dt_ns,
+            ));
+        }
+    }
+    let vals_of = |i: usize| &vals[i * n..(i + 1) * n];
 
     let needle = filter.to_lowercase();
     let matches = |name: &str| needle.is_empty() || name.to_lowercase().contains(&needle);
-    let order = |a: &Built, b: &Built| {
-        let c = sort.column.min(columns.len() - 1);
-        let o = compare(&a.vals[c], &b.vals[c]);
+    let c = sort.column.min(n - 1);
+    let rank = name_ranks(rows);
+    let order = |a: usize, b: usize| {
+        let o = compare(&vals_of(a)[c], &vals_of(b)[c]);
         let o = if sort.reversed { o.reverse() } else { o };
         // Ties: by name, so that the order is stable between refreshes.
-        o.then_with(|| natural(&a.raw.name, &b.raw.name))
+        o.then_with(|| rank[a].cmp(&rank[b]))
     };
 
-    let mut rows: Vec<Row> = Vec::new();
+    let mut out: Vec<Row> = Vec::new();
     if id == TableId::Paths {
-        // Children by parent key; a node is shown when it or a
-        // descendant matches the filter.
-        let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-        for (i, b) in built.iter().enumerate() {
-            children.entry(b.raw.parent.as_deref()).or_default().push(i);
+        // Children by parent; a node is shown when it or a descendant
+        // matches the filter.
+        let mut roots: Vec<usize> = Vec::new();
+        let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
+        for (i, r) in rows.iter().enumerate() {
+            match r.parent {
+                Some(p) => children[p].push(i),
+                None => roots.push(i),
+            }
         }
-        for list in children.values_mut() {
-            list.sort_by(|&x, &y| order(&built[x], &built[y]));
+        roots.sort_by(|&x, &y| order(x, y));
+        for list in &mut children {
+            list.sort_by(|&x, &y| order(x, y));
         }
-        let mut keep = vec![needle.is_empty(); built.len()];
+        let mut keep = vec![needle.is_empty(); rows.len()];
         if !needle.is_empty() {
-            // Parents come before their children in `built`: walk back.
-            let index: HashMap<&str, usize> = (built.iter().enumerate())
-                .map(|(i, b)| (b.raw.key.as_str(), i))
-                .collect();
-            for i in (0..built.len()).rev() {
-                if matches(&built[i].raw.name) {
+            // Parents come before their children: walk back.
+            for i in (0..rows.len()).rev() {
+                if matches(rows[i].name()) {
                     keep[i] = true;
                 }
                 if keep[i] {
-                    if let Some(p) = built[i].raw.parent.as_deref().and_then(|p| index.get(p)) {
-                        keep[*p] = true;
+                    if let Some(p) = rows[i].parent {
+                        keep[p] = true;
                     }
                 }
             }
         }
-        let mut stack: Vec<(usize, usize)> = (children.get(&None).into_iter().flatten())
-            .rev()
-            .map(|&i| (i, 0))
-            .collect();
+        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&i| (i, 0)).collect();
         while let Some((i, depth)) = stack.pop() {
             if !keep[i] {
                 continue;
             }
-            let b = &built[i];
-            let kids: Vec<usize> = (children
-                .get(&Some(b.raw.key.as_str()))
-                .into_iter()
-                .flatten())
-            .copied()
-            .filter(|&k| keep[k])
-            .collect();
-            let expanded = (!kids.is_empty()).then(|| !collapsed.contains(&b.raw.key));
-            rows.push(row(columns, b, Some((depth, expanded))));
+            let kids = &children[i];
+            let has_kids = kids.iter().any(|&k| keep[k]);
+            let expanded = has_kids.then(|| !collapsed.contains(&rows[i].key));
+            out.push(row(columns, &rows[i], vals_of(i), Some((depth, expanded))));
             if expanded == Some(true) {
                 stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
             }
         }
     } else {
-        let mut order_of: Vec<&Built> = built.iter().filter(|b| matches(&b.raw.name)).collect();
-        order_of.sort_by(|a, b| order(a, b));
-        rows = order_of
+        let mut order_of: Vec<usize> = (0..rows.len())
+            .filter(|&i| matches(rows[i].name()))
+            .collect();
+        order_of.sort_by(|&a, &b| order(a, b));
+        out = order_of
             .into_iter()
-            .map(|b| row(columns, b, None))
+            .map(|i| row(columns, &rows[i], vals_of(i), None))
             .collect();
     }
 
@@ -847,39 +991,72 @@ pub fn build(
             h
         })
         .collect();
+    // Every row's widths (not only those drawn: the columns keep their
+    // width while the selection moves), counted without writing a text.
     let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in &rows {
-        for (w, c) in widths.iter_mut().zip(&r.cells) {
-            *w = (*w).max(c.chars().count());
+    for r in &out {
+        for (i, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(r.cell_width(i));
         }
     }
     Table {
         headers,
-        rows,
+        rows: out,
         widths,
     }
 }
 
-/// One formatted row; `tree` gives a tree row's depth and expansion.
-fn row(columns: &[Column], b: &Built, tree: Option<(usize, Option<bool>)>) -> Row {
-    let mut cells: Vec<String> = (columns.iter().zip(&b.vals))
-        .map(|(c, v)| format(c.unit, v))
+/// Each row's place in the order of the names ([`natural`]), to compare
+/// as numbers: the sort's ties are many (equal rates), the distinct names
+/// few (a tree repeats its frames). Names that compare equal share one.
+fn name_ranks(rows: &[RawRow]) -> Vec<u32> {
+    let mut ids: HashMap<&str, u32, KeyHash> = HashMap::default();
+    let mut distinct: Vec<&str> = Vec::new();
+    let id_of: Vec<u32> = (rows.iter())
+        .map(|r| {
+            *ids.entry(r.name()).or_insert_with(|| {
+                distinct.push(r.name());
+                (distinct.len() - 1) as u32
+            })
+        })
         .collect();
-    let (depth, expanded) = tree.unwrap_or((0, None));
-    if tree.is_some() {
-        let marker = match expanded {
-            Some(true) => "▾ ",
-            Some(false) => "▸ ",
-            None => "  ",
-        };
-        cells[0] = format!("{}{marker}{}", "  ".repeat(depth), b.raw.name);
+    let mut by_name: Vec<usize> = (0..distinct.len()).collect();
+    by_name.sort_by(|&a, &b| natural(distinct[a], distinct[b]));
+    let mut rank_of = vec![0u32; distinct.len()];
+    let mut rank = 0;
+    for (k, &id) in by_name.iter().enumerate() {
+        if k > 0 && natural(distinct[by_name[k - 1]], distinct[id]) != Ordering::Equal {
+            rank += 1;
+        }
+        rank_of[id] = rank;
     }
+    id_of.into_iter().map(|id| rank_of[id as usize]).collect()
+}
+
+/// One row on screen; `tree` gives a tree row's depth and expansion.
+fn row(
+    columns: &'static [Column],
+    raw: &RawRow,
+    vals: &[Val],
+    tree: Option<(usize, Option<bool>)>,
+) -> Row {
+    let (depth, expanded) = tree.unwrap_or((0, None));
+    let values = (vals.iter().enumerate())
+        .map(|(i, v)| match v {
+            // The first column is the name.
+            Val::Text(_) if i == 0 => Shown::Name,
+            Val::Text(t) => Shown::Text(t.to_string()),
+            Val::Num(n) => Shown::Num(*n),
+            Val::None => Shown::None,
+        })
+        .collect();
     Row {
-        key: b.raw.key.clone(),
-        cells,
-        name: b.raw.name.clone(),
+        key: raw.key.clone(),
+        own_name: raw.own_name.clone(),
         depth,
         expanded,
         tree: tree.is_some(),
+        values,
+        columns,
     }
 }

@@ -194,6 +194,9 @@ pub enum Raw {
     I(i64),
     /// Text.
     T(String),
+    /// The row's name (the first column's value, kept once in
+    /// [`RawRow::name`]).
+    Name,
     /// Not measured (allocations not counted, no CPU samples, no
     /// completed call): shown as `-`.
     Missing,
@@ -212,12 +215,30 @@ pub struct RawRow {
     /// Identity across reports: the function name, the path's frames
     /// (joined with [`KEY_SEP`]), or the thread index.
     pub key: String,
-    /// The name shown and filtered on (a tree node: its frame alone).
-    pub name: String,
-    /// Tree rows: the parent's key (`None` for a root or a flat row).
-    pub parent: Option<String>,
+    /// The name shown and filtered on, when it is not the key's last
+    /// frame (see [`RawRow::name`]).
+    pub own_name: Option<String>,
+    /// Tree rows: the parent's index in the same list of rows (`None`
+    /// for a root or a flat row).
+    pub parent: Option<usize>,
     /// One per column.
     pub values: Vec<Raw>,
+}
+
+impl RawRow {
+    /// The name shown and filtered on: a tree node's frame alone, a
+    /// function's name (the key), a thread's label.
+    pub fn name(&self) -> &str {
+        self.own_name
+            .as_deref()
+            .unwrap_or_else(|| last_frame(&self.key))
+    }
+}
+
+/// A key's last frame (the whole key when it has one frame).
+pub fn last_frame(key: &str) -> &str {
+    key.rfind(KEY_SEP)
+        .map_or(key, |i| &key[i + KEY_SEP.len_utf8()..])
 }
 
 /// Separates the frames of a hot-path key: a character no name holds.
@@ -302,11 +323,11 @@ pub fn rows(table: TableId, report: &Report) -> Vec<RawRow> {
 fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<RawRow> {
     (report.functions.iter())
         .map(|f| {
-            let mut v = vec![Raw::T(f.name.clone())];
+            let mut v = vec![Raw::Name];
             v.extend(values(f));
             RawRow {
                 key: f.name.clone(),
-                name: f.name.clone(),
+                own_name: (f.name.contains(KEY_SEP)).then(|| f.name.clone()),
                 parent: None,
                 values: v,
             }
@@ -318,37 +339,76 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
 /// path, holding that prefix's segment (the calling context merged across
 /// threads; every path through it has the same segment there).
 fn paths(report: &Report) -> Vec<RawRow> {
-    let mut seen = std::collections::HashSet::new();
-    let mut rows = Vec::new();
+    // A node by its parent's row and its frame: each prefix is looked up
+    // by one name, and its key is written once, when its row is made.
+    let frames: usize = report.paths.iter().map(|p| p.segments.len()).sum();
+    let mut seen: std::collections::HashMap<(Option<usize>, &str), usize, KeyHash> =
+        std::collections::HashMap::with_capacity_and_hasher(frames, KeyHash::default());
+    let mut rows: Vec<RawRow> = Vec::with_capacity(frames);
     for path in &report.paths {
-        let mut key = String::new();
-        for (i, seg) in path.segments.iter().enumerate() {
-            let parent = (i > 0).then(|| key.clone());
-            if i > 0 {
-                key.push(KEY_SEP);
+        let mut parent: Option<usize> = None;
+        for seg in &path.segments {
+            let next = rows.len();
+            let i = *seen.entry((parent, seg.name.as_str())).or_insert(next);
+            if i == next {
+                let key = match parent {
+                    Some(p) => {
+                        let mut k = String::with_capacity(rows[p].key.len() + 1 + seg.name.len());
+                        k.push_str(&rows[p].key);
+                        k.push(KEY_SEP);
+                        k.push_str(&seg.name);
+                        k
+                    }
+                    None => seg.name.clone(),
+                };
+                rows.push(RawRow {
+                    key,
+                    // The key's last frame, unless the name holds a KEY_SEP.
+                    own_name: (seg.name.contains(KEY_SEP)).then(|| seg.name.clone()),
+                    parent,
+                    values: vec![
+                        Raw::Name,
+                        Raw::U(seg.calls),
+                        Raw::U(seg.self_ns),
+                        Raw::U(seg.total_ns),
+                        Raw::U(seg.self_p50_ns),
+                        Raw::U(seg.self_p99_ns),
+                        Raw::opt(seg.alloc_bytes),
+                    ],
+                });
             }
-            key.push_str(&seg.name);
-            if !seen.insert(key.clone()) {
-                continue;
-            }
-            rows.push(RawRow {
-                key: key.clone(),
-                name: seg.name.clone(),
-                parent,
-                values: vec![
-                    Raw::T(seg.name.clone()),
-                    Raw::U(seg.calls),
-                    Raw::U(seg.self_ns),
-                    Raw::U(seg.total_ns),
-                    Raw::U(seg.self_p50_ns),
-                    Raw::U(seg.self_p99_ns),
-                    Raw::opt(seg.alloc_bytes),
-                ],
-            });
+            parent = Some(i);
         }
     }
     rows
 }
+
+/// A hasher for the rows' keys (names and frames, not chosen by an
+/// adversary): FxHash's word-at-a-time mix, far cheaper than SipHash on
+/// ten thousand keys a refresh.
+#[derive(Default, Clone, Copy)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        const K: u64 = 0x51_7c_c1_b7_27_22_0a_95;
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let w = u64::from_le_bytes(c.try_into().unwrap_or_default());
+            self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(K);
+        }
+        for &b in chunks.remainder() {
+            self.0 = (self.0.rotate_left(5) ^ u64::from(b)).wrapping_mul(K);
+        }
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+/// Maps keyed by names, hashed with [`KeyHasher`].
+pub type KeyHash = std::hash::BuildHasherDefault<KeyHasher>;
 
 fn threads(report: &Report) -> Vec<RawRow> {
     let cpu = report.cpu.as_ref().filter(|c| c.is_available());
@@ -371,10 +431,10 @@ fn threads(report: &Report) -> Vec<RawRow> {
             };
             RawRow {
                 key: t.index.to_string(),
-                name: name.clone(),
+                own_name: Some(name),
                 parent: None,
                 values: vec![
-                    Raw::T(name),
+                    Raw::Name,
                     if t.tid == 0 {
                         Raw::Missing
                     } else {

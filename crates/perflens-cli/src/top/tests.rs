@@ -128,7 +128,7 @@ fn row<'a>(app: &'a App, key: &str) -> &'a Row {
 }
 
 fn cells(app: &App, key: &str) -> Vec<String> {
-    row(app, key).cells.clone()
+    row(app, key).cells()
 }
 
 /// Two successive reports, half a second apart.
@@ -406,12 +406,7 @@ fn hot_paths_are_a_tree_that_expands_and_collapses() {
             render.as_str()
         ]
     );
-    let first: Vec<String> = app
-        .table()
-        .rows
-        .iter()
-        .map(|r| r.cells[0].clone())
-        .collect();
+    let first: Vec<String> = app.table().rows.iter().map(|r| r.cell(0)).collect();
     assert_eq!(
         first,
         [
@@ -439,7 +434,7 @@ fn hot_paths_are_a_tree_that_expands_and_collapses() {
     assert_eq!(app.selected(), 2);
     app.key(Key::Left);
     assert_eq!(order(&app), [main.as_str(), idle.as_str(), work.as_str()]);
-    assert_eq!(row(&app, &work).cells[0], "  ▸ app::work");
+    assert_eq!(row(&app, &work).cell(0), "  ▸ app::work");
     app.key(Key::Left);
     assert_eq!(app.selected(), 0);
     // Enter toggles main; Right expands it, with work still collapsed.
@@ -794,4 +789,161 @@ fn the_target_ends_when_the_source_says_so_or_the_report_is_final() {
     f.target.running = true;
     app.update(Ok(f));
     assert!(app.target_ended() && !app.wants_read());
+}
+
+#[test]
+fn names_sort_with_digit_runs_as_numbers() {
+    use super::app::natural;
+    use std::cmp::Ordering::{Equal, Greater, Less};
+    assert_eq!(natural("#2", "#10"), Less);
+    assert_eq!(natural("#10", "#2"), Greater);
+    assert_eq!(natural("route_07", "route_7"), Equal);
+    assert_eq!(natural("route_007x", "route_7y"), Less);
+    assert_eq!(natural("step_99", "step_100"), Less);
+    assert_eq!(natural("a", "ab"), Less);
+    assert_eq!(natural("app::b", "app::a"), Greater);
+    assert_eq!(natural("", ""), Equal);
+    // Digits before letters, as the characters order; beyond ASCII by
+    // code point.
+    assert_eq!(natural("a1", "ab"), Less);
+    assert_eq!(natural("é2", "é10"), Less);
+    assert_eq!(natural("z", "é"), Less);
+    assert_eq!(natural("µs", "ms"), Greater);
+}
+
+#[test]
+fn hot_path_rows_match_the_previous_report_by_their_frames() {
+    // The previous report lists the paths in another order and lacks one:
+    // every node's rate still comes from the same frames.
+    let before = report(
+        1_000_000_000,
+        false,
+        &[],
+        &[
+            path(2, &[("a", 1, 10), ("c", 4, 40)]),
+            path(1, &[("a", 1, 10), ("b", 2, 20)]),
+        ],
+    );
+    let after = report(
+        2_000_000_000,
+        false,
+        &[],
+        &[
+            path(1, &[("a", 1, 10), ("b", 5, 50)]),
+            path(2, &[("a", 1, 10), ("c", 6, 60)]),
+            path(3, &[("d", 7, 70)]),
+        ],
+    );
+    let mut app = app();
+    app.key(Key::Char('h'));
+    app.update(Ok(frame(before)));
+    app.update(Ok(frame(after)));
+    assert_eq!(cells(&app, &key(&["a", "b"]))[1..3], ["3", "30 ns"]);
+    assert_eq!(cells(&app, &key(&["a", "c"]))[1..3], ["2", "20 ns"]);
+    assert_eq!(cells(&app, &key(&["a"]))[1..3], ["0", "0 ns"]);
+    assert_eq!(cells(&app, &key(&["d"]))[1..3], ["7", "70 ns"]);
+    // Switching tabs and back makes the rows of both reports again.
+    keys(&mut app, &[Key::Char('f'), Key::Char('h')]);
+    assert_eq!(cells(&app, &key(&["a", "b"]))[1..3], ["3", "30 ns"]);
+}
+
+/// Each column's width is that of its widest text, header included.
+fn assert_widths(app: &App) {
+    let t = app.table();
+    for (i, &w) in t.widths.iter().enumerate() {
+        let widest = (t.rows.iter())
+            .map(|r| r.cell(i).chars().count())
+            .chain([t.headers[i].chars().count()])
+            .max();
+        assert_eq!(Some(w), widest, "column {i} of {:?}", t.headers);
+    }
+}
+
+#[test]
+fn columns_are_as_wide_as_their_widest_text() {
+    let (a, b) = two_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    assert_widths(&app);
+    app.update(Ok(frame(b)));
+    for k in ['r', 'r', 'v', 'v', 'r', 'v'] {
+        app.key(Key::Char(k));
+        assert_widths(&app);
+    }
+    let mut app = self::app();
+    app.key(Key::Char('h'));
+    app.update(Ok(frame(tree_report(1_000_000_000, 1))));
+    assert_widths(&app);
+    app.update(Ok(frame(tree_report(1_250_000_000, 1_000_000))));
+    assert_widths(&app);
+    // Collapsed: the hidden rows do not count.
+    app.key(Key::Enter);
+    assert_eq!(app.table().rows.len(), 1);
+    assert_widths(&app);
+    app.key(Key::Char('r'));
+    assert_widths(&app);
+    let threads = [
+        thread(0, 101, "main", false, 12_345_678, 1 << 40),
+        thread(1, 102, "a-much-longer-name", true, 1, 0),
+    ];
+    let mut app = self::app();
+    app.key(Key::Char('t'));
+    app.update(Ok(frame(report_with(
+        1_000_000_000,
+        false,
+        &[],
+        &[],
+        &threads,
+        ALLOC,
+    ))));
+    assert_widths(&app);
+    app.key(Key::Char('r'));
+    assert_widths(&app);
+}
+
+#[test]
+fn ties_are_ordered_by_name_digits_as_numbers() {
+    let names = ["app::f10", "app::f09", "app::F1", "app::f9"];
+    let funcs: Vec<String> = names.iter().map(|n| func(n, 3, 300, 100)).collect();
+    let mut app = app();
+    app.update(Ok(frame(report(1_000_000_000, false, &funcs, &[]))));
+    app.key(Key::Char('r'));
+    // Equal totals: by name; f09 and f9 tie there too and keep the
+    // report's order.
+    assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
+    app.key(Key::Char('S'));
+    assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
+}
+
+#[test]
+fn widths_from_numbers_are_those_of_their_texts() {
+    use super::app::number_width;
+    use super::table::Unit;
+    use perflens_report::{format_count, format_duration};
+    let mut values: Vec<u64> = vec![0, 1, 9, 10, 999, 1_000, 1_001, u64::MAX];
+    for k in 0..19 {
+        let p = 10u64.pow(k);
+        for d in [1, 2, 3, 4, 5, 6, 9, 10, 11, 50, 94, 95, 96, 99, 100, 101] {
+            values.extend([p * 10 - d.min(p * 10), p.saturating_mul(d), p + d]);
+        }
+    }
+    // Around every place where two decimals round up to the next digit.
+    for scale in [1_000u64, 1_000_000, 1_000_000_000] {
+        for boundary in [10, 100, 1_000, 10_000] {
+            let at = boundary * scale - scale / 200;
+            values.extend((at.saturating_sub(50)..at + 50).step_by(1));
+        }
+    }
+    for v in values {
+        let n = v as f64;
+        let text = format_duration(n.round().max(0.0) as u64);
+        if let Some(w) = number_width(Unit::Duration, n) {
+            assert_eq!(w, text.chars().count(), "{v}: {text}");
+        }
+        let text = format_count(n.round().max(0.0) as u64);
+        assert_eq!(number_width(Unit::Count, n), Some(text.len()), "{v}");
+    }
+    // Rates are fractions: rounded first.
+    assert_eq!(number_width(Unit::Count, 999.5), Some(5));
+    assert_eq!(number_width(Unit::Duration, 999.4), Some(6));
 }

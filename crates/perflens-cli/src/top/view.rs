@@ -203,11 +203,12 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
 
     let visible = table.rows.iter().enumerate().skip(offset).take(height);
     let rows = visible.map(|(i, row)| {
-        let cells = row.cells.iter().take(shown).enumerate().map(|(c, text)| {
+        let cells = (0..shown).map(|c| {
+            let text = row.cell(c);
             if c == 0 {
-                Cell::from(name_cell(text, row.tree.then_some(row.depth), name_width))
+                Cell::from(name_cell(&text, row.tree.then_some(row.depth), name_width))
             } else {
-                Cell::from(Line::from(text.clone()).right_aligned())
+                Cell::from(Line::from(text).right_aligned())
             }
         });
         let r = Row::new(cells);
