@@ -200,6 +200,17 @@ fn command_sleep_fds() -> (Vec<(i32, String)>, u64) {
         assert!(start.elapsed() < Duration::from_secs(10), "no exec");
         std::thread::sleep(Duration::from_millis(1));
     }
+    // ...and until it sleeps: right after the exec it opens locale files
+    // of its own (fd 3 -> /usr/lib/locale/C.utf8/LC_PAPER was caught
+    // once), which are not inherited. `/proc/PID/syscall` starts with the
+    // number of the system call it is blocked in: clock_nanosleep (230)
+    // or nanosleep (35) on x86_64.
+    while !std::fs::read_to_string(format!("/proc/{pid}/syscall"))
+        .is_ok_and(|s| matches!(s.split_whitespace().next(), Some("230" | "35")))
+    {
+        assert!(start.elapsed() < Duration::from_secs(10), "never slept");
+        std::thread::sleep(Duration::from_millis(1));
+    }
     let got = (fds(&pid), ignored_signals(&pid));
     child.kill().unwrap();
     child.wait().unwrap();
