@@ -425,6 +425,8 @@ pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, Strin
         });
         TAG.store(start.epoch, Ordering::Relaxed);
         HEADER.store(header, Ordering::Release);
+        // SAFETY: the header mapping lives as long as the process.
+        take_early_samples(unsafe { &*header });
     }
     // What was registered before: each table is written under its own
     // lock, so a name registered meanwhile is written (at least) once; a
@@ -577,11 +579,35 @@ pub(crate) fn note_alloc_installed() {
     }
 }
 
+/// CPU samples (and their ns) taken outside any session's block while no
+/// live header existed yet: the CPU sampler starts before the session
+/// (see `perflens::Session`), and its report counts these as outside
+/// measured code; the live session takes them over when it begins.
+static EARLY_SAMPLES: AtomicU64 = AtomicU64::new(0);
+static EARLY_CPU_NS: AtomicU64 = AtomicU64::new(0);
+
+/// Forgets earlier samples outside any block: a CPU sampler starts.
+pub fn cpu_sampling_starts() {
+    EARLY_SAMPLES.store(0, Ordering::Relaxed);
+    EARLY_CPU_NS.store(0, Ordering::Relaxed);
+}
+
+/// Moves the samples counted before the header existed into it.
+fn take_early_samples(h: &SessionHeader) {
+    h.outside_samples
+        .fetch_add(EARLY_SAMPLES.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+    h.outside_cpu_ns
+        .fetch_add(EARLY_CPU_NS.swap(0, Ordering::Relaxed), Ordering::Relaxed);
+}
+
 /// Counts a CPU sample taken on a thread without a block of this
 /// session. Async-signal-safe: two atomic additions.
 pub(crate) fn outside_sample(weight_ns: u64) {
     let h = HEADER.load(Ordering::Acquire);
-    if !h.is_null() {
+    if h.is_null() {
+        EARLY_SAMPLES.fetch_add(1, Ordering::Relaxed);
+        EARLY_CPU_NS.fetch_add(weight_ns, Ordering::Relaxed);
+    } else {
         // SAFETY: the header mapping lives as long as the process.
         let h = unsafe { &*h };
         h.outside_samples.fetch_add(1, Ordering::Relaxed);
@@ -653,6 +679,8 @@ pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
     h.ns_per_tick
         .store(fin.ns_per_tick.to_bits(), Ordering::Relaxed);
     h.elapsed_ns.store(fin.elapsed_ns, Ordering::Relaxed);
+    // A sample that found no header just before it was set.
+    take_early_samples(h);
     h.overflow_paths
         .store(fin.overflow_paths, Ordering::Relaxed);
     h.unrecorded_calls

@@ -241,21 +241,30 @@ impl Drop for ExitHook {
                 }
                 let block = hot.block();
                 let live = block.header().live;
-                if live != 0 && live != crate::live::tag() {
-                    // A block of an ended live session: its file holds
-                    // that session's final state (kept for readers, who
-                    // must see the threads as the final report did), and
-                    // it is never reused: unmapped now.
+                let ended_live = live != 0 && live != crate::live::tag();
+                if !ended_live {
+                    block.header().exited.store(1, Ordering::Release);
+                }
+                // Nothing of this thread points into the block from here
+                // on (the allocator hook and a sampling signal's handler
+                // read the hot state)...
+                *hot = Hot::EMPTY;
+                hot.exited = 1;
+                if ended_live {
+                    // ...so a block of an ended live session, whose file
+                    // holds that session's final state (kept for readers,
+                    // who must see the threads as the final report did)
+                    // and which is never reused, is unmapped now.
                     let mut reg = registry();
                     if let Some(i) = reg.live.iter().position(|e| e.block == block) {
                         reg.live.swap_remove(i);
-                        // SAFETY: this thread owned it and is exiting; it
-                        // is in no list any more (lock held).
+                        // SAFETY: this thread owned it and is exiting, its
+                        // hot state no longer points into it, and it is in
+                        // no list any more (lock held: no snapshot reads it).
                         unsafe { block.unmap() };
                     }
-                } else {
-                    block.header().exited.store(1, Ordering::Release);
                 }
+                return;
             }
             *hot = Hot::EMPTY;
             // Allocations made by later thread-local destructors are not
