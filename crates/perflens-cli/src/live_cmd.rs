@@ -93,9 +93,13 @@ pub(crate) fn snapshot(args: &[String]) -> Result<(), Failure> {
     let root = perflens_live::root();
     let dir = perflens_live::find(&root, which).map_err(|e| Failure::Input(e.0))?;
     let mut session = LiveSession::open(&dir).map_err(|e| Failure::Input(e.0))?;
-    let report = session
-        .report(&ReportOptions::default())
+    let live = session
+        .raw_snapshot(true)
         .map_err(|e| Failure::Input(e.0))?;
+    if let Some(missing) = live.missing() {
+        eprintln!("perflens: the snapshot is incomplete: {missing}");
+    }
+    let report = live.report(&ReportOptions::default());
     match output {
         Some(path) => {
             // Written next to the target and renamed: a reader of the

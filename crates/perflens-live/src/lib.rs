@@ -537,6 +537,8 @@ impl LiveSession {
             snapshot,
             cpu,
             unread_threads: self.unread_threads,
+            unpublished_threads: h.unpublished_threads.load(Ordering::Relaxed),
+            names_lost: h.names_lost.load(Ordering::Relaxed),
         })
     }
 
@@ -628,6 +630,39 @@ pub struct Live {
     /// before this reader mapped them. Their figures are not in
     /// `snapshot`.
     pub unread_threads: usize,
+    /// Threads the program could not publish (no room on the file
+    /// system for their block file): they kept private memory, and their
+    /// figures are not in `snapshot`.
+    pub unpublished_threads: u64,
+    /// Names the program could not append (the file system was full):
+    /// paths and threads registered after that are missing.
+    pub names_lost: u64,
+}
+
+impl Live {
+    /// What this snapshot lacks, in one line, when it lacks anything.
+    pub fn missing(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.unread_threads > 0 {
+            parts.push(format!(
+                "{} thread(s) not shown: they started as it ended, and its entry was removed first",
+                self.unread_threads
+            ));
+        }
+        if self.unpublished_threads > 0 {
+            parts.push(format!(
+                "{} thread(s) not published: no room for their files",
+                self.unpublished_threads
+            ));
+        }
+        if self.names_lost > 0 {
+            parts.push(format!(
+                "{} name record(s) lost: the file system was full",
+                self.names_lost
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
 }
 
 impl Live {

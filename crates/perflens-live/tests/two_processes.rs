@@ -330,6 +330,10 @@ fn a_block_removed_with_its_finished_entry_is_counted_not_fatal() {
     std::fs::remove_file(dir.join("session")).unwrap();
     let read = live.raw_snapshot(true).unwrap();
     assert_eq!(read.unread_threads, 1);
+    assert_eq!(
+        read.missing().as_deref(),
+        Some("1 thread(s) not shown: they started as it ended, and its entry was removed first")
+    );
     assert_eq!(read.snapshot.threads.len(), 3);
     assert!(read.snapshot.finished);
     let _ = std::fs::remove_dir_all(&runtime);

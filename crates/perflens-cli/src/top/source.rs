@@ -106,12 +106,7 @@ impl Source for LiveSource {
             pid: Some(self.session.pid()),
             program: self.session.program(),
             running: !report.finished && state != State::Stale,
-            warning: (live.unread_threads > 0).then(|| {
-                format!(
-                    "{} thread(s) not shown: they started as it ended, and its entry was removed first",
-                    live.unread_threads
-                )
-            }),
+            warning: live.missing(),
         };
         Ok(Frame { report, target })
     }
