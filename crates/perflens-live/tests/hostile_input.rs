@@ -33,7 +33,7 @@ const CHILD: &str = "PERFLENS_HOSTILE_TEST_CHILD";
 const LIMIT: Duration = Duration::from_secs(10);
 
 mod common;
-use common::worker;
+use common::{live_session, run_workers};
 
 /// The program: a CPU-sampled, allocation-counted live session with two
 /// threads of measured work, for `CHILD` ms.
@@ -45,17 +45,9 @@ fn target_program() {
     else {
         return;
     };
-    let session = perflens::Session::builder()
-        .cpu_sampling(true)
-        .start()
-        .expect("a session");
-    assert!(session.live_dir().is_some(), "PERFLENS_LIVE=1 publishes");
+    let session = live_session();
     let until = Instant::now() + Duration::from_millis(ms);
-    let t = std::thread::Builder::new()
-        .name("w1".into())
-        .spawn(move || worker(1, until))
-        .unwrap();
-    let acc = worker(0, until) ^ t.join().unwrap();
+    let acc = run_workers(1, 1, until);
     std::hint::black_box(acc);
     session.finish();
 }

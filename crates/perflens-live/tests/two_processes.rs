@@ -21,7 +21,7 @@ static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc:
 const CHILD: &str = "PERFLENS_LIVE_TEST_CHILD";
 
 mod common;
-use common::{parse, worker};
+use common::{live_session, parse, run_workers};
 
 #[perflens::measure]
 fn only_in_the_forked_child(i: u64) -> u64 {
@@ -42,24 +42,9 @@ fn target_program() {
         None => (false, spec.as_str()),
     };
     let ms: u64 = ms.parse().unwrap();
-    let session = perflens::Session::builder()
-        .cpu_sampling(true)
-        .start()
-        .expect("a session");
-    assert!(session.live_dir().is_some(), "PERFLENS_LIVE=1 publishes");
+    let session = live_session();
     let until = Instant::now() + Duration::from_millis(ms);
-    let threads: Vec<_> = (0..3)
-        .map(|id| {
-            std::thread::Builder::new()
-                .name(format!("w{id}"))
-                .spawn(move || worker(id, until))
-                .unwrap()
-        })
-        .collect();
-    let mut acc = worker(9, until);
-    for t in threads {
-        acc ^= t.join().unwrap();
-    }
+    let mut acc = run_workers(3, 9, until);
     if fork {
         // SAFETY: fork in a test process; the child only makes measured
         // calls, ends its copy of the session and leaves with _exit.

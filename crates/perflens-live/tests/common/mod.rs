@@ -34,3 +34,32 @@ pub fn worker(id: u64, until: Instant) -> u64 {
     }
     acc
 }
+
+/// The programs' session: CPU-sampled, published (the tests run them
+/// with `PERFLENS_LIVE=1`).
+pub fn live_session() -> perflens::Session {
+    let session = perflens::Session::builder()
+        .cpu_sampling(true)
+        .start()
+        .expect("a session");
+    assert!(session.live_dir().is_some(), "PERFLENS_LIVE=1 publishes");
+    session
+}
+
+/// `threads` workers named `w0`, `w1`, ... and the calling thread (as
+/// worker `main_id`), all making requests until `until`.
+pub fn run_workers(threads: u64, main_id: u64, until: Instant) -> u64 {
+    let spawned: Vec<_> = (0..threads)
+        .map(|id| {
+            std::thread::Builder::new()
+                .name(format!("w{id}"))
+                .spawn(move || worker(id, until))
+                .unwrap()
+        })
+        .collect();
+    let mut acc = worker(main_id, until);
+    for t in spawned {
+        acc ^= t.join().unwrap();
+    }
+    acc
+}
