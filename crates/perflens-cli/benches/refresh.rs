@@ -11,12 +11,14 @@
 //! functions times 100 inner ones give 10,000 distinct paths), calling
 //! all of them once every 100 ms, so that every refresh finds new counts.
 //! The reader maps the session, then refreshes `PERFLENS_BENCH_REFRESHES`
-//! times (default 50), as `perflens top` does in its default view (the
-//! Functions tab) and on the Hot paths tab: read every block, build the
-//! report, compute the rows of the view (rates against the previous
-//! report, sorted; the report before it is dropped there) and draw it
-//! into an off-screen 200x50 terminal, the
-//! same code the command runs minus the terminal's output. Each
+//! times (default 50) every `PERFLENS_BENCH_INTERVAL_MS` (default 500,
+//! `top`'s interval: every node changed since the last read), as
+//! `perflens top` does in its default view (the Functions tab) and on the
+//! Hot paths tab: read every block, build the report (and on the Hot
+//! paths tab, the tree of frames), compute the rows of the view (rates
+//! against the previous report, sorted; the report before it is dropped
+//! there) and draw it into an off-screen 200x50 terminal, the same code
+//! the command runs minus the terminal's output. Each
 //! step's CPU time is the reader's own (`CLOCK_PROCESS_CPUTIME_ID`); the
 //! table gives the median and the 90th percentile over refreshes. The
 //! first refresh (which maps the files and reads the names) is shown
@@ -92,6 +94,12 @@ fn main() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(50);
+    let interval = Duration::from_millis(
+        std::env::var("PERFLENS_BENCH_INTERVAL_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(500),
+    );
     // A tmpfs, as `$XDG_RUNTIME_DIR` and `/dev/shm` are.
     let runtime =
         std::path::PathBuf::from(format!("/dev/shm/perflens-refresh-{}", std::process::id()));
@@ -148,7 +156,9 @@ fn main() {
             } else {
                 steps.push(step);
             }
-            std::thread::sleep(Duration::from_millis(20));
+            // As `perflens top` waits between refreshes: every node has
+            // changed since the last read, and the caches have moved on.
+            std::thread::sleep(interval);
         }
         tables.push((tab, steps, first.unwrap()));
     }

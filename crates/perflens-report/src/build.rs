@@ -61,11 +61,11 @@ pub(crate) struct Merged<'a> {
     cancelled: u64,
     timed_cancelled: u64,
     hist_total: Cow<'a, Histogram>,
-    hist_self: Cow<'a, Histogram>,
+    pub(crate) hist_self: Cow<'a, Histogram>,
     /// Deepest folded recursion at this path (0: none).
-    max_depth: u32,
+    pub(crate) max_depth: u32,
     /// Exclusive allocation counters (never scaled).
-    alloc_bytes: u64,
+    pub(crate) alloc_bytes: u64,
     alloc_count: u64,
     free_bytes: u64,
     /// Per-call inclusive bytes.
@@ -74,7 +74,7 @@ pub(crate) struct Merged<'a> {
 
 /// Adds `h`'s values to `acc`: borrows `h` while `acc` is empty, the same
 /// values as merging it into an empty histogram.
-fn merge_hist<'a>(acc: &mut Cow<'a, Histogram>, h: &'a Histogram) {
+pub(crate) fn merge_hist<'a>(acc: &mut Cow<'a, Histogram>, h: &'a Histogram) {
     if h.count() == 0 {
         return;
     }
@@ -88,7 +88,7 @@ fn merge_hist<'a>(acc: &mut Cow<'a, Histogram>, h: &'a Histogram) {
 impl Merged<'_> {
     /// Whether the path ran: a call completed or a future was dropped
     /// before completing.
-    fn ran(&self) -> bool {
+    pub(crate) fn ran(&self) -> bool {
         self.calls > 0 || self.cancelled > 0
     }
 }

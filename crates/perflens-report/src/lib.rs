@@ -13,6 +13,8 @@
 //! - [`HotPath`]s: the tree's root-to-leaf chains, with per-segment
 //!   self-time percentiles; the table ranks them by the time spent in the
 //!   leaf itself ([`Report::paths_by_time_spent`]), not by wall time;
+//! - a [`FrameTree`] (made apart, [`FrameTree::from_snapshot`]): the
+//!   hot paths' segments as one tree of frames, each shared prefix once;
 //! - [`ThreadRow`]s and [`Dropped`]: what each thread recorded and what did
 //!   not fit;
 //! - when the counting allocator is installed
@@ -106,6 +108,7 @@ mod json;
 mod model;
 mod percentiles;
 mod table;
+mod tree;
 
 pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
@@ -122,3 +125,4 @@ pub use model::{
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;
+pub use tree::{FrameNode, FrameTree};

@@ -4,12 +4,13 @@
 //! new sort, filter, tab or mode), never per key press that only moves.
 
 use super::source::{Frame, Needs, Target};
-use super::table::{self, Agg, Column, KEY_SEP, KeyHash, Raw, RawRow, TableId, Unit};
+use super::table::{self, Agg, Column, KeyHash, Raw, RawRow, RowKey, TableId, Unit};
 use perflens_report::{
     Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use std::time::Duration;
 
 /// The tabs, in their order on screen.
@@ -115,10 +116,12 @@ pub enum Key {
 /// asked ([`Row::cells`]: the view asks for the rows it draws).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
-    /// Identity across refreshes (see [`RawRow::key`]).
-    pub key: String,
-    /// The name, when it is not the key's last frame (see [`Row::name`]).
-    own_name: Option<String>,
+    /// Identity across refreshes (see [`RowKey`]).
+    pub key: RowKey,
+    /// Tree rows: the parent's key.
+    pub parent: Option<RowKey>,
+    /// The name shown and filtered on.
+    name: Rc<str>,
     /// Tree rows: depth, 0 for a root.
     pub depth: usize,
     /// Tree rows: `Some(expanded)` when the node has children.
@@ -135,7 +138,7 @@ pub struct Row {
 impl Row {
     /// The name alone (what the filter matched).
     pub fn name(&self) -> &str {
-        (self.own_name.as_deref()).unwrap_or_else(|| table::last_frame(&self.key))
+        &self.name
     }
 
     /// One text per column; the first holds a tree row's indentation and
@@ -279,7 +282,7 @@ pub struct App {
     interval: Duration,
     source: String,
     current: Option<Frame>,
-    previous: Option<Report>,
+    previous: Option<Frame>,
     error: Option<String>,
     tab: Tab,
     fn_view: FnView,
@@ -292,7 +295,7 @@ pub struct App {
     paused: bool,
     help: bool,
     quit: bool,
-    collapsed: HashSet<String>,
+    collapsed: HashSet<RowKey, KeyHash>,
     page: usize,
     table: Table,
     /// The raw rows of the current report, for the table they were made
@@ -328,7 +331,7 @@ impl App {
             paused: false,
             help: false,
             quit: false,
-            collapsed: HashSet::new(),
+            collapsed: HashSet::default(),
             page: 10,
             table: Table::default(),
             raw: None,
@@ -357,7 +360,7 @@ impl App {
                         self.raw = None;
                     }
                     Some(cur) if cur.report.elapsed_ns < frame.report.elapsed_ns => {
-                        self.previous = Some(cur.report);
+                        self.previous = Some(cur);
                         self.raw_previous = self.raw.take();
                         self.current = Some(frame);
                     }
@@ -664,7 +667,7 @@ impl App {
         let Some(row) = self.table.rows.get(self.selected[slot]) else {
             return;
         };
-        let key_of = row.key.clone();
+        let (key_of, parent) = (row.key, row.parent);
         match (key, row.expanded) {
             (Key::Enter, Some(true)) | (Key::Left, Some(true)) => {
                 self.collapsed.insert(key_of);
@@ -673,7 +676,7 @@ impl App {
                 self.collapsed.remove(&key_of);
             }
             (Key::Left, _) => {
-                if let Some((parent, _)) = key_of.rsplit_once(KEY_SEP) {
+                if let Some(parent) = parent {
                     if let Some(i) = self.table.rows.iter().position(|r| r.key == parent) {
                         self.selected[slot] = i;
                     }
@@ -690,30 +693,27 @@ impl App {
     fn rebuild(&mut self) {
         let id = self.table_id();
         let slot = id.slot();
-        let selected_key = self
-            .table
-            .rows
-            .get(self.selected[slot])
-            .map(|r| r.key.clone());
+        let selected_key = self.table.rows.get(self.selected[slot]).map(|r| r.key);
         let same_table =
             self.table.headers.first().map(String::as_str) == id.columns().first().map(|c| c.title);
         // The raw rows of each report, made once per report and table.
-        let raw_of =
-            |cache: &mut Option<(TableId, Vec<RawRow>)>, report: Option<&Report>| match report {
-                Some(r) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
-                    *cache = Some((id, table::rows(id, r)));
-                }
-                Some(_) => {}
-                None => *cache = None,
-            };
-        raw_of(&mut self.raw, self.current.as_ref().map(|f| &f.report));
+        let raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>, frame: Option<&Frame>| match frame
+        {
+            Some(f) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
+                *cache = Some((id, table::rows(id, &f.report, f.tree.as_ref())));
+            }
+            Some(_) => {}
+            None => *cache = None,
+        };
+        raw_of(&mut self.raw, self.current.as_ref());
         raw_of(&mut self.raw_previous, self.previous.as_ref());
         self.table = match (&self.current, &self.raw) {
             (Some(frame), Some((_, rows))) => build(
                 id,
                 &frame.report,
                 rows,
-                (self.previous.as_ref()).zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice())),
+                (self.previous.as_ref().map(|f| &f.report))
+                    .zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice())),
                 self.values,
                 self.sorts[slot],
                 &self.filter,
@@ -774,7 +774,7 @@ fn value<'a>(
         Raw::U(v) => *v,
         Raw::I(v) => return Val::Num(*v as f64),
         Raw::T(t) => return Val::Text(t),
-        Raw::Name => return Val::Text(row.name()),
+        Raw::Name => return Val::Text(&row.name),
         Raw::Missing => return Val::None,
     };
     match (column.agg, values) {
@@ -870,7 +870,7 @@ pub(super) fn natural(a: &str, b: &str) -> Ordering {
     }
 }
 
-type KeyMap<'a> = HashMap<&'a str, usize, KeyHash>;
+type KeyMap = HashMap<RowKey, usize, KeyHash>;
 
 /// Builds one table from the current report's raw rows (`rows`): values
 /// (rates from `previous`, the previous report and its raw rows), filter,
@@ -884,7 +884,7 @@ fn build(
     values: Values,
     sort: Sort,
     filter: &str,
-    collapsed: &HashSet<String>,
+    collapsed: &HashSet<RowKey, KeyHash>,
 ) -> Table {
     let columns = id.columns();
     let n = columns.len();
@@ -892,13 +892,13 @@ fn build(
     let mut prev_index = KeyMap::default();
     prev_index.reserve(prev_rows.len());
     for (i, r) in prev_rows.iter().enumerate() {
-        prev_index.insert(r.key.as_str(), i);
+        prev_index.insert(r.key, i);
     }
     let dt_ns = previous.map(|(p, _)| report.elapsed_ns.saturating_sub(p.elapsed_ns));
     // Every row's values, `n` a row.
     let mut vals: Vec<Val> = Vec::with_capacity(rows.len() * n);
     for raw in rows {
-        let prev = prev_index.get(raw.key.as_str()).map(|&i| &prev_rows[i]);
+        let prev = prev_index.get(&raw.key).map(|&i| &prev_rows[i]);
         for (i, c) in columns.iter().enumerate() {
             let before = prev.and_then(|p| p.values.get(i));
             vals.push(value(
@@ -945,7 +945,7 @@ fn build(
         if !needle.is_empty() {
             // Parents come before their children: walk back.
             for i in (0..rows.len()).rev() {
-                if matches(rows[i].name()) {
+                if matches(&rows[i].name) {
                     keep[i] = true;
                 }
                 if keep[i] {
@@ -963,19 +963,26 @@ fn build(
             let kids = &children[i];
             let has_kids = kids.iter().any(|&k| keep[k]);
             let expanded = has_kids.then(|| !collapsed.contains(&rows[i].key));
-            out.push(row(columns, &rows[i], vals_of(i), Some((depth, expanded))));
+            let parent = rows[i].parent.map(|p| rows[p].key);
+            out.push(row(
+                columns,
+                &rows[i],
+                vals_of(i),
+                Some((depth, expanded)),
+                parent,
+            ));
             if expanded == Some(true) {
                 stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
             }
         }
     } else {
         let mut order_of: Vec<usize> = (0..rows.len())
-            .filter(|&i| matches(rows[i].name()))
+            .filter(|&i| matches(&rows[i].name))
             .collect();
         order_of.sort_by(|&a, &b| order(a, b));
         out = order_of
             .into_iter()
-            .map(|i| row(columns, &rows[i], vals_of(i), None))
+            .map(|i| row(columns, &rows[i], vals_of(i), None, None))
             .collect();
     }
 
@@ -1014,8 +1021,8 @@ fn name_ranks(rows: &[RawRow]) -> Vec<u32> {
     let mut distinct: Vec<&str> = Vec::new();
     let id_of: Vec<u32> = (rows.iter())
         .map(|r| {
-            *ids.entry(r.name()).or_insert_with(|| {
-                distinct.push(r.name());
+            *ids.entry(&r.name).or_insert_with(|| {
+                distinct.push(&r.name);
                 (distinct.len() - 1) as u32
             })
         })
@@ -1039,6 +1046,7 @@ fn row(
     raw: &RawRow,
     vals: &[Val],
     tree: Option<(usize, Option<bool>)>,
+    parent: Option<RowKey>,
 ) -> Row {
     let (depth, expanded) = tree.unwrap_or((0, None));
     let values = (vals.iter().enumerate())
@@ -1051,8 +1059,9 @@ fn row(
         })
         .collect();
     Row {
-        key: raw.key.clone(),
-        own_name: raw.own_name.clone(),
+        key: raw.key,
+        parent,
+        name: raw.name.clone(),
         depth,
         expanded,
         tree: tree.is_some(),

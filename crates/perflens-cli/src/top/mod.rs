@@ -223,6 +223,9 @@ fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;
     let mut next_read = Instant::now() + app.interval();
+    // What the last read was asked to hold (the first, in `run`, was
+    // asked for what the app needed then).
+    let mut needs = app.needs();
     let mut dirty = true;
     while !app.should_quit() {
         if dirty {
@@ -238,10 +241,13 @@ fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
             }
         }
         let now = Instant::now();
-        if now >= next_read {
+        // A key that changed what the picture must hold (a tab whose
+        // figures the last read left out) reads at once.
+        if now >= next_read || (app.needs() != needs && app.wants_read()) {
             next_read = now + app.interval();
             if app.wants_read() {
-                source.set_needs(app.needs());
+                needs = app.needs();
+                source.set_needs(needs);
                 app.update(source.read());
                 dirty = true;
             }

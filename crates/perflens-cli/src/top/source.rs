@@ -8,7 +8,7 @@
 //! every refresh, without touching the process.
 
 use perflens_live::{LiveSession, State};
-use perflens_report::{Report, ReportOptions};
+use perflens_report::{FrameTree, Report, ReportOptions};
 use std::path::{Path, PathBuf};
 
 /// One picture of the target.
@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 pub struct Frame {
     /// What the target measured so far.
     pub report: Report,
+    /// The hot paths as a tree of frames, when the source made it (a
+    /// live session's, straight from its snapshot; then the report has
+    /// no paths). `None`: made from the report's paths where needed.
+    pub tree: Option<FrameTree>,
     /// Who the target is and whether it still runs.
     pub target: Target,
 }
@@ -52,7 +56,7 @@ impl Target {
 /// leave work out (a live session's reader) does.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Needs {
-    /// The hot paths (their tab is on screen).
+    /// The hot paths' tree of frames (their tab is on screen).
     pub hot_paths: bool,
     /// Every histogram, not only the inclusive-time one (columns on
     /// screen come from the others).
@@ -95,10 +99,13 @@ impl Source for LiveSource {
             .session
             .raw_snapshot(self.needs.all_histograms)
             .map_err(|e| e.0)?;
+        // The tab shows the tree, not the paths: made straight from the
+        // snapshot, it costs a fraction of the paths it would be made from.
         let report = live.report(&ReportOptions {
-            hot_paths: self.needs.hot_paths,
+            hot_paths: false,
             ..ReportOptions::default()
         });
+        let tree = (self.needs.hot_paths).then(|| FrameTree::from_snapshot(&live.snapshot));
         // Asked after the read: a session that finished meanwhile shows
         // this picture as running, and its final one next time.
         let state = self.session.state();
@@ -108,7 +115,11 @@ impl Source for LiveSource {
             running: !report.finished && state != State::Stale,
             warning: live.missing(),
         };
-        Ok(Frame { report, target })
+        Ok(Frame {
+            report,
+            tree,
+            target,
+        })
     }
 
     fn describe(&self) -> String {
@@ -149,7 +160,11 @@ impl Source for JsonFile {
             running: !report.finished,
             warning: None,
         };
-        Ok(Frame { report, target })
+        Ok(Frame {
+            report,
+            tree: None,
+            target,
+        })
     }
 
     fn describe(&self) -> String {

@@ -2,11 +2,12 @@
 //! values of its rows, read from one [`Report`].
 //!
 //! Nothing here knows about rates or the screen: [`rows`] turns a report
-//! into [`RawRow`]s (counters as the report holds them), and the app
+//! (and the hot paths' [`FrameTree`]) into [`RawRow`]s (counters as the report holds them), and the app
 //! (`app.rs`) compares two of them to get rates, sorts, filters and
 //! formats.
 
-use perflens_report::{FunctionRow, Report};
+use perflens_report::{FrameTree, FunctionRow, Report};
+use std::rc::Rc;
 
 /// The six tables: the Functions tab has three views.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -208,16 +209,54 @@ impl Raw {
     }
 }
 
+/// A row's identity across reports: a hash of its function's name, of
+/// its chain of frame names (a tree row), or its thread's index. Two
+/// rows of one table with one key are one row to the app (for rates, the
+/// selection and the collapsed nodes): with 64-bit keys over a few
+/// thousand names, a collision is a one in 10^11 event, and would only
+/// show one row's rate for another.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RowKey(pub u64);
+
+impl RowKey {
+    /// The key of a chain of frame names (a function's name alone for a
+    /// flat row).
+    pub fn of(frames: &[&str]) -> RowKey {
+        frames
+            .iter()
+            .fold(RowKey::ROOT, |parent, name| parent.child(name_hash(name)))
+    }
+
+    /// The key of a thread's row.
+    pub fn thread(index: u32) -> RowKey {
+        RowKey::ROOT.child(u64::from(index))
+    }
+
+    const ROOT: RowKey = RowKey(0x243f_6a88_85a3_08d3);
+
+    /// The key of the frame with name hash `name` under this one.
+    fn child(self, name: u64) -> RowKey {
+        RowKey((self.0.rotate_left(23) ^ name).wrapping_mul(0x9e37_79b9_7f4a_7c15))
+    }
+}
+
+/// A name's hash, for [`RowKey`]s.
+fn name_hash(name: &str) -> u64 {
+    use std::hash::Hasher;
+    let mut h = KeyHasher::default();
+    h.write(name.as_bytes());
+    h.finish()
+}
+
 /// One row as the report holds it: values in the table's column order
 /// (the first, the name, included).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawRow {
-    /// Identity across reports: the function name, the path's frames
-    /// (joined with [`KEY_SEP`]), or the thread index.
-    pub key: String,
-    /// The name shown and filtered on, when it is not the key's last
-    /// frame (see [`RawRow::name`]).
-    pub own_name: Option<String>,
+    /// Identity across reports.
+    pub key: RowKey,
+    /// The name shown and filtered on: a function's, a tree node's frame
+    /// alone, a thread's label.
+    pub name: Rc<str>,
     /// Tree rows: the parent's index in the same list of rows (`None`
     /// for a root or a flat row).
     pub parent: Option<usize>,
@@ -225,28 +264,11 @@ pub struct RawRow {
     pub values: Vec<Raw>,
 }
 
-impl RawRow {
-    /// The name shown and filtered on: a tree node's frame alone, a
-    /// function's name (the key), a thread's label.
-    pub fn name(&self) -> &str {
-        self.own_name
-            .as_deref()
-            .unwrap_or_else(|| last_frame(&self.key))
-    }
-}
-
-/// A key's last frame (the whole key when it has one frame).
-pub fn last_frame(key: &str) -> &str {
-    key.rfind(KEY_SEP)
-        .map_or(key, |i| &key[i + KEY_SEP.len_utf8()..])
-}
-
-/// Separates the frames of a hot-path key: a character no name holds.
-pub const KEY_SEP: char = '\u{1f}';
-
-/// The rows of one table, from one report, in the report's order (a
-/// tree's parents before their children).
-pub fn rows(table: TableId, report: &Report) -> Vec<RawRow> {
+/// The rows of one table, from one picture, in the report's order (a
+/// tree's parents before their children). The hot paths' tree is the
+/// picture's own when it has one ([`FrameTree::from_snapshot`], from a
+/// live session), else made from the report's paths.
+pub fn rows(table: TableId, report: &Report, tree: Option<&FrameTree>) -> Vec<RawRow> {
     match table {
         TableId::Timing => functions(report, |f| {
             let latency = |v: u64| {
@@ -312,10 +334,13 @@ pub fn rows(table: TableId, report: &Report) -> Vec<RawRow> {
                     latency(f.p99_ns),
                 ]
             });
-            rows.retain(|r| report.function(&r.key).is_some_and(FunctionRow::is_async));
+            rows.retain(|r| report.function(&r.name).is_some_and(FunctionRow::is_async));
             rows
         }
-        TableId::Paths => paths(report),
+        TableId::Paths => match tree {
+            Some(tree) => paths(tree),
+            None => paths(&FrameTree::from_report(report)),
+        },
         TableId::Threads => threads(report),
     }
 }
@@ -326,8 +351,8 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
             let mut v = vec![Raw::Name];
             v.extend(values(f));
             RawRow {
-                key: f.name.clone(),
-                own_name: (f.name.contains(KEY_SEP)).then(|| f.name.clone()),
+                key: RowKey::of(&[&f.name]),
+                name: Rc::from(f.name.as_str()),
                 parent: None,
                 values: v,
             }
@@ -335,50 +360,33 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
         .collect()
 }
 
-/// The hot paths' frames as a tree: one node per distinct prefix of a
-/// path, holding that prefix's segment (the calling context merged across
-/// threads; every path through it has the same segment there).
-fn paths(report: &Report) -> Vec<RawRow> {
-    // A node by its parent's row and its frame: each prefix is looked up
-    // by one name, and its key is written once, when its row is made.
-    let frames: usize = report.paths.iter().map(|p| p.segments.len()).sum();
-    let mut seen: std::collections::HashMap<(Option<usize>, &str), usize, KeyHash> =
-        std::collections::HashMap::with_capacity_and_hasher(frames, KeyHash::default());
-    let mut rows: Vec<RawRow> = Vec::with_capacity(frames);
-    for path in &report.paths {
-        let mut parent: Option<usize> = None;
-        for seg in &path.segments {
-            let next = rows.len();
-            let i = *seen.entry((parent, seg.name.as_str())).or_insert(next);
-            if i == next {
-                let key = match parent {
-                    Some(p) => {
-                        let mut k = String::with_capacity(rows[p].key.len() + 1 + seg.name.len());
-                        k.push_str(&rows[p].key);
-                        k.push(KEY_SEP);
-                        k.push_str(&seg.name);
-                        k
-                    }
-                    None => seg.name.clone(),
-                };
-                rows.push(RawRow {
-                    key,
-                    // The key's last frame, unless the name holds a KEY_SEP.
-                    own_name: (seg.name.contains(KEY_SEP)).then(|| seg.name.clone()),
-                    parent,
-                    values: vec![
-                        Raw::Name,
-                        Raw::U(seg.calls),
-                        Raw::U(seg.self_ns),
-                        Raw::U(seg.total_ns),
-                        Raw::U(seg.self_p50_ns),
-                        Raw::U(seg.self_p99_ns),
-                        Raw::opt(seg.alloc_bytes),
-                    ],
-                });
-            }
-            parent = Some(i);
-        }
+/// The hot paths' frames as a tree: one row per node of the frame tree
+/// (a distinct chain of frame names, merged across threads).
+fn paths(tree: &FrameTree) -> Vec<RawRow> {
+    let names: Vec<(Rc<str>, u64)> = (tree.names.iter())
+        .map(|n| (Rc::from(n.as_str()), name_hash(n)))
+        .collect();
+    let mut rows: Vec<RawRow> = Vec::with_capacity(tree.nodes.len());
+    for node in &tree.nodes {
+        // Parents come before their children; a node whose parent is not
+        // (a malformed tree) is a root.
+        let parent = (node.parent.map(|p| p as usize)).filter(|&p| p < rows.len());
+        let (name, hash) = names.get(node.name as usize).cloned().unwrap_or_default();
+        let key = parent.map_or(RowKey::ROOT, |p| rows[p].key).child(hash);
+        rows.push(RawRow {
+            key,
+            name,
+            parent,
+            values: vec![
+                Raw::Name,
+                Raw::U(node.calls),
+                Raw::U(node.self_ns),
+                Raw::U(node.total_ns),
+                Raw::U(node.self_p50_ns),
+                Raw::U(node.self_p99_ns),
+                Raw::opt(node.alloc_bytes),
+            ],
+        });
     }
     rows
 }
@@ -430,8 +438,8 @@ fn threads(report: &Report) -> Vec<RawRow> {
                 (None, _) => Raw::Missing,
             };
             RawRow {
-                key: t.index.to_string(),
-                own_name: Some(name),
+                key: RowKey::thread(t.index),
+                name: Rc::from(name),
                 parent: None,
                 values: vec![
                     Raw::Name,

@@ -3,8 +3,9 @@
 //! threads, the source, and what an error or the target's end leaves.
 
 use super::app::{App, Key, Row, Values};
+use super::parse_interval;
 use super::source::{Frame, JsonFile, Source, Target};
-use super::{parse_interval, table::KEY_SEP};
+use super::table::TableId;
 use perflens_report::Report;
 use std::time::Duration;
 
@@ -91,6 +92,7 @@ fn frame(report: Report) -> Frame {
     let running = !report.finished;
     Frame {
         report,
+        tree: None,
         target: Target {
             pid: Some(42),
             program: "app".into(),
@@ -116,15 +118,35 @@ fn type_text(app: &mut App, text: &str) {
     }
 }
 
-/// The rows' keys, in order.
+/// Separates the frames of a tree row's label (see [`order`]).
+const SEP: char = '\u{1f}';
+
+/// The rows in order, each as a label that says which it is: a
+/// function's name, a tree node's chain of frames (joined with
+/// [`SEP`]), a thread's index.
 fn order(app: &App) -> Vec<String> {
-    app.table().rows.iter().map(|r| r.key.clone()).collect()
+    let mut chain: Vec<&str> = Vec::new();
+    (app.table().rows.iter())
+        .map(|r| {
+            if r.tree {
+                chain.truncate(r.depth);
+                chain.push(r.name());
+                chain.join(&SEP.to_string())
+            } else if app.table_id() == TableId::Threads {
+                let index = r.name().trim_start_matches('#');
+                index.split(' ').next().unwrap_or_default().to_string()
+            } else {
+                r.name().to_string()
+            }
+        })
+        .collect()
 }
 
 fn row<'a>(app: &'a App, key: &str) -> &'a Row {
-    (app.table().rows.iter())
-        .find(|r| r.key == key)
-        .unwrap_or_else(|| panic!("no row {key}: {:?}", order(app)))
+    let i = (order(app).iter())
+        .position(|k| k == key)
+        .unwrap_or_else(|| panic!("no row {key}: {:?}", order(app)));
+    &app.table().rows[i]
 }
 
 fn cells(app: &App, key: &str) -> Vec<String> {
@@ -381,7 +403,7 @@ fn tree_report(elapsed: u64, scale: u64) -> Report {
 }
 
 fn key(frames: &[&str]) -> String {
-    frames.join(&KEY_SEP.to_string())
+    frames.join(&SEP.to_string())
 }
 
 #[test]
@@ -946,4 +968,115 @@ fn widths_from_numbers_are_those_of_their_texts() {
     // Rates are fractions: rounded first.
     assert_eq!(number_width(Unit::Count, 999.5), Some(5));
     assert_eq!(number_width(Unit::Duration, 999.4), Some(6));
+}
+
+/// A live source's Hot paths tab: the tree made straight from the
+/// snapshot shows exactly what the tree made from the report's paths
+/// shows, in rates as in totals.
+#[test]
+fn the_tree_from_a_snapshot_shows_what_the_paths_show() {
+    use perflens_core::histogram::Histogram;
+    use perflens_core::snapshot::*;
+    use perflens_report::{FrameTree, ReportOptions};
+    let snapshot = |elapsed_ns: u64, scale: u64| {
+        let site = |name: &str| CallsiteInfo {
+            name: name.into(),
+            kind: CallsiteKind::Sync,
+        };
+        let path = |parent, callsite| PathInfo {
+            parent,
+            callsite,
+            id: u64::from(callsite),
+        };
+        let node = |path, calls: u64, total_ns: u64, self_ns: u64| {
+            let hist = |sum: u64| {
+                let mut h = Histogram::new();
+                h.record_n(sum / calls, calls);
+                h
+            };
+            NodeSnapshot {
+                path,
+                calls,
+                timed_calls: calls,
+                total_ns,
+                self_ns,
+                hist_total: hist(total_ns),
+                hist_self: hist(self_ns),
+                ..Default::default()
+            }
+        };
+        RawSnapshot {
+            mode: Mode::Timed,
+            sample_warmup: 0,
+            clock: ClockSource::Instant,
+            ns_per_tick: 1.0,
+            elapsed_ns,
+            finished: false,
+            callsites: vec![
+                CallsiteInfo {
+                    name: "[root]".into(),
+                    kind: CallsiteKind::Internal,
+                },
+                CallsiteInfo {
+                    name: "[overflow]".into(),
+                    kind: CallsiteKind::Internal,
+                },
+                site("app::main"),
+                site("app::parse"),
+                site("app::render"),
+            ],
+            paths: vec![path(0, 0), path(0, 1), path(0, 2), path(2, 3), path(2, 4)],
+            threads: vec![
+                ThreadSnapshot {
+                    nodes: vec![
+                        node(2, scale, 9_000 * scale, 1_000 * scale),
+                        node(3, 10 * scale, 5_000 * scale, 5_000 * scale),
+                    ],
+                    ..Default::default()
+                },
+                ThreadSnapshot {
+                    index: 1,
+                    nodes: vec![node(4, 4 * scale, 3_000 * scale, 3_000 * scale)],
+                    ..Default::default()
+                },
+            ],
+            path_capacity: 64,
+            overflow_paths: 0,
+            unrecorded_calls: 0,
+            alloc: None,
+        }
+    };
+    let frames = |elapsed_ns, scale| {
+        let snap = snapshot(elapsed_ns, scale);
+        let from_paths = frame(Report::from_snapshot(&snap, &ReportOptions::default()));
+        let no_paths = ReportOptions {
+            hot_paths: false,
+            ..ReportOptions::default()
+        };
+        let mut direct = frame(Report::from_snapshot(&snap, &no_paths));
+        assert!(direct.report.paths.is_empty());
+        direct.tree = Some(FrameTree::from_snapshot(&snap));
+        (from_paths, direct)
+    };
+    let (mut a, mut b) = (app(), app());
+    for (elapsed_ns, scale) in [(1_000_000_000, 1), (1_500_000_000, 3)] {
+        let (from_paths, direct) = frames(elapsed_ns, scale);
+        a.update(Ok(from_paths));
+        b.update(Ok(direct));
+    }
+    for app in [&mut a, &mut b] {
+        app.key(Key::Char('h'));
+    }
+    let shown =
+        |app: &App| -> Vec<Vec<String>> { app.table().rows.iter().map(|r| r.cells()).collect() };
+    // Rates: main ran 2 more calls in the half second, parse 20.
+    assert_eq!(shown(&a)[0][..2], ["▾ app::main", "4"]);
+    assert_eq!(shown(&a)[1][..2], ["    app::parse", "40"]);
+    assert_eq!(shown(&b), shown(&a));
+    assert_eq!(order(&b), order(&a));
+    for app in [&mut a, &mut b] {
+        app.key(Key::Char('r'));
+    }
+    assert_eq!(shown(&b), shown(&a));
+    assert_eq!(shown(&a).len(), 3);
 }
