@@ -131,6 +131,8 @@ fn main() {
             break LiveSource::open(&dir).unwrap();
         }
     };
+    // As `perflens top` does before its first read.
+    perflens_cli::top::keep_freed_memory();
     let mut nodes = 0u64;
     let mut tables = Vec::new();
     for (tab, key) in [("Functions", None), ("Hot paths", Some('h'))] {
@@ -147,6 +149,7 @@ fn main() {
             let t1 = cpu_now();
             nodes = frame.report.threads.iter().map(|t| t.nodes).sum();
             app.update(Ok(frame));
+            app.fill_self_percentiles(|frame, nodes| source.fill_self_percentiles(frame, nodes));
             let t2 = cpu_now();
             std::hint::black_box(perflens_cli::top::draw_offscreen(&mut app, 200, 50));
             let t3 = cpu_now();

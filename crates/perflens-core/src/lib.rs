@@ -52,7 +52,7 @@ pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
 pub use live::{LiveConfig, LiveEnd};
-pub use read::{LiveBlockRead, read_live_block};
+pub use read::{LiveBlockRead, read_live_block, read_live_self_histograms};
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
     StartError, is_recording, parse_mode, start,

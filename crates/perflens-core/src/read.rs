@@ -71,23 +71,8 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
             let hint = &lines_hint[which.min(1)];
             // SAFETY: node < node_count <= node_cap, of this block's
             // geometry.
-            let n = unsafe { block.node_in(&g, node) };
-            // What the node's counters say the histogram's values add up
-            // to, at most: see `read_hist`.
-            let sum = match which {
-                0 => Some(n.total.load(Ordering::Relaxed)),
-                1 => Some(n.self_.load(Ordering::Relaxed)),
-                _ => None,
-            };
-            let (h, lines) = read_hist(
-                block,
-                &g,
-                node,
-                which,
-                pending,
-                how.page_ok,
-                Limit { sum, entries },
-            );
+            let (h, lines) =
+                unsafe { node_hist(block, &g, node, which, pending, how.page_ok, entries) };
             hint.set(lines);
             h
         } else {
@@ -166,6 +151,7 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
             free_bytes: r(&n.free_bytes),
             free_count: r(&n.free_count),
             hist_alloc,
+            index: i,
         };
         if i == OVERFLOW_NODE {
             overflow_calls = node.calls.saturating_add(node.cancelled);
@@ -276,6 +262,38 @@ fn prefetch(p: &AtomicU64) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// Histogram `which` of node `node` (see [`read_hist`]), bounded by what
+/// the node's counters say its values add up to, and by `entries`.
+///
+/// # Safety
+/// `node < node_cap` of this block's geometry `g`.
+unsafe fn node_hist(
+    block: Block,
+    g: &Geometry,
+    node: u32,
+    which: usize,
+    pending: [Option<u64>; 2],
+    page_ok: &dyn Fn(usize) -> bool,
+    entries: Option<u64>,
+) -> (Histogram, usize) {
+    // SAFETY: per the caller.
+    let n = unsafe { block.node_in(g, node) };
+    let sum = match which {
+        0 => Some(n.total.load(Ordering::Relaxed)),
+        1 => Some(n.self_.load(Ordering::Relaxed)),
+        _ => None,
+    };
+    read_hist(
+        block,
+        g,
+        node,
+        which,
+        pending,
+        page_ok,
+        Limit { sum, entries },
+    )
 }
 
 /// What a histogram can hold at most, as far as its node's counters tell.
@@ -433,4 +451,45 @@ pub unsafe fn read_live_block(
     // The checked geometry, not the header's fields: the file's owner
     // may rewrite them while this reads.
     Ok(read_block_in(block, geometry, &how))
+}
+
+/// The exclusive-time histograms of some nodes of a live session's block
+/// file mapped at `base` (`len` bytes), read after the rest of the block
+/// was read without them ([`LiveBlockRead::all_histograms`] false): for a
+/// view that shows their percentiles only for the rows on screen.
+/// `nodes`: each node's index in the block ([`NodeSnapshot::index`]) and
+/// the timed calls its snapshot counted, which bounds its entries, so
+/// that the histogram agrees with the rest of that snapshot (calls that
+/// ended since are left out). A node past the block's count reads as
+/// empty; `Ok(None)` when the block no longer belongs to `live`'s
+/// session generation.
+///
+/// # Safety
+/// As [`read_live_block`].
+pub unsafe fn read_live_self_histograms(
+    base: *const u8,
+    len: usize,
+    live: &LiveBlockRead,
+    page_ok: &dyn Fn(usize) -> bool,
+    nodes: &[(u32, u64)],
+) -> Result<Option<Vec<Histogram>>, String> {
+    // SAFETY: per the caller.
+    let (block, g) = unsafe { Block::validate(base, len) }?;
+    let h = block.header();
+    if h.epoch.load(Ordering::Acquire) != live.epoch {
+        return Ok(None);
+    }
+    let count = h.node_count.load(Ordering::Acquire).min(g.node_cap);
+    let pending = block.pending_in(g.node_cap);
+    let hists = (nodes.iter())
+        .map(|&(node, entries)| {
+            if node >= count {
+                return Histogram::default();
+            }
+            // SAFETY: node < node_count <= node_cap, of the checked
+            // geometry.
+            unsafe { node_hist(block, &g, node, 1, pending, page_ok, Some(entries)) }.0
+        })
+        .collect();
+    Ok(Some(hists))
 }

@@ -173,6 +173,10 @@ pub struct NodeSnapshot {
     /// called (inclusive), one entry per call. Values are bytes. Empty
     /// unless perflens-core is built with its `alloc` feature.
     pub hist_alloc: Histogram,
+    /// The node's index in its thread's block (for a live reader that
+    /// reads some of its histograms later: see
+    /// `read_live_self_histograms`).
+    pub index: u32,
 }
 
 /// One thread's tree.

@@ -33,6 +33,7 @@ mod names;
 pub use map::Mapping;
 pub use names::{Names, ThreadRecord};
 
+use perflens_core::histogram::Histogram;
 use perflens_core::live::{
     EXTRA_CPU, PROGRAM_BYTES, SESSION_FILE_BYTES, SESSION_MAGIC, SESSION_VERSION, STATE_FINISHED,
     STATE_RUNNING, SessionHeader,
@@ -138,6 +139,29 @@ struct BlockFile {
     map: Mapping,
     /// Pages of the file known to hold data, by page index.
     resident: std::cell::RefCell<Vec<bool>>,
+}
+
+impl BlockFile {
+    /// Whether the page holding byte `off` may be read. Only the pages
+    /// the file holds are read (see `Mapping::resident`), and only the
+    /// histogram pages a read needs are asked about, once each until
+    /// found: a page that holds data keeps it, and most of a block's
+    /// histogram pages are never written, nor needed (see `read_hist` in
+    /// perflens-core).
+    fn page_ok(&self, off: usize) -> bool {
+        let page = off / 4096;
+        if off >= self.map.len() {
+            return false;
+        }
+        let mut known = self.resident.borrow_mut();
+        if known.len() <= page {
+            known.resize(page + 1, false);
+        }
+        if !known[page] {
+            known[page] = self.map.page_resident(page);
+        }
+        known[page]
+    }
 }
 
 /// A live session, mapped read-only.
@@ -411,29 +435,10 @@ impl LiveSession {
             alloc_counted,
         };
         let mut threads = Vec::with_capacity(self.blocks.len());
-        for b in &self.blocks {
+        let mut block_of = Vec::with_capacity(self.blocks.len());
+        for (i, b) in self.blocks.iter().enumerate() {
             let m = &b.map;
-            // Only the pages the file holds are read (see
-            // `Mapping::resident`), and only the histogram pages a read
-            // needs are asked about, once each until found: a page that
-            // holds data keeps it, and most of a block's histogram pages
-            // are never written, nor needed (see `read_hist` in
-            // perflens-core).
-            let known = &b.resident;
-            let page_ok = |off: usize| {
-                let page = off / 4096;
-                if off >= m.len() {
-                    return false;
-                }
-                let mut known = known.borrow_mut();
-                if known.len() <= page {
-                    known.resize(page + 1, false);
-                }
-                if !known[page] {
-                    known[page] = m.page_resident(page);
-                }
-                known[page]
-            };
+            let page_ok = |off: usize| b.page_ok(off);
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
             let t = unsafe { perflens_core::read_live_block(m.base(), m.len(), &how, &page_ok) }
@@ -447,6 +452,7 @@ impl LiveSession {
                     }
                 })?;
             if let Some(t) = t {
+                block_of.push((t.index, i));
                 threads.push(ThreadSnapshot {
                     name: b.name.clone(),
                     ..t
@@ -461,6 +467,8 @@ impl LiveSession {
         check_sums(&threads).map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
         self.read_names()?;
         threads.sort_by_key(|t| t.index);
+        block_of.sort_by_key(|&(index, _)| index);
+        let block_of = block_of.into_iter().map(|(_, b)| b).collect();
         let callsites = self.names.callsites();
         let paths = self.names.paths(callsites.len())?;
         for t in &threads {
@@ -539,7 +547,69 @@ impl LiveSession {
             unread_threads: self.unread_threads,
             unpublished_threads: h.unpublished_threads.load(Ordering::Relaxed),
             names_lost: h.names_lost.load(Ordering::Relaxed),
+            read: how,
+            block_of,
         })
+    }
+
+    /// The exclusive-time histograms of some nodes of `live`, a snapshot
+    /// this session read with `all_histograms: false` (a view that shows
+    /// their percentiles only for the rows on screen reads those after
+    /// the rest). `nodes`: each one's thread and node, as indices into
+    /// `live.snapshot.threads` and that thread's `nodes`. Each histogram
+    /// holds at most as many entries as the snapshot's timed calls of its
+    /// node, so that it agrees with the rest of the snapshot. A node out
+    /// of range, or of a block of another session generation since,
+    /// reads as empty.
+    pub fn self_histograms(
+        &self,
+        live: &Live,
+        nodes: &[(usize, usize)],
+    ) -> Result<Vec<Histogram>, Error> {
+        let mut out = vec![Histogram::default(); nodes.len()];
+        // By thread: one validation of each block read.
+        let mut order: Vec<usize> = (0..nodes.len()).collect();
+        order.sort_by_key(|&i| nodes[i]);
+        let mut at = 0;
+        while at < order.len() {
+            let thread = nodes[order[at]].0;
+            let end = at + order[at..].partition_point(|&i| nodes[i].0 == thread);
+            let (Some(t), Some(b)) = (
+                live.snapshot.threads.get(thread),
+                live.block_of.get(thread).and_then(|&b| self.blocks.get(b)),
+            ) else {
+                at = end;
+                continue;
+            };
+            let wanted: Vec<(usize, (u32, u64))> = (order[at..end].iter())
+                .filter_map(|&i| {
+                    let n = t.nodes.get(nodes[i].1)?;
+                    Some((i, (n.index, n.hist_total.count())))
+                })
+                .collect();
+            let ask: Vec<(u32, u64)> = wanted.iter().map(|&(_, w)| w).collect();
+            let m = &b.map;
+            let page_ok = |off: usize| b.page_ok(off);
+            // SAFETY: as in `raw_snapshot`.
+            let read = unsafe {
+                perflens_core::read_live_self_histograms(
+                    m.base(),
+                    m.len(),
+                    &live.read,
+                    &page_ok,
+                    &ask,
+                )
+            }
+            .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+            if m.faulted() {
+                return Err(self.truncated());
+            }
+            for ((i, _), h) in wanted.iter().zip(read.into_iter().flatten()) {
+                out[*i] = h;
+            }
+            at = end;
+        }
+        Ok(out)
     }
 
     /// The CPU sampler's figures: samples per path from the nodes, the
@@ -637,6 +707,10 @@ pub struct Live {
     /// Names the program could not append (the file system was full):
     /// paths and threads registered after that are missing.
     pub names_lost: u64,
+    /// How the blocks were read.
+    read: perflens_core::LiveBlockRead,
+    /// The session's block each thread of `snapshot` was read from.
+    block_of: Vec<usize>,
 }
 
 impl Live {

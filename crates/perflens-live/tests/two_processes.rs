@@ -231,11 +231,43 @@ fn kept_run(test: &str, ms: u64, env: &[(&str, &str)]) -> (String, String) {
     assert_eq!(sessions[0].threads, 4);
     let mut live = LiveSession::open(&sessions[0].dir).unwrap();
     let report = live.report(&ReportOptions::default()).unwrap();
+    self_histograms_read_apart_are_those_read_with_the_rest(&mut live);
     let mut ours = Vec::new();
     perflens_report::write_json(&report, &mut ours).unwrap();
     let theirs = std::fs::read_to_string(&json).unwrap();
     let _ = std::fs::remove_dir_all(&runtime);
     (String::from_utf8(ours).unwrap(), theirs)
+}
+
+/// A snapshot read without its exclusive-time histograms, then those
+/// of its nodes read apart (as `perflens top` does for the rows on
+/// screen): the same histograms as one read of everything.
+fn self_histograms_read_apart_are_those_read_with_the_rest(live: &mut LiveSession) {
+    let full = live.raw_snapshot(true).unwrap();
+    let part = live.raw_snapshot(false).unwrap();
+    let mut nodes = Vec::new();
+    for (t, thread) in part.snapshot.threads.iter().enumerate() {
+        for (j, node) in thread.nodes.iter().enumerate() {
+            assert!(node.hist_self.is_empty(), "read without them");
+            nodes.push((t, j));
+        }
+    }
+    // In any order, and past the ends (read as empty).
+    nodes.reverse();
+    nodes.push((part.snapshot.threads.len(), 0));
+    nodes.push((0, usize::MAX));
+    let hists = live.self_histograms(&part, &nodes).unwrap();
+    let mut timed = 0;
+    for (&(t, j), h) in nodes.iter().zip(&hists) {
+        match full.snapshot.threads.get(t).and_then(|th| th.nodes.get(j)) {
+            Some(node) => {
+                assert_eq!(h, &node.hist_self, "thread {t} node {j}");
+                timed += h.count();
+            }
+            None => assert!(h.is_empty()),
+        }
+    }
+    assert!(timed > 10, "the histograms hold the timed calls: {timed}");
 }
 
 /// Fails naming the differing lines (rather than printing 100 KB).

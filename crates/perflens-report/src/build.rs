@@ -334,14 +334,26 @@ impl Report {
             }
             h.quantile(p / 100.0).map_or(0, |t| snap.ticks_to_ns(t))
         };
-        let merged = merge_paths(snap);
-        let incl = snap.alloc.map(|_| inclusive_alloc(snap, &merged));
+        // Neither rows nor paths: only the threads and totals, from the
+        // threads' own figures.
+        let merged = if options.functions || options.hot_paths {
+            merge_paths(snap)
+        } else {
+            Vec::new()
+        };
+        let incl = (snap.alloc)
+            .filter(|_| !merged.is_empty())
+            .map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
-        let functions = function_rows(&tree, rows, &merged, incl.as_ref(), &percentiles, &quantile);
+        let functions = if options.functions {
+            function_rows(&tree, rows, &merged, incl.as_ref(), &percentiles, &quantile)
+        } else {
+            Vec::new()
+        };
         let (paths, alloc_paths) = if options.hot_paths {
             hot_paths(&tree, &merged, incl.as_ref(), timing, &quantile)
         } else {
-            (Vec::new(), incl.as_ref().map(|_| Vec::new()))
+            (Vec::new(), snap.alloc.map(|_| Vec::new()))
         };
         let threads: Vec<ThreadRow> = (snap.threads.iter())
             .map(|t| thread_row(t, snap.alloc.is_some()))

@@ -50,6 +50,10 @@ pub struct ReportOptions {
     /// both lists empty: a live view that does not show them saves most
     /// of the cost of a report of a large session.
     pub hot_paths: bool,
+    /// Build the function rows (default). `false` leaves them empty: a
+    /// live view showing the hot paths' tree or the threads does not
+    /// need them.
+    pub functions: bool,
 }
 
 impl Default for ReportOptions {
@@ -58,6 +62,7 @@ impl Default for ReportOptions {
             percentiles: vec![50.0, 95.0, 99.0],
             limit: Some(DEFAULT_LIMIT),
             hot_paths: true,
+            functions: true,
         }
     }
 }

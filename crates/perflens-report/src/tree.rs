@@ -28,6 +28,9 @@ pub struct FrameTree {
     pub names: Vec<String>,
     /// The nodes, every parent before its children.
     pub nodes: Vec<FrameNode>,
+    /// The node of each path of the snapshot it was made from (index =
+    /// path), `None` for a path left out; empty when made from a report.
+    pub node_of_path: Vec<Option<u32>>,
 }
 
 /// One chain of frame names (the chain of its ancestors, then its own):
@@ -46,10 +49,12 @@ pub struct FrameNode {
     pub total_ns: u64,
     /// Exclusive time.
     pub self_ns: u64,
-    /// Median exclusive duration of one call.
-    pub self_p50_ns: u64,
+    /// Median exclusive duration of one call (0 without a completed
+    /// call, or in count mode). `None`: not known (a live reader that
+    /// reads these only for the rows on screen).
+    pub self_p50_ns: Option<u64>,
     /// 99th percentile of the exclusive duration of one call.
-    pub self_p99_ns: u64,
+    pub self_p99_ns: Option<u64>,
     /// The deepest folded recursion here, when the function recursed.
     pub max_depth: Option<u32>,
     /// Bytes allocated while this frame was innermost; `None` when
@@ -97,6 +102,7 @@ impl FrameTree {
         let mut out = FrameTree {
             names,
             nodes: Vec::new(),
+            node_of_path: Vec::new(),
         };
         // Per node: the exclusive-time histogram, borrowed while one
         // calling context has values (most nodes), merged beyond.
@@ -150,14 +156,22 @@ impl FrameTree {
                 parent = Some(node);
             }
         }
-        if snap.mode != Mode::Count {
-            for (f, h) in out.nodes.iter_mut().zip(&hists) {
-                let q = |p: f64| h.quantile(p).map_or(0, |t| snap.ticks_to_ns(t));
-                f.self_p50_ns = q(0.50);
-                f.self_p99_ns = q(0.99);
-            }
+        for (f, h) in out.nodes.iter_mut().zip(&hists) {
+            (f.self_p50_ns, f.self_p99_ns) = FrameTree::self_percentiles(h, snap);
         }
+        out.node_of_path = node_of_path;
         out
+    }
+
+    /// The p50 and p99 of a node's exclusive-time histogram (merged over
+    /// its calling contexts) of `snap`, in ns: as the hot paths' segments
+    /// have them (0 when empty or in count mode).
+    pub fn self_percentiles(h: &Histogram, snap: &RawSnapshot) -> (Option<u64>, Option<u64>) {
+        let q = |p: f64| match snap.mode {
+            Mode::Count => 0,
+            _ => h.quantile(p).map_or(0, |t| snap.ticks_to_ns(t)),
+        };
+        (Some(q(0.50)), Some(q(0.99)))
     }
 
     /// The tree of a report's hot paths: one node per distinct chain of
@@ -188,8 +202,8 @@ impl FrameTree {
                         calls: seg.calls,
                         total_ns: seg.total_ns,
                         self_ns: seg.self_ns,
-                        self_p50_ns: seg.self_p50_ns,
-                        self_p99_ns: seg.self_p99_ns,
+                        self_p50_ns: Some(seg.self_p50_ns),
+                        self_p99_ns: Some(seg.self_p99_ns),
                         max_depth: seg.max_depth,
                         alloc_bytes: seg.alloc_bytes,
                         alloc_incl_bytes: seg.alloc_incl_bytes,

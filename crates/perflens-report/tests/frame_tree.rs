@@ -82,7 +82,7 @@ fn the_tree_of_a_snapshot_is_the_tree_of_its_reports_paths() {
     assert_eq!((add.calls, add.total_ns, add.self_ns), (12, 3_000, 3_000));
     // Twelve exclusive durations: 40, nine of 100, 960, 1100 (each read
     // as its bucket's midpoint).
-    assert_eq!((add.self_p50_ns, add.self_p99_ns), (101, 1_104));
+    assert_eq!((add.self_p50_ns, add.self_p99_ns), (Some(101), Some(1_104)));
     assert!(!nodes.contains_key(&chain(&["parse", "add", "validate"])));
     assert_eq!(add.alloc_bytes, None);
 }
@@ -149,7 +149,7 @@ fn contexts_with_one_chain_of_names_are_summed() {
     let step = nodes[&chain(&["run", "step"])];
     assert_eq!((step.calls, step.total_ns, step.self_ns), (5, 800, 800));
     // Two calls of 100, three of 200 (read as [200, 204)'s midpoint).
-    assert_eq!((step.self_p50_ns, step.self_p99_ns), (202, 202));
+    assert_eq!((step.self_p50_ns, step.self_p99_ns), (Some(202), Some(202)));
     // The report has two paths; the tree made from them has the first's.
     let report = Report::from_snapshot(&snap, &ReportOptions::default());
     assert_eq!(report.paths.len(), 2);
@@ -165,7 +165,7 @@ fn count_mode_has_no_percentiles_and_a_malformed_snapshot_is_left_out() {
     assert!(
         tree.nodes
             .iter()
-            .all(|n| n.self_p50_ns == 0 && n.self_p99_ns == 0)
+            .all(|n| n.self_p50_ns == Some(0) && n.self_p99_ns == Some(0))
     );
     // A cycle and indices out of range: neither hangs nor panics, and
     // what they touch is left out.

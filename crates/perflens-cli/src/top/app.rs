@@ -112,14 +112,18 @@ pub enum Key {
     CtrlC,
 }
 
-/// A row of the table on screen: its values, written as text only when
-/// asked ([`Row::cells`]: the view asks for the rows it draws).
+/// A row of the table on screen. Its values are the table's
+/// ([`Table::cells`]), written as text only when asked: the view asks for
+/// the rows it draws.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// Identity across refreshes (see [`RowKey`]).
     pub key: RowKey,
     /// Tree rows: the parent's key.
     pub parent: Option<RowKey>,
+    /// The row's index in the table's raw rows (a tree row's: its node's
+    /// index in the tree).
+    index: usize,
     /// The name shown and filtered on.
     name: Rc<str>,
     /// Tree rows: depth, 0 for a root.
@@ -129,10 +133,6 @@ pub struct Row {
     /// True for a row of the tree (its first cell starts with its
     /// indentation and marker: `2 * depth + 2` columns).
     pub tree: bool,
-    /// One value per column (the first: the name).
-    values: Vec<Shown>,
-    /// The table's columns (how each value is written).
-    columns: &'static [Column],
 }
 
 impl Row {
@@ -140,54 +140,73 @@ impl Row {
     pub fn name(&self) -> &str {
         &self.name
     }
+}
 
-    /// One text per column; the first holds a tree row's indentation and
-    /// marker.
-    pub fn cells(&self) -> Vec<String> {
-        (0..self.values.len()).map(|i| self.cell(i)).collect()
+impl Table {
+    /// Row `row`'s values, one per column (the first: the name).
+    fn values(&self, row: &Row) -> &[Shown] {
+        let n = self.columns.len();
+        self.cells
+            .get(row.index * n..(row.index + 1) * n)
+            .unwrap_or(&[])
     }
 
-    /// The text of column `i`.
-    pub fn cell(&self, i: usize) -> String {
+    /// One text per column of `row` (one of this table's rows); the
+    /// first holds a tree row's indentation and marker.
+    pub fn cells(&self, row: &Row) -> Vec<String> {
+        (0..self.values(row).len())
+            .map(|i| self.cell(row, i))
+            .collect()
+    }
+
+    /// The text of column `i` of `row`.
+    pub fn cell(&self, row: &Row, i: usize) -> String {
         let mut out = String::new();
         // Writing into a String does not fail.
-        let _ = self.write_cell(&mut out, i);
+        let _ = self.write_cell(&mut out, row, i);
         out
     }
 
     /// The width of column `i`'s text, in characters, without writing it.
-    fn cell_width(&self, i: usize) -> usize {
-        match &self.values[i] {
-            Shown::Name if self.tree => 2 * self.depth + 2 + self.name().chars().count(),
-            Shown::Name => self.name().chars().count(),
-            Shown::Text(t) => t.chars().count(),
-            Shown::None => 1,
-            Shown::Num(n) => number_width(self.columns[i].unit, *n).unwrap_or_else(|| {
+    fn cell_width(&self, row: &Row, i: usize) -> usize {
+        let chars = |s: &str| {
+            if s.is_ascii() {
+                s.len()
+            } else {
+                s.chars().count()
+            }
+        };
+        match self.values(row).get(i) {
+            Some(Shown::Name) if row.tree => 2 * row.depth + 2 + chars(row.name()),
+            Some(Shown::Name) => chars(row.name()),
+            Some(Shown::Text(t)) => chars(t),
+            Some(Shown::None) | None => 1,
+            Some(Shown::Num(n)) => number_width(self.columns[i].unit, *n).unwrap_or_else(|| {
                 let mut count = CharCount(0);
-                let _ = self.write_cell(&mut count, i);
+                let _ = self.write_cell(&mut count, row, i);
                 count.0
             }),
         }
     }
 
-    fn write_cell<W: std::fmt::Write>(&self, out: &mut W, i: usize) -> std::fmt::Result {
-        let n = match &self.values[i] {
-            Shown::Name if self.tree => {
-                let marker = match self.expanded {
+    fn write_cell<W: std::fmt::Write>(&self, out: &mut W, row: &Row, i: usize) -> std::fmt::Result {
+        let n = match self.values(row).get(i) {
+            Some(Shown::Name) if row.tree => {
+                let marker = match row.expanded {
                     Some(true) => "▾ ",
                     Some(false) => "▸ ",
                     None => "  ",
                 };
-                for _ in 0..self.depth {
+                for _ in 0..row.depth {
                     out.write_str("  ")?;
                 }
                 out.write_str(marker)?;
-                return out.write_str(self.name());
+                return out.write_str(row.name());
             }
-            Shown::Name => return out.write_str(self.name()),
-            Shown::Text(t) => return out.write_str(t),
-            Shown::None => return out.write_str("-"),
-            Shown::Num(n) => *n,
+            Some(Shown::Name) => return out.write_str(row.name()),
+            Some(Shown::Text(t)) => return out.write_str(t),
+            Some(Shown::None) | None => return out.write_str("-"),
+            Some(Shown::Num(n)) => *n,
         };
         let u = n.round().max(0.0) as u64;
         match self.columns[i].unit {
@@ -255,7 +274,8 @@ impl std::fmt::Write for CharCount {
     }
 }
 
-/// The table on screen: headers, rows, and each column's width.
+/// The table on screen: headers, rows, their values, and each column's
+/// width.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Table {
     /// Header texts (a counter's ends in `/s` in rate mode; the sort
@@ -265,6 +285,12 @@ pub struct Table {
     pub rows: Vec<Row>,
     /// Widest text of each column, header included.
     pub widths: Vec<usize>,
+    /// Every raw row's values, one per column, in the raw rows' order
+    /// (a row's are at its index): one vector for the whole table, not
+    /// one per row.
+    cells: Vec<Shown>,
+    /// How each column's values are written.
+    columns: &'static [Column],
 }
 
 /// How one table is sorted.
@@ -436,14 +462,19 @@ impl App {
     }
 
     /// What the next picture must hold for what is on screen: the hot
-    /// paths on their tab, and the exclusive-time and bytes-per-call
-    /// histograms where columns come from them (the paths' self
-    /// percentiles, the allocation view's average and p95 per call).
+    /// paths' tree on their tab, and the exclusive-time and bytes-per-call
+    /// histograms where columns come from them: the allocation view's
+    /// average and p95 per call, and the paths' Self percentiles when the
+    /// tree is sorted by one (else those are read for the rows on screen
+    /// only: [`App::fill_self_percentiles`]).
     pub fn needs(&self) -> Needs {
+        let paths_sort = self.sorts[TableId::Paths.slot()].column;
         Needs {
             hot_paths: self.tab == Tab::HotPaths,
-            all_histograms: self.tab == Tab::HotPaths
+            all_histograms: (self.tab == Tab::HotPaths
+                && table::PATHS_SELF_PERCENTILES.contains(&paths_sort))
                 || (self.tab == Tab::Functions && self.fn_view == FnView::Alloc),
+            functions: matches!(self.tab, Tab::Functions | Tab::Async),
         }
     }
 
@@ -522,16 +553,102 @@ impl App {
     pub fn scroll_to_fit(&mut self, height: usize) -> usize {
         let slot = self.table_id().slot();
         self.page = height.max(1);
+        self.offsets[slot] = self.first_row(height);
+        self.offsets[slot]
+    }
+
+    /// [`App::scroll_to_fit`]'s first row, without moving it.
+    fn first_row(&self, height: usize) -> usize {
+        let slot = self.table_id().slot();
         let selected = self.selected[slot];
-        let offset = &mut self.offsets[slot];
-        if selected < *offset {
-            *offset = selected;
-        } else if height > 0 && selected >= *offset + height {
-            *offset = selected + 1 - height;
+        let mut offset = self.offsets[slot];
+        if selected < offset {
+            offset = selected;
+        } else if height > 0 && selected >= offset + height {
+            offset = selected + 1 - height;
         }
-        let max = self.table.rows.len().saturating_sub(height);
-        *offset = (*offset).min(max);
-        *offset
+        offset.min(self.table.rows.len().saturating_sub(height))
+    }
+
+    /// The tree nodes whose Self percentiles the picture lacks (a live
+    /// source reads them apart: see `Needs::all_histograms`) among the
+    /// rows on screen, and a screen's worth above and below (at least
+    /// 50 rows: the first picture comes before the screen's height is
+    /// known).
+    pub fn wanted_self_percentiles(&self) -> Vec<u32> {
+        let Some((TableId::Paths, raw)) = &self.raw else {
+            return Vec::new();
+        };
+        let page = self.page.max(50);
+        let first = self.first_row(self.page).saturating_sub(page);
+        let [p50, _] = table::PATHS_SELF_PERCENTILES;
+        (self.table.rows.iter().skip(first).take(3 * page))
+            .filter(|r| {
+                raw.get(r.index)
+                    .is_some_and(|raw| raw.values[p50] == Raw::Missing)
+            })
+            .map(|r| r.index as u32)
+            .collect()
+    }
+
+    /// Asks `fill` to fill in the Self percentiles of the nodes
+    /// [`App::wanted_self_percentiles`] names, in the current picture's
+    /// tree, and shows them. The rows stay where they are (they are not
+    /// sorted by these columns when the picture lacks them).
+    pub fn fill_self_percentiles(
+        &mut self,
+        fill: impl FnOnce(&mut Frame, &[u32]) -> Result<(), String>,
+    ) {
+        let wanted = self.wanted_self_percentiles();
+        let Some(frame) = self.current.as_mut() else {
+            return;
+        };
+        if wanted.is_empty() || frame.tree.is_none() {
+            return;
+        }
+        if let Err(e) = fill(frame, &wanted) {
+            self.error = Some(e);
+            return;
+        }
+        let (Some(tree), Some((TableId::Paths, raw))) = (&frame.tree, &mut self.raw) else {
+            return;
+        };
+        let mut filled = vec![false; raw.len()];
+        for &n in &wanted {
+            let (Some(node), Some(row)) = (tree.nodes.get(n as usize), raw.get_mut(n as usize))
+            else {
+                continue;
+            };
+            for (c, v) in table::PATHS_SELF_PERCENTILES
+                .into_iter()
+                .zip([node.self_p50_ns, node.self_p99_ns])
+            {
+                row.values[c] = v.map_or(Raw::Missing, Raw::U);
+            }
+            filled[n as usize] = true;
+        }
+        let n = self.table.columns.len();
+        for (i, row) in raw.iter().enumerate() {
+            if filled[i] {
+                for c in table::PATHS_SELF_PERCENTILES {
+                    if let Some(cell) = self.table.cells.get_mut(i * n + c) {
+                        // A level: shown as read, in rates as in totals.
+                        *cell = match row.values[c] {
+                            Raw::U(v) => Shown::Num(v as f64),
+                            _ => Shown::None,
+                        };
+                    }
+                }
+            }
+        }
+        let table = &self.table;
+        let widths: Vec<(usize, usize)> = (table.rows.iter())
+            .filter(|r| filled.get(r.index) == Some(&true))
+            .flat_map(|r| table::PATHS_SELF_PERCENTILES.map(|c| (c, table.cell_width(r, c))))
+            .collect();
+        for (c, w) in widths {
+            self.table.widths[c] = self.table.widths[c].max(w);
+        }
     }
 
     /// Moves the selection by `delta` rows (the mouse wheel, arrows).
@@ -696,9 +813,12 @@ impl App {
         let selected_key = self.table.rows.get(self.selected[slot]).map(|r| r.key);
         let same_table =
             self.table.headers.first().map(String::as_str) == id.columns().first().map(|c| c.title);
-        // The raw rows of each report, made once per report and table.
+        // The raw rows of each picture, made once per picture and table;
+        // none from a picture read without what the table shows (the
+        // tab was not on screen then): no rows yet, or no rates yet.
         let raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>, frame: Option<&Frame>| match frame
         {
+            Some(f) if !holds(f, id) => *cache = None,
             Some(f) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
                 *cache = Some((id, table::rows(id, &f.report, f.tree.as_ref())));
             }
@@ -713,7 +833,8 @@ impl App {
                 &frame.report,
                 rows,
                 (self.previous.as_ref().map(|f| &f.report))
-                    .zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice())),
+                    .zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice()))
+                    .filter(|_| self.previous.as_ref().is_some_and(|f| holds(f, id))),
                 self.values,
                 self.sorts[slot],
                 &self.filter,
@@ -730,6 +851,15 @@ impl App {
         }
         let last = self.table.rows.len().saturating_sub(1);
         self.selected[slot] = self.selected[slot].min(last);
+    }
+}
+
+/// Whether a picture holds what table `id` shows.
+fn holds(frame: &Frame, id: TableId) -> bool {
+    match id {
+        TableId::Paths => frame.holds.hot_paths,
+        TableId::Timing | TableId::Alloc | TableId::Cpu | TableId::Async => frame.holds.functions,
+        TableId::Threads => true,
     }
 }
 
@@ -889,16 +1019,29 @@ fn build(
     let columns = id.columns();
     let n = columns.len();
     let prev_rows: &[RawRow] = previous.map_or(&[], |(_, r)| r);
-    let mut prev_index = KeyMap::default();
-    prev_index.reserve(prev_rows.len());
-    for (i, r) in prev_rows.iter().enumerate() {
-        prev_index.insert(r.key, i);
-    }
+    // The previous rows by key, made only when a row is not where it was
+    // (a tree's rows keep their places from one picture to the next:
+    // nodes are only added).
+    let mut prev_index: Option<KeyMap> = None;
+    let mut previous_of = |i: usize, key: RowKey| match prev_rows.get(i) {
+        Some(p) if p.key == key => Some(p),
+        _ => {
+            let index = prev_index.get_or_insert_with(|| {
+                let mut m = KeyMap::default();
+                m.reserve(prev_rows.len());
+                for (j, r) in prev_rows.iter().enumerate() {
+                    m.insert(r.key, j);
+                }
+                m
+            });
+            index.get(&key).map(|&j| &prev_rows[j])
+        }
+    };
     let dt_ns = previous.map(|(p, _)| report.elapsed_ns.saturating_sub(p.elapsed_ns));
     // Every row's values, `n` a row.
     let mut vals: Vec<Val> = Vec::with_capacity(rows.len() * n);
-    for raw in rows {
-        let prev = prev_index.get(&raw.key).map(|&i| &prev_rows[i]);
+    for (k, raw) in rows.iter().enumerate() {
+        let prev = previous_of(k, raw.key);
         for (i, c) in columns.iter().enumerate() {
             let before = prev.and_then(|p| p.values.get(i));
             vals.push(value(
@@ -929,18 +1072,34 @@ fn build(
     if id == TableId::Paths {
         // Children by parent; a node is shown when it or a descendant
         // matches the filter.
+        // Children by parent, in one vector: the children of `p` are
+        // `kids[start[p]..start[p + 1]]`.
+        let mut start = vec![0usize; rows.len() + 1];
+        for r in rows {
+            if let Some(p) = r.parent {
+                start[p + 1] += 1;
+            }
+        }
+        for i in 0..rows.len() {
+            start[i + 1] += start[i];
+        }
+        let mut kids = vec![0usize; start[rows.len()]];
+        let mut next = start.clone();
         let mut roots: Vec<usize> = Vec::new();
-        let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
         for (i, r) in rows.iter().enumerate() {
             match r.parent {
-                Some(p) => children[p].push(i),
+                Some(p) => {
+                    kids[next[p]] = i;
+                    next[p] += 1;
+                }
                 None => roots.push(i),
             }
         }
         roots.sort_by(|&x, &y| order(x, y));
-        for list in &mut children {
-            list.sort_by(|&x, &y| order(x, y));
+        for p in 0..rows.len() {
+            kids[start[p]..start[p + 1]].sort_by(|&x, &y| order(x, y));
         }
+        let children = |i: usize| &kids[start[i]..start[i + 1]];
         let mut keep = vec![needle.is_empty(); rows.len()];
         if !needle.is_empty() {
             // Parents come before their children: walk back.
@@ -960,17 +1119,11 @@ fn build(
             if !keep[i] {
                 continue;
             }
-            let kids = &children[i];
+            let kids = children(i);
             let has_kids = kids.iter().any(|&k| keep[k]);
             let expanded = has_kids.then(|| !collapsed.contains(&rows[i].key));
             let parent = rows[i].parent.map(|p| rows[p].key);
-            out.push(row(
-                columns,
-                &rows[i],
-                vals_of(i),
-                Some((depth, expanded)),
-                parent,
-            ));
+            out.push(row(&rows[i], i, Some((depth, expanded)), parent));
             if expanded == Some(true) {
                 stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
             }
@@ -982,7 +1135,7 @@ fn build(
         order_of.sort_by(|&a, &b| order(a, b));
         out = order_of
             .into_iter()
-            .map(|i| row(columns, &rows[i], vals_of(i), None, None))
+            .map(|i| row(&rows[i], i, None, None))
             .collect();
     }
 
@@ -998,19 +1151,32 @@ fn build(
             h
         })
         .collect();
-    // Every row's widths (not only those drawn: the columns keep their
-    // width while the selection moves), counted without writing a text.
-    let mut widths: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-    for r in &out {
-        for (i, w) in widths.iter_mut().enumerate() {
-            *w = (*w).max(r.cell_width(i));
-        }
-    }
-    Table {
+    let cells = (vals.iter().enumerate())
+        .map(|(k, v)| match v {
+            // The first column is the name.
+            Val::Text(_) if k % n == 0 => Shown::Name,
+            Val::Text(t) => Shown::Text(t.to_string()),
+            Val::Num(x) => Shown::Num(*x),
+            Val::None => Shown::None,
+        })
+        .collect();
+    let mut table = Table {
+        widths: headers.iter().map(|h| h.chars().count()).collect(),
         headers,
         rows: out,
-        widths,
+        cells,
+        columns,
+    };
+    // Every row's widths (not only those drawn: the columns keep their
+    // width while the selection moves), counted without writing a text.
+    let mut widths = std::mem::take(&mut table.widths);
+    for r in &table.rows {
+        for (i, w) in widths.iter_mut().enumerate() {
+            *w = (*w).max(table.cell_width(r, i));
+        }
     }
+    table.widths = widths;
+    table
 }
 
 /// Each row's place in the order of the names ([`natural`]), to compare
@@ -1040,32 +1206,22 @@ fn name_ranks(rows: &[RawRow]) -> Vec<u32> {
     id_of.into_iter().map(|id| rank_of[id as usize]).collect()
 }
 
-/// One row on screen; `tree` gives a tree row's depth and expansion.
+/// One row on screen (raw row `index`); `tree` gives a tree row's depth
+/// and expansion.
 fn row(
-    columns: &'static [Column],
     raw: &RawRow,
-    vals: &[Val],
+    index: usize,
     tree: Option<(usize, Option<bool>)>,
     parent: Option<RowKey>,
 ) -> Row {
     let (depth, expanded) = tree.unwrap_or((0, None));
-    let values = (vals.iter().enumerate())
-        .map(|(i, v)| match v {
-            // The first column is the name.
-            Val::Text(_) if i == 0 => Shown::Name,
-            Val::Text(t) => Shown::Text(t.to_string()),
-            Val::Num(n) => Shown::Num(*n),
-            Val::None => Shown::None,
-        })
-        .collect();
     Row {
         key: raw.key,
         parent,
+        index,
         name: raw.name.clone(),
         depth,
         expanded,
         tree: tree.is_some(),
-        values,
-        columns,
     }
 }

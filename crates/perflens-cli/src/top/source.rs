@@ -7,7 +7,8 @@
 //! maps a live session (`PERFLENS_LIVE=1`) read-only and reads it at
 //! every refresh, without touching the process.
 
-use perflens_live::{LiveSession, State};
+use perflens_core::histogram::Histogram;
+use perflens_live::{Live, LiveSession, State};
 use perflens_report::{FrameTree, Report, ReportOptions};
 use std::path::{Path, PathBuf};
 
@@ -16,6 +17,9 @@ use std::path::{Path, PathBuf};
 pub struct Frame {
     /// What the target measured so far.
     pub report: Report,
+    /// What the source was asked to put in it (a live source leaves out
+    /// what the view does not show; a report file holds everything).
+    pub holds: Needs,
     /// The hot paths as a tree of frames, when the source made it (a
     /// live session's, straight from its snapshot; then the report has
     /// no paths). `None`: made from the report's paths where needed.
@@ -59,8 +63,21 @@ pub struct Needs {
     /// The hot paths' tree of frames (their tab is on screen).
     pub hot_paths: bool,
     /// Every histogram, not only the inclusive-time one (columns on
-    /// screen come from the others).
+    /// screen come from the others). On the Hot paths tab, unless its
+    /// rows are sorted by them, the Self percentiles are read apart, for
+    /// the rows on screen only ([`Source::fill_self_percentiles`]).
     pub all_histograms: bool,
+    /// The function rows (the Functions and Async tabs).
+    pub functions: bool,
+}
+
+impl Needs {
+    /// Everything a report can hold.
+    pub const ALL: Needs = Needs {
+        hot_paths: true,
+        all_histograms: true,
+        functions: true,
+    };
 }
 
 /// A supplier of pictures of one target.
@@ -71,12 +88,23 @@ pub trait Source {
     fn describe(&self) -> String;
     /// What the next reads must hold (all of it unless told).
     fn set_needs(&mut self, _needs: Needs) {}
+
+    /// Fills in the Self percentiles of nodes `nodes` of `frame`'s tree
+    /// (the last picture this source gave), which the read left out to
+    /// be read only for the rows on screen (see [`Needs`]). A source
+    /// that never leaves them out has nothing to do.
+    fn fill_self_percentiles(&mut self, _frame: &mut Frame, _nodes: &[u32]) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// A live session, mapped read-only (see `perflens-live`).
 pub struct LiveSource {
     session: LiveSession,
     needs: Needs,
+    /// The last read, while its tree lacks Self percentiles (read later,
+    /// for the rows on screen).
+    last: Option<Live>,
 }
 
 impl LiveSource {
@@ -85,10 +113,8 @@ impl LiveSource {
         let session = LiveSession::open(dir).map_err(|e| e.0)?;
         Ok(LiveSource {
             session,
-            needs: Needs {
-                hot_paths: true,
-                all_histograms: true,
-            },
+            needs: Needs::ALL,
+            last: None,
         })
     }
 }
@@ -103,9 +129,10 @@ impl Source for LiveSource {
         // snapshot, it costs a fraction of the paths it would be made from.
         let report = live.report(&ReportOptions {
             hot_paths: false,
+            functions: self.needs.functions,
             ..ReportOptions::default()
         });
-        let tree = (self.needs.hot_paths).then(|| FrameTree::from_snapshot(&live.snapshot));
+        let mut tree = (self.needs.hot_paths).then(|| FrameTree::from_snapshot(&live.snapshot));
         // Asked after the read: a session that finished meanwhile shows
         // this picture as running, and its final one next time.
         let state = self.session.state();
@@ -115,8 +142,20 @@ impl Source for LiveSource {
             running: !report.finished && state != State::Stale,
             warning: live.missing(),
         };
+        self.last = None;
+        if let Some(tree) = &mut tree {
+            if !self.needs.all_histograms {
+                // The exclusive-time histograms were not read: their
+                // percentiles come later, for the rows on screen.
+                for n in &mut tree.nodes {
+                    (n.self_p50_ns, n.self_p99_ns) = (None, None);
+                }
+                self.last = Some(live);
+            }
+        }
         Ok(Frame {
             report,
+            holds: self.needs,
             tree,
             target,
         })
@@ -128,6 +167,51 @@ impl Source for LiveSource {
 
     fn set_needs(&mut self, needs: Needs) {
         self.needs = needs;
+    }
+
+    fn fill_self_percentiles(&mut self, frame: &mut Frame, nodes: &[u32]) -> Result<(), String> {
+        let (Some(live), Some(tree)) = (&self.last, &mut frame.tree) else {
+            return Ok(());
+        };
+        // The calling contexts of the nodes asked for, on every thread.
+        let mut wanted = vec![false; tree.nodes.len()];
+        for &n in nodes {
+            if let Some(w) = wanted.get_mut(n as usize) {
+                *w = tree.nodes[n as usize].self_p50_ns.is_none();
+            }
+        }
+        let mut contexts = Vec::new();
+        let mut node_of = Vec::new();
+        for (t, thread) in live.snapshot.threads.iter().enumerate() {
+            for (j, node) in thread.nodes.iter().enumerate() {
+                let Some(Some(n)) = tree.node_of_path.get(node.path as usize) else {
+                    continue;
+                };
+                if wanted.get(*n as usize) == Some(&true) {
+                    contexts.push((t, j));
+                    node_of.push(*n);
+                }
+            }
+        }
+        let hists = self
+            .session
+            .self_histograms(live, &contexts)
+            .map_err(|e| e.0)?;
+        let mut merged: Vec<Option<Histogram>> = vec![None; tree.nodes.len()];
+        for (n, h) in node_of.iter().zip(&hists) {
+            match &mut merged[*n as usize] {
+                Some(acc) => acc.merge(h),
+                slot => *slot = Some(h.clone()),
+            }
+        }
+        for (i, node) in tree.nodes.iter_mut().enumerate() {
+            if wanted[i] {
+                let h = merged[i].take().unwrap_or_default();
+                (node.self_p50_ns, node.self_p99_ns) =
+                    FrameTree::self_percentiles(&h, &live.snapshot);
+            }
+        }
+        Ok(())
     }
 }
 
@@ -162,6 +246,7 @@ impl Source for JsonFile {
         };
         Ok(Frame {
             report,
+            holds: Needs::ALL,
             tree: None,
             target,
         })

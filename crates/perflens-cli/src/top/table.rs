@@ -150,6 +150,9 @@ const CPU: &[Column] = &[
     col("Calls", Count, Counter),
 ];
 
+/// The Hot paths table's Self p50 and p99 columns.
+pub const PATHS_SELF_PERCENTILES: [usize; 2] = [4, 5];
+
 const PATHS: &[Column] = &[
     col("Frame", Text, Gauge),
     col("Calls", Count, Counter),
@@ -382,8 +385,8 @@ fn paths(tree: &FrameTree) -> Vec<RawRow> {
                 Raw::U(node.calls),
                 Raw::U(node.self_ns),
                 Raw::U(node.total_ns),
-                Raw::U(node.self_p50_ns),
-                Raw::U(node.self_p99_ns),
+                Raw::opt(node.self_p50_ns),
+                Raw::opt(node.self_p99_ns),
                 Raw::opt(node.alloc_bytes),
             ],
         });
@@ -410,8 +413,14 @@ impl std::hash::Hasher for KeyHasher {
         }
     }
 
+    fn write_u64(&mut self, w: u64) {
+        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
     fn finish(&self) -> u64 {
-        self.0
+        // The high bits (where a multiply mixes best) folded into the
+        // low ones, which pick the bucket.
+        self.0 ^ (self.0 >> 29)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use super::app::{App, Key, Row, Values};
 use super::parse_interval;
-use super::source::{Frame, JsonFile, Source, Target};
+use super::source::{Frame, JsonFile, Needs, Source, Target};
 use super::table::TableId;
 use perflens_report::Report;
 use std::time::Duration;
@@ -92,6 +92,7 @@ fn frame(report: Report) -> Frame {
     let running = !report.finished;
     Frame {
         report,
+        holds: Needs::ALL,
         tree: None,
         target: Target {
             pid: Some(42),
@@ -150,7 +151,7 @@ fn row<'a>(app: &'a App, key: &str) -> &'a Row {
 }
 
 fn cells(app: &App, key: &str) -> Vec<String> {
-    row(app, key).cells()
+    app.table().cells(row(app, key))
 }
 
 /// Two successive reports, half a second apart.
@@ -428,7 +429,9 @@ fn hot_paths_are_a_tree_that_expands_and_collapses() {
             render.as_str()
         ]
     );
-    let first: Vec<String> = app.table().rows.iter().map(|r| r.cell(0)).collect();
+    let first: Vec<String> = (app.table().rows.iter())
+        .map(|r| app.table().cell(r, 0))
+        .collect();
     assert_eq!(
         first,
         [
@@ -456,7 +459,7 @@ fn hot_paths_are_a_tree_that_expands_and_collapses() {
     assert_eq!(app.selected(), 2);
     app.key(Key::Left);
     assert_eq!(order(&app), [main.as_str(), idle.as_str(), work.as_str()]);
-    assert_eq!(row(&app, &work).cell(0), "  ▸ app::work");
+    assert_eq!(app.table().cell(row(&app, &work), 0), "  ▸ app::work");
     app.key(Key::Left);
     assert_eq!(app.selected(), 0);
     // Enter toggles main; Right expands it, with work still collapsed.
@@ -874,7 +877,7 @@ fn assert_widths(app: &App) {
     let t = app.table();
     for (i, &w) in t.widths.iter().enumerate() {
         let widest = (t.rows.iter())
-            .map(|r| r.cell(i).chars().count())
+            .map(|r| app.table().cell(r, i).chars().count())
             .chain([t.headers[i].chars().count()])
             .max();
         assert_eq!(Some(w), widest, "column {i} of {:?}", t.headers);
@@ -970,82 +973,87 @@ fn widths_from_numbers_are_those_of_their_texts() {
     assert_eq!(number_width(Unit::Duration, 999.4), Some(6));
 }
 
+/// `app::main -> {app::parse, app::render}` on two threads, every count
+/// times `scale`.
+fn tree_snapshot(elapsed_ns: u64, scale: u64) -> perflens_core::snapshot::RawSnapshot {
+    use perflens_core::histogram::Histogram;
+    use perflens_core::snapshot::*;
+
+    let site = |name: &str| CallsiteInfo {
+        name: name.into(),
+        kind: CallsiteKind::Sync,
+    };
+    let path = |parent, callsite| PathInfo {
+        parent,
+        callsite,
+        id: u64::from(callsite),
+    };
+    let node = |path, calls: u64, total_ns: u64, self_ns: u64| {
+        let hist = |sum: u64| {
+            let mut h = Histogram::new();
+            h.record_n(sum / calls, calls);
+            h
+        };
+        NodeSnapshot {
+            path,
+            calls,
+            timed_calls: calls,
+            total_ns,
+            self_ns,
+            hist_total: hist(total_ns),
+            hist_self: hist(self_ns),
+            ..Default::default()
+        }
+    };
+    RawSnapshot {
+        mode: Mode::Timed,
+        sample_warmup: 0,
+        clock: ClockSource::Instant,
+        ns_per_tick: 1.0,
+        elapsed_ns,
+        finished: false,
+        callsites: vec![
+            CallsiteInfo {
+                name: "[root]".into(),
+                kind: CallsiteKind::Internal,
+            },
+            CallsiteInfo {
+                name: "[overflow]".into(),
+                kind: CallsiteKind::Internal,
+            },
+            site("app::main"),
+            site("app::parse"),
+            site("app::render"),
+        ],
+        paths: vec![path(0, 0), path(0, 1), path(0, 2), path(2, 3), path(2, 4)],
+        threads: vec![
+            ThreadSnapshot {
+                nodes: vec![
+                    node(2, scale, 9_000 * scale, 1_000 * scale),
+                    node(3, 10 * scale, 5_000 * scale, 5_000 * scale),
+                ],
+                ..Default::default()
+            },
+            ThreadSnapshot {
+                index: 1,
+                nodes: vec![node(4, 4 * scale, 3_000 * scale, 3_000 * scale)],
+                ..Default::default()
+            },
+        ],
+        path_capacity: 64,
+        overflow_paths: 0,
+        unrecorded_calls: 0,
+        alloc: None,
+    }
+}
+
 /// A live source's Hot paths tab: the tree made straight from the
 /// snapshot shows exactly what the tree made from the report's paths
 /// shows, in rates as in totals.
 #[test]
 fn the_tree_from_a_snapshot_shows_what_the_paths_show() {
-    use perflens_core::histogram::Histogram;
-    use perflens_core::snapshot::*;
     use perflens_report::{FrameTree, ReportOptions};
-    let snapshot = |elapsed_ns: u64, scale: u64| {
-        let site = |name: &str| CallsiteInfo {
-            name: name.into(),
-            kind: CallsiteKind::Sync,
-        };
-        let path = |parent, callsite| PathInfo {
-            parent,
-            callsite,
-            id: u64::from(callsite),
-        };
-        let node = |path, calls: u64, total_ns: u64, self_ns: u64| {
-            let hist = |sum: u64| {
-                let mut h = Histogram::new();
-                h.record_n(sum / calls, calls);
-                h
-            };
-            NodeSnapshot {
-                path,
-                calls,
-                timed_calls: calls,
-                total_ns,
-                self_ns,
-                hist_total: hist(total_ns),
-                hist_self: hist(self_ns),
-                ..Default::default()
-            }
-        };
-        RawSnapshot {
-            mode: Mode::Timed,
-            sample_warmup: 0,
-            clock: ClockSource::Instant,
-            ns_per_tick: 1.0,
-            elapsed_ns,
-            finished: false,
-            callsites: vec![
-                CallsiteInfo {
-                    name: "[root]".into(),
-                    kind: CallsiteKind::Internal,
-                },
-                CallsiteInfo {
-                    name: "[overflow]".into(),
-                    kind: CallsiteKind::Internal,
-                },
-                site("app::main"),
-                site("app::parse"),
-                site("app::render"),
-            ],
-            paths: vec![path(0, 0), path(0, 1), path(0, 2), path(2, 3), path(2, 4)],
-            threads: vec![
-                ThreadSnapshot {
-                    nodes: vec![
-                        node(2, scale, 9_000 * scale, 1_000 * scale),
-                        node(3, 10 * scale, 5_000 * scale, 5_000 * scale),
-                    ],
-                    ..Default::default()
-                },
-                ThreadSnapshot {
-                    index: 1,
-                    nodes: vec![node(4, 4 * scale, 3_000 * scale, 3_000 * scale)],
-                    ..Default::default()
-                },
-            ],
-            path_capacity: 64,
-            overflow_paths: 0,
-            unrecorded_calls: 0,
-            alloc: None,
-        }
-    };
+    let snapshot = tree_snapshot;
     let frames = |elapsed_ns, scale| {
         let snap = snapshot(elapsed_ns, scale);
         let from_paths = frame(Report::from_snapshot(&snap, &ReportOptions::default()));
@@ -1067,8 +1075,13 @@ fn the_tree_from_a_snapshot_shows_what_the_paths_show() {
     for app in [&mut a, &mut b] {
         app.key(Key::Char('h'));
     }
-    let shown =
-        |app: &App| -> Vec<Vec<String>> { app.table().rows.iter().map(|r| r.cells()).collect() };
+    let shown = |app: &App| -> Vec<Vec<String>> {
+        app.table()
+            .rows
+            .iter()
+            .map(|r| app.table().cells(r))
+            .collect()
+    };
     // Rates: main ran 2 more calls in the half second, parse 20.
     assert_eq!(shown(&a)[0][..2], ["▾ app::main", "4"]);
     assert_eq!(shown(&a)[1][..2], ["    app::parse", "40"]);
@@ -1079,4 +1092,87 @@ fn the_tree_from_a_snapshot_shows_what_the_paths_show() {
     }
     assert_eq!(shown(&b), shown(&a));
     assert_eq!(shown(&a).len(), 3);
+}
+
+/// A picture read without what a table shows (its tab was not on
+/// screen) gives that table no rows, and the next picture no rates
+/// against it: never the whole count as if it were new.
+#[test]
+fn a_picture_without_the_table_gives_no_rates() {
+    use perflens_report::{FrameTree, ReportOptions};
+    let live = |elapsed_ns, scale, hot_paths: bool| {
+        let snap = tree_snapshot(elapsed_ns, scale);
+        let options = ReportOptions {
+            hot_paths: false,
+            functions: !hot_paths,
+            ..ReportOptions::default()
+        };
+        let mut f = frame(Report::from_snapshot(&snap, &options));
+        f.holds = Needs {
+            hot_paths,
+            all_histograms: true,
+            functions: !hot_paths,
+        };
+        f.tree = hot_paths.then(|| FrameTree::from_snapshot(&snap));
+        f
+    };
+    let mut app = app();
+    app.update(Ok(live(1_000_000_000, 1, false)));
+    assert_eq!(order(&app).len(), 3);
+    app.key(Key::Char('h'));
+    assert!(app.needs().hot_paths && !app.needs().functions);
+    // Until a picture holds the tree: no rows.
+    assert_eq!(order(&app).len(), 0);
+    app.update(Ok(live(1_500_000_000, 3, true)));
+    let main = |app: &App| app.table().cells(row(app, "app::main"))[1].clone();
+    assert_eq!(main(&app), "-");
+    app.update(Ok(live(2_000_000_000, 5, true)));
+    // main: 3 -> 5 calls in half a second.
+    assert_eq!(main(&app), "4");
+    // Back on the functions: no rates against the tree's pictures.
+    app.key(Key::Char('f'));
+    app.update(Ok(live(2_500_000_000, 7, false)));
+    assert_eq!(app.table().cells(row(&app, "app::parse"))[1], "-");
+}
+
+/// The Self percentiles a live source reads for the rows on screen
+/// only: asked for the rows shown, filled in place, shown at once.
+#[test]
+fn self_percentiles_are_filled_for_the_rows_on_screen() {
+    use perflens_report::{FrameTree, ReportOptions};
+    let snap = tree_snapshot(1_000_000_000, 1);
+    let full = FrameTree::from_snapshot(&snap);
+    let mut f = frame(Report::from_snapshot(&snap, &ReportOptions::default()));
+    let mut tree = full.clone();
+    for n in &mut tree.nodes {
+        (n.self_p50_ns, n.self_p99_ns) = (None, None);
+    }
+    f.tree = Some(tree);
+    let mut app = app();
+    app.update(Ok(f));
+    app.key(Key::Char('h'));
+    app.key(Key::Char('r'));
+    let parse = key(&["app::main", "app::parse"]);
+    assert_eq!(cells(&app, &parse)[4..6], ["-", "-"]);
+    let mut wanted = app.wanted_self_percentiles();
+    wanted.sort();
+    assert_eq!(wanted, [0, 1, 2]);
+    let mut asked = Vec::new();
+    app.fill_self_percentiles(|frame, nodes| {
+        asked = nodes.to_vec();
+        let tree = frame.tree.as_mut().unwrap();
+        for &n in nodes {
+            let i = n as usize;
+            tree.nodes[i].self_p50_ns = full.nodes[i].self_p50_ns;
+            tree.nodes[i].self_p99_ns = full.nodes[i].self_p99_ns;
+        }
+        Ok(())
+    });
+    assert_eq!(asked.len(), 3);
+    // parse: ten calls of 500 ns (read as [496, 504)'s midpoint).
+    assert_eq!(cells(&app, &parse)[4..6], ["500 ns", "500 ns"]);
+    assert!(app.wanted_self_percentiles().is_empty());
+    // Sorted by Self p99: every percentile is read with the picture.
+    app.key(Key::Char('6'));
+    assert!(app.needs().all_histograms);
 }

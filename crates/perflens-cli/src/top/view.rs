@@ -204,7 +204,7 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     let visible = table.rows.iter().enumerate().skip(offset).take(height);
     let rows = visible.map(|(i, row)| {
         let cells = (0..shown).map(|c| {
-            let text = row.cell(c);
+            let text = table.cell(row, c);
             if c == 0 {
                 Cell::from(name_cell(&text, row.tree.then_some(row.depth), name_width))
             } else {
