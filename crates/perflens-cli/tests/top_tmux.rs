@@ -379,6 +379,18 @@ fn watches_a_running_program(how: Watch) {
         s.contains(&format!("▾ {OUTER}")) && indented(s, PARSE) && indented(s, RENDER)
     });
     assert!(screen.contains("Frame"), "{screen}");
+    // Every timing figure of a row on screen is there, the Self
+    // percentiles included (a live source reads those for the rows on
+    // screen only); the last column, Alloc, is `-` (no counting
+    // allocator in the target).
+    let timing_shown = |s: &str| {
+        row(s, PARSE).is_some_and(|l| {
+            let cells: Vec<&str> = l.split_whitespace().collect();
+            cells.len() > 8 && !cells[..cells.len() - 1].contains(&"-")
+        })
+    };
+    let screen = tmux.wait_for("the rows' Self percentiles", WAIT, timing_shown);
+    assert!(screen.contains("Self p99"), "{screen}");
     // Left collapses the selected root: its children go; Right expands.
     tmux.keys(&["Home", "Left"]);
     tmux.wait_for("the root collapsed", WAIT, |s| {

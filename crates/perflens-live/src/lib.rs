@@ -139,28 +139,52 @@ struct BlockFile {
     map: Mapping,
     /// Pages of the file known to hold data, by page index.
     resident: std::cell::RefCell<Vec<bool>>,
+    /// By chunk of [`CHUNK_PAGES`] pages: the read ([`LiveSession`]'s
+    /// `reads`) that last asked the system which of its pages hold data.
+    asked: std::cell::RefCell<Vec<u32>>,
 }
 
+/// Pages asked about at once (see [`BlockFile::page_ok`]).
+const CHUNK_PAGES: usize = 64;
+
 impl BlockFile {
-    /// Whether the page holding byte `off` may be read. Only the pages
-    /// the file holds are read (see `Mapping::resident`), and only the
-    /// histogram pages a read needs are asked about, once each until
-    /// found: a page that holds data keeps it, and most of a block's
-    /// histogram pages are never written, nor needed (see `read_hist` in
-    /// perflens-core).
-    fn page_ok(&self, off: usize) -> bool {
+    /// Whether the page holding byte `off` may be read, in read number
+    /// `read`. Only the pages the file holds are read (see
+    /// `Mapping::resident`), and only where a read needs them: a page
+    /// not known to hold data has its chunk of 64 pages asked about in
+    /// one call, at most once a read (a chunk asked during this read
+    /// whose page held no data then is not asked again until the next).
+    /// A page that holds data keeps it, and most of a block's histogram
+    /// pages are never written, nor needed (see `read_hist` in
+    /// perflens-core). Asking page by page made a large session's first
+    /// read 20,000 system calls.
+    fn page_ok(&self, off: usize, read: u32) -> bool {
         let page = off / 4096;
         if off >= self.map.len() {
             return false;
         }
         let mut known = self.resident.borrow_mut();
-        if known.len() <= page {
-            known.resize(page + 1, false);
+        if known.get(page) == Some(&true) {
+            return true;
         }
-        if !known[page] {
-            known[page] = self.map.page_resident(page);
+        let chunk = page / CHUNK_PAGES;
+        let mut asked = self.asked.borrow_mut();
+        if asked.len() <= chunk {
+            asked.resize(chunk + 1, 0);
         }
-        known[page]
+        if asked[chunk] == read {
+            return false;
+        }
+        asked[chunk] = read;
+        let first = chunk * CHUNK_PAGES;
+        let pages = self.map.resident(first * 4096, CHUNK_PAGES * 4096);
+        if known.len() < first + pages.len() {
+            known.resize(first + pages.len(), false);
+        }
+        for (k, r) in known[first..first + pages.len()].iter_mut().zip(pages) {
+            *k |= r;
+        }
+        known.get(page) == Some(&true)
     }
 }
 
@@ -177,6 +201,8 @@ pub struct LiveSession {
     ns_per_tick: Option<f64>,
     /// Threads whose block file was gone before it could be mapped.
     unread_threads: usize,
+    /// Reads of the blocks so far (see [`BlockFile::page_ok`]).
+    reads: std::cell::Cell<u32>,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -244,6 +270,7 @@ impl LiveSession {
             blocks: Vec::new(),
             ns_per_tick: None,
             unread_threads: 0,
+            reads: Default::default(),
         })
     }
 
@@ -386,6 +413,7 @@ impl LiveSession {
                 name: t.name.clone(),
                 map,
                 resident: Default::default(),
+                asked: Default::default(),
             });
         }
         Ok(())
@@ -434,11 +462,12 @@ impl LiveSession {
             all_histograms,
             alloc_counted,
         };
+        let read = self.next_read();
         let mut threads = Vec::with_capacity(self.blocks.len());
         let mut block_of = Vec::with_capacity(self.blocks.len());
         for (i, b) in self.blocks.iter().enumerate() {
             let m = &b.map;
-            let page_ok = |off: usize| b.page_ok(off);
+            let page_ok = |off: usize| b.page_ok(off, read);
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
             let t = unsafe { perflens_core::read_live_block(m.base(), m.len(), &how, &page_ok) }
@@ -552,6 +581,14 @@ impl LiveSession {
         })
     }
 
+    /// A number for the next read of the blocks, never 0 (a chunk never
+    /// asked about).
+    fn next_read(&self) -> u32 {
+        let n = self.reads.get().wrapping_add(1).max(1);
+        self.reads.set(n);
+        n
+    }
+
     /// The exclusive-time histograms of some nodes of `live`, a snapshot
     /// this session read with `all_histograms: false` (a view that shows
     /// their percentiles only for the rows on screen reads those after
@@ -566,6 +603,7 @@ impl LiveSession {
         live: &Live,
         nodes: &[(usize, usize)],
     ) -> Result<Vec<Histogram>, Error> {
+        let read = self.next_read();
         let mut out = vec![Histogram::default(); nodes.len()];
         // By thread: one validation of each block read.
         let mut order: Vec<usize> = (0..nodes.len()).collect();
@@ -589,7 +627,7 @@ impl LiveSession {
                 .collect();
             let ask: Vec<(u32, u64)> = wanted.iter().map(|&(_, w)| w).collect();
             let m = &b.map;
-            let page_ok = |off: usize| b.page_ok(off);
+            let page_ok = |off: usize| b.page_ok(off, read);
             // SAFETY: as in `raw_snapshot`.
             let read = unsafe {
                 perflens_core::read_live_self_histograms(

@@ -157,19 +157,6 @@ impl Mapping {
         self.len == 0
     }
 
-    /// Whether page `page` of the file holds data (see
-    /// [`Mapping::resident`]), asked of the system for that page alone.
-    pub fn page_resident(&self, page: usize) -> bool {
-        let at = page * 4096;
-        if at >= self.len {
-            return false;
-        }
-        let mut v = 0u8;
-        // SAFETY: one page inside our mapping, page aligned; one byte out.
-        let ok = unsafe { libc::mincore(self.base.add(at) as *mut libc::c_void, 1, &mut v) } == 0;
-        !ok || v & 1 != 0
-    }
-
     /// Which pages of `[from, from + len)` (offsets into the file) hold
     /// data: one bool per page, false for pages the file system has no
     /// data for (never written, read as zeros). Reading a never-written

@@ -172,15 +172,31 @@ fn open(target: Option<&str>) -> Result<Box<dyn Source>, Error> {
 }
 
 /// Draws `app` as `perflens top` does, into an off-screen terminal of
-/// `width` x `height` cells, and returns the cells (for benchmarks and
-/// tests: the same drawing code, no terminal).
+/// `width` x `height` cells, and returns the cells (for tests: the same
+/// drawing code, no terminal).
 pub fn draw_offscreen(app: &mut App, width: u16, height: u16) -> ratatui::buffer::Buffer {
-    let backend = ratatui::backend::TestBackend::new(width, height);
-    let mut terminal = Terminal::new(backend).expect("an off-screen terminal cannot fail");
-    terminal
-        .draw(|f| view::draw(f, app))
-        .expect("an off-screen terminal cannot fail");
-    terminal.backend().buffer().clone()
+    Offscreen::new(width, height).draw(app).clone()
+}
+
+/// An off-screen terminal kept from one drawing to the next, as
+/// `perflens top` keeps its terminal (each drawing is compared with the
+/// last to find what changed): for benchmarks.
+pub struct Offscreen(Terminal<ratatui::backend::TestBackend>);
+
+impl Offscreen {
+    /// A terminal of `width` x `height` cells.
+    pub fn new(width: u16, height: u16) -> Offscreen {
+        let backend = ratatui::backend::TestBackend::new(width, height);
+        Offscreen(Terminal::new(backend).expect("an off-screen terminal cannot fail"))
+    }
+
+    /// Draws `app` and returns the cells.
+    pub fn draw(&mut self, app: &mut App) -> &ratatui::buffer::Buffer {
+        self.0
+            .draw(|f| view::draw(f, app))
+            .expect("an off-screen terminal cannot fail");
+        self.0.backend().buffer()
+    }
 }
 
 /// True while the terminal is in full-screen mode.
