@@ -23,6 +23,10 @@ pub(crate) struct Read<'a> {
     /// Read the exclusive-time and bytes-per-call histograms too (the
     /// inclusive-time one is always read: it counts the timed calls).
     pub all_histograms: bool,
+    /// Only count the inclusive-time histograms' entries (the timed
+    /// calls), and leave the histograms empty: a view without time
+    /// percentiles.
+    pub total_counts_only: bool,
     /// Allocations were counted (the counting allocator is installed):
     /// else the bytes-per-call histograms are all empty and not read.
     pub alloc_counted: bool,
@@ -61,6 +65,8 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
     // exclusive-time (1) histogram read: as many of a later node's are
     // asked for ahead (the bytes-per-call ones are few, and not asked).
     let lines_hint = [std::cell::Cell::new(1usize), std::cell::Cell::new(1usize)];
+    // A histogram and its count (the count alone, with an empty
+    // histogram, where only the count is wanted).
     let read_hist = |node: u32, which: usize, entries: Option<u64>| {
         let wanted = match which {
             0 => true,
@@ -69,14 +75,15 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
         };
         if wanted {
             let hint = &lines_hint[which.min(1)];
+            let keep = which != 0 || !how.total_counts_only;
             // SAFETY: node < node_count <= node_cap, of this block's
             // geometry.
-            let (h, lines) =
-                unsafe { node_hist(block, &g, node, which, pending, how.page_ok, entries) };
+            let (h, lines, count) =
+                unsafe { node_hist(block, &g, node, which, pending, how.page_ok, entries, keep) };
             hint.set(lines);
-            h
+            (h, count)
         } else {
-            Histogram::default()
+            (Histogram::default(), 0)
         }
     };
     let mut cpu = Vec::new();
@@ -105,14 +112,13 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
         // SAFETY: i < node_count <= node_cap, of this block's geometry.
         let n = unsafe { block.node_in(&g, i) };
         let r = |c: &std::sync::atomic::AtomicU64| c.load(Ordering::Relaxed);
-        let hist_total = read_hist(i, 0, None);
         // `calls` counts the untimed calls; each timed one is an entry of
         // the inclusive histogram.
-        let timed_calls = hist_total.count();
+        let (hist_total, timed_calls) = read_hist(i, 0, None);
         // Saturating: a hostile live block may hold any counts.
         let calls = r(&n.calls).saturating_add(timed_calls);
         // At most one entry per completed call (or future).
-        let mut hist_alloc = read_hist(i, HIST_ALLOC, Some(calls));
+        let mut hist_alloc = read_hist(i, HIST_ALLOC, Some(calls)).0;
         // Calls that allocated nothing are not in the histogram. Without
         // the `alloc` feature calls record nothing there: leave it empty.
         if how.boundary_alloc && how.all_histograms {
@@ -145,7 +151,7 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
             // (a call's inclusive entry is added before its exclusive
             // one: a call that ends while this reads counts in neither,
             // so the two counts agree).
-            hist_self: read_hist(i, 1, Some(timed_calls)),
+            hist_self: read_hist(i, 1, Some(timed_calls)).0,
             alloc_bytes: r(&n.alloc_bytes),
             alloc_count: r(&n.alloc_count),
             free_bytes: r(&n.free_bytes),
@@ -269,6 +275,7 @@ fn prefetch(p: &AtomicU64) {
 ///
 /// # Safety
 /// `node < node_cap` of this block's geometry `g`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn node_hist(
     block: Block,
     g: &Geometry,
@@ -277,7 +284,8 @@ unsafe fn node_hist(
     pending: [Option<u64>; 2],
     page_ok: &dyn Fn(usize) -> bool,
     entries: Option<u64>,
-) -> (Histogram, usize) {
+    keep: bool,
+) -> (Histogram, usize, u64) {
     // SAFETY: per the caller.
     let n = unsafe { block.node_in(g, node) };
     let sum = match which {
@@ -293,6 +301,7 @@ unsafe fn node_hist(
         pending,
         page_ok,
         Limit { sum, entries },
+        keep,
     )
 }
 
@@ -306,7 +315,8 @@ struct Limit {
 }
 
 /// Histogram `which` of a node, with the thread's pending entries (see
-/// `Header::pending`) added, and how many cache lines its scan read.
+/// `Header::pending`) added, how many cache lines its scan read, and its
+/// count. `keep: false` leaves the histogram empty and only counts.
 ///
 /// `limit.sum`: an upper bound of the sum of the histogram's values, when the
 /// node has one. Every timed call adds its duration to the node's `total`
@@ -329,7 +339,8 @@ fn read_hist(
     pending: [Option<u64>; 2],
     page_ok: &dyn Fn(usize) -> bool,
     limit: Limit,
-) -> (Histogram, usize) {
+    keep: bool,
+) -> (Histogram, usize, u64) {
     const PAGE: usize = 4096;
     const _: () = assert!(BUCKETS.is_multiple_of(LINE) && (BUCKETS * 8).is_multiple_of(64));
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
@@ -344,7 +355,7 @@ fn read_hist(
     let mut room = u64::MAX;
     // Only the non-zero counters, line by line: a page that may not be
     // read holds zeros.
-    let mut pairs = Vec::with_capacity(8);
+    let mut pairs = Vec::with_capacity(if keep { 8 } else { 0 });
     let mut b = 0;
     let mut lines = 0;
     while b < BUCKETS && more > 0 && crate::histogram::bucket_bounds(b).0 <= left {
@@ -381,7 +392,9 @@ fn read_hist(
                 let c = c.min(room);
                 if c != 0 {
                     room -= c;
-                    pairs.push(((b + i) as u16, c));
+                    if keep {
+                        pairs.push(((b + i) as u16, c));
+                    }
                     let low = crate::histogram::bucket_bounds(b + i).0;
                     left = left.saturating_sub(low.saturating_mul(c));
                     more = more.saturating_sub(c);
@@ -394,11 +407,13 @@ fn read_hist(
         if let Some(i) = p.checked_sub(first).filter(|&i| i < BUCKETS as u64) {
             if room > 0 {
                 room -= 1;
-                h.record(crate::histogram::bucket_value(i as usize));
+                if keep {
+                    h.record(crate::histogram::bucket_value(i as usize));
+                }
             }
         }
     }
-    (h, lines)
+    (h, lines, u64::MAX - room)
 }
 
 /// What a live reader knows of the session a block belongs to (its
@@ -414,6 +429,9 @@ pub struct LiveBlockRead {
     /// `false`: only the inclusive-time histograms (calls and time
     /// percentiles), a third of the work.
     pub all_histograms: bool,
+    /// `true`: the inclusive-time histograms are only counted (the timed
+    /// calls), and left empty (a view without time percentiles).
+    pub total_counts_only: bool,
     /// `SessionHeader::alloc_installed`.
     pub alloc_counted: bool,
 }
@@ -445,6 +463,7 @@ pub unsafe fn read_live_block(
         ns_per_tick: live.ns_per_tick,
         boundary_alloc: live.boundary_alloc,
         all_histograms: live.all_histograms,
+        total_counts_only: live.total_counts_only,
         alloc_counted: live.alloc_counted,
         page_ok,
     };
@@ -488,7 +507,7 @@ pub unsafe fn read_live_self_histograms(
             }
             // SAFETY: node < node_count <= node_cap, of the checked
             // geometry.
-            unsafe { node_hist(block, &g, node, 1, pending, page_ok, Some(entries)) }.0
+            unsafe { node_hist(block, &g, node, 1, pending, page_ok, Some(entries), true) }.0
         })
         .collect();
     Ok(Some(hists))

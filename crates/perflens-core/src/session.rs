@@ -362,6 +362,7 @@ impl Recording {
             ns_per_tick,
             boundary_alloc: cfg!(feature = "alloc"),
             all_histograms: true,
+            total_counts_only: false,
             alloc_counted: crate::alloc::installed(),
             page_ok: &crate::read::all_pages,
         };

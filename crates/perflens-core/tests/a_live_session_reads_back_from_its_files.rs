@@ -74,6 +74,7 @@ fn block_files_read_back_as_the_final_snapshot() {
         ns_per_tick: f64::from_bits(h.ns_per_tick.load(Ordering::Relaxed)),
         boundary_alloc: h.alloc_feature == 1,
         all_histograms: true,
+        total_counts_only: false,
         alloc_counted: h.alloc_installed.load(Ordering::Relaxed) == 1,
     };
     let mut read = Vec::new();

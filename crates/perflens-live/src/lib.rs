@@ -188,6 +188,19 @@ impl BlockFile {
     }
 }
 
+/// Which histograms a read fills (see [`LiveSession::raw_snapshot_with`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Histograms {
+    /// Every histogram.
+    All,
+    /// The inclusive-time ones (calls and time percentiles): a third of
+    /// the work.
+    Inclusive,
+    /// None: the inclusive-time ones are only counted (the timed calls,
+    /// in `timed_calls` and `calls`), for a view without percentiles.
+    Counts,
+}
+
 /// A live session, mapped read-only.
 pub struct LiveSession {
     dir: PathBuf,
@@ -425,6 +438,16 @@ impl LiveSession {
     /// the inclusive-time histograms (calls, time percentiles): the
     /// exclusive-time and bytes-per-call ones are then empty.
     pub fn raw_snapshot(&mut self, all_histograms: bool) -> Result<Live, Error> {
+        self.raw_snapshot_with(if all_histograms {
+            Histograms::All
+        } else {
+            Histograms::Inclusive
+        })
+    }
+
+    /// [`LiveSession::raw_snapshot`], filling only the histograms `what`
+    /// names (the others are left empty).
+    pub fn raw_snapshot_with(&mut self, what: Histograms) -> Result<Live, Error> {
         // Threads first, then their blocks, then the names again: every
         // path a block's node names was written before the node.
         self.read_names()?;
@@ -459,7 +482,8 @@ impl LiveSession {
             epoch,
             ns_per_tick,
             boundary_alloc,
-            all_histograms,
+            all_histograms: what == Histograms::All,
+            total_counts_only: what == Histograms::Counts,
             alloc_counted,
         };
         let read = self.next_read();
@@ -622,7 +646,7 @@ impl LiveSession {
             let wanted: Vec<(usize, (u32, u64))> = (order[at..end].iter())
                 .filter_map(|&i| {
                     let n = t.nodes.get(nodes[i].1)?;
-                    Some((i, (n.index, n.hist_total.count())))
+                    Some((i, (n.index, n.timed_calls)))
                 })
                 .collect();
             let ask: Vec<(u32, u64)> = wanted.iter().map(|&(_, w)| w).collect();

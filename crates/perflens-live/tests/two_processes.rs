@@ -239,16 +239,26 @@ fn kept_run(test: &str, ms: u64, env: &[(&str, &str)]) -> (String, String) {
     (String::from_utf8(ours).unwrap(), theirs)
 }
 
-/// A snapshot read without its exclusive-time histograms, then those
-/// of its nodes read apart (as `perflens top` does for the rows on
-/// screen): the same histograms as one read of everything.
+/// A snapshot read without its histograms (the inclusive ones only
+/// counted), then the exclusive-time ones of its nodes read apart (as
+/// `perflens top` does for the rows on screen): the same calls and
+/// histograms as one read of everything.
 fn self_histograms_read_apart_are_those_read_with_the_rest(live: &mut LiveSession) {
     let full = live.raw_snapshot(true).unwrap();
-    let part = live.raw_snapshot(false).unwrap();
+    // No histogram at all: the inclusive ones only counted.
+    let part = live
+        .raw_snapshot_with(perflens_live::Histograms::Counts)
+        .unwrap();
     let mut nodes = Vec::new();
     for (t, thread) in part.snapshot.threads.iter().enumerate() {
         for (j, node) in thread.nodes.iter().enumerate() {
-            assert!(node.hist_self.is_empty(), "read without them");
+            assert!(node.hist_self.is_empty() && node.hist_total.is_empty());
+            let whole = &full.snapshot.threads[t].nodes[j];
+            assert_eq!(
+                (node.calls, node.timed_calls),
+                (whole.calls, whole.hist_total.count()),
+                "counted as read whole"
+            );
             nodes.push((t, j));
         }
     }

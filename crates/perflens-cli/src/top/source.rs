@@ -8,7 +8,7 @@
 //! every refresh, without touching the process.
 
 use perflens_core::histogram::Histogram;
-use perflens_live::{Live, LiveSession, State};
+use perflens_live::{Histograms, Live, LiveSession, State};
 use perflens_report::{FrameTree, Report, ReportOptions};
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,9 @@ pub struct Needs {
     /// rows are sorted by them, the Self percentiles are read apart, for
     /// the rows on screen only ([`Source::fill_self_percentiles`]).
     pub all_histograms: bool,
-    /// The function rows (the Functions and Async tabs).
+    /// The function rows (the Functions and Async tabs), and with them
+    /// the inclusive-time histograms (their time percentiles; without,
+    /// those are only counted).
     pub functions: bool,
 }
 
@@ -121,10 +123,20 @@ impl LiveSource {
 
 impl Source for LiveSource {
     fn read(&mut self) -> Result<Frame, String> {
-        let live = self
-            .session
-            .raw_snapshot(self.needs.all_histograms)
-            .map_err(|e| e.0)?;
+        // The function rows' time percentiles come from the inclusive
+        // histograms; without those rows, their counts (the timed calls)
+        // are all a view needs of them.
+        let what = match self.needs {
+            Needs {
+                all_histograms: true,
+                ..
+            } => Histograms::All,
+            Needs {
+                functions: true, ..
+            } => Histograms::Inclusive,
+            _ => Histograms::Counts,
+        };
+        let live = self.session.raw_snapshot_with(what).map_err(|e| e.0)?;
         // The tab shows the tree, not the paths: made straight from the
         // snapshot, it costs a fraction of the paths it would be made from.
         let report = live.report(&ReportOptions {
