@@ -300,23 +300,25 @@ unsafe fn node_hist(
         which,
         pending,
         page_ok,
-        Limit { sum, entries },
-        keep,
+        Limit { sum, entries, keep },
     )
 }
 
-/// What a histogram can hold at most, as far as its node's counters tell.
+/// What a histogram can hold at most, as far as its node's counters tell,
+/// and what of it to keep.
 #[derive(Clone, Copy)]
 struct Limit {
     /// The sum of its values (see [`read_hist`]).
     sum: Option<u64>,
     /// The number of its entries.
     entries: Option<u64>,
+    /// Keep the buckets read (`false`: only count the entries).
+    keep: bool,
 }
 
 /// Histogram `which` of a node, with the thread's pending entries (see
 /// `Header::pending`) added, how many cache lines its scan read, and its
-/// count. `keep: false` leaves the histogram empty and only counts.
+/// count. `limit.keep: false` leaves the histogram empty and only counts.
 ///
 /// `limit.sum`: an upper bound of the sum of the histogram's values, when the
 /// node has one. Every timed call adds its duration to the node's `total`
@@ -339,8 +341,8 @@ fn read_hist(
     pending: [Option<u64>; 2],
     page_ok: &dyn Fn(usize) -> bool,
     limit: Limit,
-    keep: bool,
 ) -> (Histogram, usize, u64) {
+    let keep = limit.keep;
     const PAGE: usize = 4096;
     const _: () = assert!(BUCKETS.is_multiple_of(LINE) && (BUCKETS * 8).is_multiple_of(64));
     let first = ((node as usize * HISTS + which) * BUCKETS) as u64;
