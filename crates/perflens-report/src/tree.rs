@@ -122,16 +122,8 @@ impl FrameTree {
                         let name = (name_of_callsite.get(snap.paths[q].callsite as usize))
                             .copied()
                             .unwrap_or(0);
-                        let next = out.nodes.len() as u32;
-                        let n = *child.entry(child_key(parent, name)).or_insert(next);
-                        if n == next {
-                            out.nodes.push(FrameNode {
-                                parent,
-                                name,
-                                alloc_bytes: alloc.then_some(0),
-                                alloc_incl_bytes: alloc.then_some(0),
-                                ..FrameNode::default()
-                            });
+                        let (n, new) = out.child(&mut child, parent, name);
+                        if new {
                             hists.push(Cow::Owned(Histogram::new()));
                         }
                         node_of_path[q] = Some(n);
@@ -174,6 +166,21 @@ impl FrameTree {
         (Some(q(0.50)), Some(q(0.99)))
     }
 
+    /// The node named `name` under `parent`, and whether it is new (made
+    /// now, with no figures).
+    fn child(&mut self, children: &mut ChildMap, parent: Option<u32>, name: u32) -> (u32, bool) {
+        let next = self.nodes.len() as u32;
+        let n = *children.entry(child_key(parent, name)).or_insert(next);
+        if n == next {
+            self.nodes.push(FrameNode {
+                parent,
+                name,
+                ..FrameNode::default()
+            });
+        }
+        (n, n == next)
+    }
+
     /// The tree of a report's hot paths: one node per distinct chain of
     /// frame names among the paths' prefixes, with the figures of the
     /// segment there. The paths repeat a prefix's segment in every path
@@ -193,10 +200,9 @@ impl FrameTree {
                     out.names.push(seg.name.clone());
                     (out.names.len() - 1) as u32
                 });
-                let next = out.nodes.len() as u32;
-                let n = *child.entry(child_key(parent, name)).or_insert(next);
-                if n == next {
-                    out.nodes.push(FrameNode {
+                let (n, new) = out.child(&mut child, parent, name);
+                if new {
+                    out.nodes[n as usize] = FrameNode {
                         parent,
                         name,
                         calls: seg.calls,
@@ -207,7 +213,7 @@ impl FrameTree {
                         max_depth: seg.max_depth,
                         alloc_bytes: seg.alloc_bytes,
                         alloc_incl_bytes: seg.alloc_incl_bytes,
-                    });
+                    };
                 }
                 parent = Some(n);
             }
