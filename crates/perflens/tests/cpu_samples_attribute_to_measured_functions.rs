@@ -57,9 +57,15 @@ fn inlined() {
     spin_cpu(150);
 }
 
+/// Returns the CPU time its body took: what the sampler can see of it
+/// (the thread's first measured call arms its sampler before the body
+/// runs; under load that took more than a millisecond of the thread's
+/// CPU, which no sample can cover).
 #[perflens::measure]
-fn short_burst() {
+fn short_burst() -> Duration {
+    let start = thread_cpu();
     spin_cpu(6);
+    thread_cpu() - start
 }
 
 #[test]
@@ -122,13 +128,7 @@ fn cpu_samples_attribute_to_measured_functions() {
         .unwrap();
     let mut measured = Duration::ZERO;
     for _ in 0..20 {
-        measured += std::thread::spawn(|| {
-            let start = thread_cpu();
-            short_burst();
-            thread_cpu() - start
-        })
-        .join()
-        .unwrap();
+        measured += std::thread::spawn(short_burst).join().unwrap();
     }
     let report = session.finish();
     let burst = report.function(&name("short_burst")).unwrap();
