@@ -108,6 +108,7 @@ mod json;
 mod model;
 mod percentiles;
 mod table;
+pub mod trace;
 mod tree;
 
 pub use cpu::{CpuInput, CpuThreadInput};
