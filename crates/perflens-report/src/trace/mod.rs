@@ -1,16 +1,21 @@
-//! Timeline layout: the pure decisions a trace exporter makes before it
-//! writes a single event.
+//! Trace export: timelines of what each thread and each task did, with
+//! arrows between related events (as opposed to the aggregates of the
+//! rest of this crate), laid out on tracks and written in the formats
+//! trace viewers load.
 //!
-//! Trace recording (`PERFLENS_TRACE`) hands the exporter threads, polls and
-//! spans with timestamps; how they are laid out on tracks is decided here,
-//! on plain data, so it can be tested exactly without running a program:
+//! Trace recording (`PERFLENS_TRACE`) hands the exporter threads, polls
+//! and spans with timestamps. The modules here work on plain data, so
+//! that each decision and each byte can be tested exactly without
+//! running a program; they record nothing, read no environment variable
+//! and open no file (the facade reads `PERFLENS_TRACE_*` and passes the
+//! values in):
 //!
 //! - [`collapse`]: short-lived threads packed into the fewest shared
 //!   tracks, named `short-lived threads (k)`, so a program that spawns
 //!   thousands of brief threads does not draw thousands of near-empty
-//!   tracks.
-//!
-//! Nothing here reads the environment or writes a file; the facade reads
-//! `PERFLENS_TRACE_*` and passes the values in.
+//!   tracks;
+//! - [`pftrace`]: native Perfetto protobuf (`.pftrace`), which Perfetto UI
+//!   and `trace_processor` read directly.
 
 pub mod collapse;
+pub mod pftrace;

@@ -1,0 +1,682 @@
+//! Native Perfetto traces (`.pftrace`): a small protobuf encoder and a
+//! writer for the part of Perfetto's trace format that a timeline needs.
+//!
+//! # The file
+//!
+//! A `.pftrace` file is one `perfetto.protos.Trace` message, whose only
+//! field here is `repeated TracePacket packet = 1`. A protobuf message is
+//! the concatenation of its fields, so the file is a sequence of records
+//! `0x0a <varint length> <TracePacket bytes>`. That is what lets
+//! [`PftraceWriter`] stream: it holds one packet at a time, never the
+//! whole trace.
+//!
+//! Each packet carries either a `TrackDescriptor` (a lane of the timeline:
+//! a process, a thread, or a named track such as an async task) or a
+//! `TrackEvent` (a slice's begin or end, or an instant) that names its
+//! lane by `track_uuid`. Every packet is on one sequence
+//! (`trusted_packet_sequence_id`), and the first one says that the
+//! sequence's incremental state starts out cleared, which Perfetto
+//! requires before it trusts anything on a sequence. Nothing is interned,
+//! so no later packet depends on state from an earlier one.
+//!
+//! Arrows are flows: an event whose `flow_ids` holds an id starts an
+//! arrow, and the event whose `terminating_flow_ids` holds the same id
+//! ends it. These ids are global to the trace; the caller picks them.
+//!
+//! Timestamps are nanoseconds on the trace's default clock. A trace with
+//! no clock snapshot has nothing to relate that clock to, so the session's
+//! own clock can be written as is: viewers show times from the first event.
+//!
+//! # The encoder
+//!
+//! The subset written here is about twenty fields of three wire types
+//! (varint, fixed64 and length-delimited), so the encoder is a few
+//! functions over a `Vec<u8>` rather than a protobuf crate, which would
+//! bring code generation (and `protoc`) or a large runtime for it. The
+//! field numbers and wire types come from Perfetto's schema
+//! (`protos/perfetto/trace/`); [`SCHEMA_NUMBERS`] lists every one, and the
+//! tests check that list against Perfetto's own Python bindings.
+//!
+//! The schema is proto2, so repeated scalars are not packed: `flow_ids`
+//! and `terminating_flow_ids` (`repeated fixed64`) are written as one
+//! tagged field per id, as the schema declares them.
+//!
+//! A nested message is written in place: its tag, then its body, then its
+//! length appended after the body and rotated in front of it. That needs
+//! no length computed ahead and no scratch buffer per nesting level, and
+//! the rotation moves only the few bytes of one small message.
+//!
+//! ```
+//! use perflens_report::trace::pftrace::{Annotation, AnnotationValue, Event, PftraceWriter};
+//!
+//! let mut w = PftraceWriter::new(Vec::new());
+//! w.process(1, 4242, "demo")?;
+//! w.thread(2, 1, 4242, 4243, "main")?;
+//! let bytes = [Annotation { name: "bytes", value: AnnotationValue::Uint(4096) }];
+//! w.slice_begin(1_000, 2, &Event { name: "parse", annotations: &bytes, ..Event::default() })?;
+//! w.slice_end(2_000, 2)?;
+//! let file = w.finish()?;
+//! assert_eq!(file[0], 0x0a); // every packet is field 1 of `Trace`
+//! # Ok::<(), std::io::Error>(())
+//! ```
+
+use std::io::{self, Write};
+
+/// Field numbers of `perfetto.protos.Trace`.
+mod trace {
+    /// `repeated TracePacket packet = 1`.
+    pub const PACKET: u32 = 1;
+}
+
+/// Field numbers and flag values of `perfetto.protos.TracePacket`.
+mod packet {
+    /// `optional uint64 timestamp = 8`.
+    pub const TIMESTAMP: u32 = 8;
+    /// `uint32 trusted_packet_sequence_id = 10`.
+    pub const TRUSTED_PACKET_SEQUENCE_ID: u32 = 10;
+    /// `TrackEvent track_event = 11`.
+    pub const TRACK_EVENT: u32 = 11;
+    /// `optional uint32 sequence_flags = 13`.
+    pub const SEQUENCE_FLAGS: u32 = 13;
+    /// `TrackDescriptor track_descriptor = 60`.
+    pub const TRACK_DESCRIPTOR: u32 = 60;
+    /// `SequenceFlags.SEQ_INCREMENTAL_STATE_CLEARED`.
+    pub const SEQ_INCREMENTAL_STATE_CLEARED: u64 = 1;
+}
+
+/// Field numbers of `perfetto.protos.TrackDescriptor` and of the process
+/// and thread descriptors it nests.
+mod track {
+    /// `optional uint64 uuid = 1`.
+    pub const UUID: u32 = 1;
+    /// `string name = 2`.
+    pub const NAME: u32 = 2;
+    /// `optional ProcessDescriptor process = 3`.
+    pub const PROCESS: u32 = 3;
+    /// `optional ThreadDescriptor thread = 4`.
+    pub const THREAD: u32 = 4;
+    /// `optional uint64 parent_uuid = 5`.
+    pub const PARENT_UUID: u32 = 5;
+    /// `ProcessDescriptor.pid = 1` (int32).
+    pub const PROCESS_PID: u32 = 1;
+    /// `ProcessDescriptor.process_name = 6`.
+    pub const PROCESS_NAME: u32 = 6;
+    /// `ThreadDescriptor.pid = 1` (int32).
+    pub const THREAD_PID: u32 = 1;
+    /// `ThreadDescriptor.tid = 2` (int64).
+    pub const THREAD_TID: u32 = 2;
+    /// `ThreadDescriptor.thread_name = 5`.
+    pub const THREAD_NAME: u32 = 5;
+}
+
+/// Field numbers and enum values of `perfetto.protos.TrackEvent` and of
+/// its `DebugAnnotation`s.
+mod event {
+    /// `repeated DebugAnnotation debug_annotations = 4`.
+    pub const DEBUG_ANNOTATIONS: u32 = 4;
+    /// `optional Type type = 9`.
+    pub const TYPE: u32 = 9;
+    /// `optional uint64 track_uuid = 11`.
+    pub const TRACK_UUID: u32 = 11;
+    /// `string name = 23`.
+    pub const NAME: u32 = 23;
+    /// `repeated fixed64 flow_ids = 47` (not packed).
+    pub const FLOW_IDS: u32 = 47;
+    /// `repeated fixed64 terminating_flow_ids = 48` (not packed).
+    pub const TERMINATING_FLOW_IDS: u32 = 48;
+    /// `Type.TYPE_SLICE_BEGIN`.
+    pub const TYPE_SLICE_BEGIN: u64 = 1;
+    /// `Type.TYPE_SLICE_END`.
+    pub const TYPE_SLICE_END: u64 = 2;
+    /// `Type.TYPE_INSTANT`.
+    pub const TYPE_INSTANT: u64 = 3;
+    /// `DebugAnnotation.name = 10`.
+    pub const ANNOTATION_NAME: u32 = 10;
+    /// `DebugAnnotation.bool_value = 2`.
+    pub const ANNOTATION_BOOL: u32 = 2;
+    /// `DebugAnnotation.uint_value = 3`.
+    pub const ANNOTATION_UINT: u32 = 3;
+    /// `DebugAnnotation.int_value = 4`.
+    pub const ANNOTATION_INT: u32 = 4;
+    /// `DebugAnnotation.string_value = 6`.
+    pub const ANNOTATION_STRING: u32 = 6;
+}
+
+/// The one packet sequence every packet is written on. Any non-zero value
+/// works: a trace written by one writer has one sequence.
+const SEQUENCE_ID: u64 = 1;
+
+/// One number this writer takes from Perfetto's schema, with how it is
+/// used, so that a test can compare it with the schema itself.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SchemaNumber {
+    /// `Message.field` for a field (`"TrackEvent.flow_ids"`), or
+    /// `Message.VALUE` for an enum value declared in that message
+    /// (`"TrackEvent.TYPE_SLICE_BEGIN"`).
+    pub name: &'static str,
+    /// The field number, or the enum value.
+    pub number: u64,
+    /// How the field is written: `"varint"`, `"fixed64"` or `"len"`
+    /// (length-delimited); `"enum"` for an enum value.
+    pub kind: &'static str,
+}
+
+/// Every field number and enum value that [`PftraceWriter`] writes.
+pub const SCHEMA_NUMBERS: &[SchemaNumber] = {
+    /// A field and its wire type.
+    const fn f(name: &'static str, number: u32, kind: &'static str) -> SchemaNumber {
+        SchemaNumber {
+            name,
+            number: number as u64,
+            kind,
+        }
+    }
+    /// An enum value.
+    const fn e(name: &'static str, number: u64) -> SchemaNumber {
+        SchemaNumber {
+            name,
+            number,
+            kind: "enum",
+        }
+    }
+    &[
+        f("Trace.packet", trace::PACKET, "len"),
+        f("TracePacket.timestamp", packet::TIMESTAMP, "varint"),
+        f(
+            "TracePacket.trusted_packet_sequence_id",
+            packet::TRUSTED_PACKET_SEQUENCE_ID,
+            "varint",
+        ),
+        f("TracePacket.track_event", packet::TRACK_EVENT, "len"),
+        f(
+            "TracePacket.sequence_flags",
+            packet::SEQUENCE_FLAGS,
+            "varint",
+        ),
+        f(
+            "TracePacket.track_descriptor",
+            packet::TRACK_DESCRIPTOR,
+            "len",
+        ),
+        e(
+            "TracePacket.SEQ_INCREMENTAL_STATE_CLEARED",
+            packet::SEQ_INCREMENTAL_STATE_CLEARED,
+        ),
+        f("TrackDescriptor.uuid", track::UUID, "varint"),
+        f("TrackDescriptor.name", track::NAME, "len"),
+        f("TrackDescriptor.process", track::PROCESS, "len"),
+        f("TrackDescriptor.thread", track::THREAD, "len"),
+        f("TrackDescriptor.parent_uuid", track::PARENT_UUID, "varint"),
+        f("ProcessDescriptor.pid", track::PROCESS_PID, "varint"),
+        f("ProcessDescriptor.process_name", track::PROCESS_NAME, "len"),
+        f("ThreadDescriptor.pid", track::THREAD_PID, "varint"),
+        f("ThreadDescriptor.tid", track::THREAD_TID, "varint"),
+        f("ThreadDescriptor.thread_name", track::THREAD_NAME, "len"),
+        f(
+            "TrackEvent.debug_annotations",
+            event::DEBUG_ANNOTATIONS,
+            "len",
+        ),
+        f("TrackEvent.type", event::TYPE, "varint"),
+        f("TrackEvent.track_uuid", event::TRACK_UUID, "varint"),
+        f("TrackEvent.name", event::NAME, "len"),
+        f("TrackEvent.flow_ids", event::FLOW_IDS, "fixed64"),
+        f(
+            "TrackEvent.terminating_flow_ids",
+            event::TERMINATING_FLOW_IDS,
+            "fixed64",
+        ),
+        e("TrackEvent.TYPE_SLICE_BEGIN", event::TYPE_SLICE_BEGIN),
+        e("TrackEvent.TYPE_SLICE_END", event::TYPE_SLICE_END),
+        e("TrackEvent.TYPE_INSTANT", event::TYPE_INSTANT),
+        f("DebugAnnotation.name", event::ANNOTATION_NAME, "len"),
+        f(
+            "DebugAnnotation.bool_value",
+            event::ANNOTATION_BOOL,
+            "varint",
+        ),
+        f(
+            "DebugAnnotation.uint_value",
+            event::ANNOTATION_UINT,
+            "varint",
+        ),
+        f("DebugAnnotation.int_value", event::ANNOTATION_INT, "varint"),
+        f(
+            "DebugAnnotation.string_value",
+            event::ANNOTATION_STRING,
+            "len",
+        ),
+    ]
+};
+
+/// A named value shown with an event in the viewer's details panel (a
+/// `DebugAnnotation`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Annotation<'a> {
+    /// The label, e.g. `"cancelled"`.
+    pub name: &'a str,
+    /// The value.
+    pub value: AnnotationValue<'a>,
+}
+
+/// The value of an [`Annotation`]. Each variant is its own protobuf field,
+/// so the viewer shows a boolean as `true`, not `1`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AnnotationValue<'a> {
+    /// `bool_value`.
+    Bool(bool),
+    /// `uint_value`.
+    Uint(u64),
+    /// `int_value`.
+    Int(i64),
+    /// `string_value`.
+    Str(&'a str),
+}
+
+/// What a slice's begin or an instant says besides its time and track.
+///
+/// Every field may be left at its default (`..Event::default()`): an
+/// empty name is written as an empty string, and empty lists write
+/// nothing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Event<'a> {
+    /// The slice's label in the viewer.
+    pub name: &'a str,
+    /// Values shown with the event.
+    pub annotations: &'a [Annotation<'a>],
+    /// Arrows that start at this event, one per id.
+    pub flow_ids: &'a [u64],
+    /// Arrows that end at this event: each id was in the `flow_ids` of an
+    /// earlier event.
+    pub terminating_flow_ids: &'a [u64],
+}
+
+/// Streams a `.pftrace` file to `W`, one packet per call.
+///
+/// The writer encodes what it is given and checks nothing: describing a
+/// track before its events, ending every slice on the track where it
+/// began (last begun, first ended) and keeping each track's timestamps in
+/// order are the caller's job, as is pairing flow ids. Any `u64` is a
+/// valid uuid or id, and any string a valid name.
+///
+/// Each call makes one `write_all` of the whole packet, so a `W` that is
+/// a file should be wrapped in a [`std::io::BufWriter`].
+#[derive(Debug)]
+pub struct PftraceWriter<W: Write> {
+    /// Where packets go.
+    out: W,
+    /// The packet being encoded, reused so that a long trace allocates
+    /// only as much as its largest packet.
+    buf: Vec<u8>,
+    /// Whether a packet was written, so that only the first one carries
+    /// `SEQ_INCREMENTAL_STATE_CLEARED`.
+    started: bool,
+}
+
+impl<W: Write> PftraceWriter<W> {
+    /// A writer that writes a trace to `out`. Nothing is written until
+    /// the first packet.
+    pub fn new(out: W) -> Self {
+        PftraceWriter {
+            out,
+            buf: Vec::new(),
+            started: false,
+        }
+    }
+
+    /// Describes a process track: the lane that groups the threads and
+    /// tracks whose parent it is.
+    pub fn process(&mut self, uuid: u64, pid: i32, name: &str) -> io::Result<()> {
+        self.packet(None, |p| {
+            put_message(p, packet::TRACK_DESCRIPTOR, |d| {
+                put_uint(d, track::UUID, uuid);
+                put_message(d, track::PROCESS, |proc| {
+                    put_int(proc, track::PROCESS_PID, pid.into());
+                    put_bytes(proc, track::PROCESS_NAME, name.as_bytes());
+                });
+            });
+        })
+    }
+
+    /// Describes a thread track under the process track `parent_uuid`.
+    /// `pid` and `tid` have the schema's types (int32 and int64), so an
+    /// OS id that does not fit is the caller's to map.
+    pub fn thread(
+        &mut self,
+        uuid: u64,
+        parent_uuid: u64,
+        pid: i32,
+        tid: i64,
+        name: &str,
+    ) -> io::Result<()> {
+        self.packet(None, |p| {
+            put_message(p, packet::TRACK_DESCRIPTOR, |d| {
+                put_uint(d, track::UUID, uuid);
+                put_uint(d, track::PARENT_UUID, parent_uuid);
+                put_message(d, track::THREAD, |t| {
+                    put_int(t, track::THREAD_PID, pid.into());
+                    put_int(t, track::THREAD_TID, tid);
+                    put_bytes(t, track::THREAD_NAME, name.as_bytes());
+                });
+            });
+        })
+    }
+
+    /// Describes a named track that is not a thread (an async task, or a
+    /// lane shared by short-lived threads) under the track `parent_uuid`.
+    pub fn track(&mut self, uuid: u64, parent_uuid: u64, name: &str) -> io::Result<()> {
+        self.packet(None, |p| {
+            put_message(p, packet::TRACK_DESCRIPTOR, |d| {
+                put_uint(d, track::UUID, uuid);
+                put_uint(d, track::PARENT_UUID, parent_uuid);
+                put_bytes(d, track::NAME, name.as_bytes());
+            });
+        })
+    }
+
+    /// Begins a slice on `track_uuid` at `ts_ns`.
+    pub fn slice_begin(&mut self, ts_ns: u64, track_uuid: u64, ev: &Event<'_>) -> io::Result<()> {
+        self.track_event(ts_ns, track_uuid, event::TYPE_SLICE_BEGIN, Some(ev))
+    }
+
+    /// Ends the slice last begun and not yet ended on `track_uuid`.
+    pub fn slice_end(&mut self, ts_ns: u64, track_uuid: u64) -> io::Result<()> {
+        self.track_event(ts_ns, track_uuid, event::TYPE_SLICE_END, None)
+    }
+
+    /// An event with no duration on `track_uuid` at `ts_ns`.
+    pub fn instant(&mut self, ts_ns: u64, track_uuid: u64, ev: &Event<'_>) -> io::Result<()> {
+        self.track_event(ts_ns, track_uuid, event::TYPE_INSTANT, Some(ev))
+    }
+
+    /// Flushes and returns the underlying writer. The trace is complete:
+    /// the format has no trailer.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.out.flush()?;
+        Ok(self.out)
+    }
+
+    /// Writes a `TrackEvent` packet of type `kind`; `ev` is `None` for a
+    /// slice's end, which needs only its track.
+    fn track_event(
+        &mut self,
+        ts_ns: u64,
+        track_uuid: u64,
+        kind: u64,
+        ev: Option<&Event<'_>>,
+    ) -> io::Result<()> {
+        self.packet(Some(ts_ns), |p| {
+            put_message(p, packet::TRACK_EVENT, |e| {
+                put_uint(e, event::TYPE, kind);
+                put_uint(e, event::TRACK_UUID, track_uuid);
+                let Some(ev) = ev else { return };
+                put_bytes(e, event::NAME, ev.name.as_bytes());
+                for a in ev.annotations {
+                    put_message(e, event::DEBUG_ANNOTATIONS, |d| put_annotation(d, a));
+                }
+                for &id in ev.flow_ids {
+                    put_fixed64(e, event::FLOW_IDS, id);
+                }
+                for &id in ev.terminating_flow_ids {
+                    put_fixed64(e, event::TERMINATING_FLOW_IDS, id);
+                }
+            });
+        })
+    }
+
+    /// Encodes one `TracePacket` as field 1 of `Trace`, with the sequence
+    /// fields every packet carries and the body `body` writes, and writes
+    /// it out whole.
+    fn packet(&mut self, ts_ns: Option<u64>, body: impl FnOnce(&mut Vec<u8>)) -> io::Result<()> {
+        let first = !self.started;
+        self.buf.clear();
+        put_message(&mut self.buf, trace::PACKET, |p| {
+            if let Some(ts) = ts_ns {
+                put_uint(p, packet::TIMESTAMP, ts);
+            }
+            put_uint(p, packet::TRUSTED_PACKET_SEQUENCE_ID, SEQUENCE_ID);
+            if first {
+                put_uint(
+                    p,
+                    packet::SEQUENCE_FLAGS,
+                    packet::SEQ_INCREMENTAL_STATE_CLEARED,
+                );
+            }
+            body(p);
+        });
+        self.out.write_all(&self.buf)?;
+        self.started = true;
+        Ok(())
+    }
+}
+
+/// Encodes the fields of one `DebugAnnotation`.
+fn put_annotation(buf: &mut Vec<u8>, a: &Annotation<'_>) {
+    put_bytes(buf, event::ANNOTATION_NAME, a.name.as_bytes());
+    match a.value {
+        AnnotationValue::Bool(v) => put_uint(buf, event::ANNOTATION_BOOL, v.into()),
+        AnnotationValue::Uint(v) => put_uint(buf, event::ANNOTATION_UINT, v),
+        AnnotationValue::Int(v) => put_int(buf, event::ANNOTATION_INT, v),
+        AnnotationValue::Str(v) => put_bytes(buf, event::ANNOTATION_STRING, v.as_bytes()),
+    }
+}
+
+/// Protobuf wire types: the low three bits of a field's tag.
+#[derive(Clone, Copy)]
+enum Wire {
+    /// Integers, booleans and enums, as base-128 varints.
+    Varint = 0,
+    /// Eight bytes, little-endian.
+    Fixed64 = 1,
+    /// A varint length, then that many bytes: strings and messages.
+    Len = 2,
+}
+
+/// Appends `v` as a varint: seven bits a byte, least significant first,
+/// the high bit set on every byte but the last.
+fn put_varint(buf: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        buf.push((v & 0x7f) as u8 | 0x80);
+        v >>= 7;
+    }
+    buf.push(v as u8);
+}
+
+/// Appends the tag of field `field` with wire type `wire`.
+fn put_tag(buf: &mut Vec<u8>, field: u32, wire: Wire) {
+    put_varint(buf, (u64::from(field) << 3) | wire as u64);
+}
+
+/// Appends an unsigned varint field (uint32, uint64, bool, enum).
+fn put_uint(buf: &mut Vec<u8>, field: u32, v: u64) {
+    put_tag(buf, field, Wire::Varint);
+    put_varint(buf, v);
+}
+
+/// Appends a signed varint field (int32, int64): protobuf writes the
+/// two's complement as a u64, so a negative int32 is sign-extended and
+/// takes ten bytes, which is what every reader expects of an int32.
+fn put_int(buf: &mut Vec<u8>, field: u32, v: i64) {
+    put_uint(buf, field, v as u64);
+}
+
+/// Appends a fixed64 field: eight bytes, little-endian.
+fn put_fixed64(buf: &mut Vec<u8>, field: u32, v: u64) {
+    put_tag(buf, field, Wire::Fixed64);
+    buf.extend_from_slice(&v.to_le_bytes());
+}
+
+/// Appends a length-delimited field holding `bytes` (a string's UTF-8).
+fn put_bytes(buf: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    put_tag(buf, field, Wire::Len);
+    put_varint(buf, bytes.len() as u64);
+    buf.extend_from_slice(bytes);
+}
+
+/// Appends a nested message field whose body `body` appends: the body is
+/// written first, its length after it, and the length is then rotated in
+/// front of the body.
+fn put_message(buf: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
+    put_tag(buf, field, Wire::Len);
+    let start = buf.len();
+    body(buf);
+    let len = buf.len() - start;
+    put_varint(buf, len as u64);
+    let len_bytes = buf.len() - start - len;
+    buf[start..].rotate_right(len_bytes);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn varint(v: u64) -> Vec<u8> {
+        let mut buf = Vec::new();
+        put_varint(&mut buf, v);
+        buf
+    }
+
+    #[test]
+    fn varints() {
+        assert_eq!(varint(0), [0x00]);
+        assert_eq!(varint(1), [0x01]);
+        assert_eq!(varint(127), [0x7f]);
+        assert_eq!(varint(128), [0x80, 0x01]);
+        // 300 = 0b10_0101100: low seven bits 0x2c with the high bit, then 2.
+        assert_eq!(varint(300), [0xac, 0x02]);
+        // 64 bits take ten bytes: nine of seven bits and a last single bit.
+        let mut max = vec![0xff; 9];
+        max.push(0x01);
+        assert_eq!(varint(u64::MAX), max);
+    }
+
+    #[test]
+    fn negative_int32_is_sign_extended_to_ten_bytes() {
+        let mut buf = Vec::new();
+        put_int(&mut buf, 1, (-1i32).into());
+        // Tag 0x08 (field 1, varint), then -1 as u64::MAX.
+        let mut want = vec![0x08];
+        want.extend(varint(u64::MAX));
+        assert_eq!(buf, want);
+    }
+
+    #[test]
+    fn fixed64_is_little_endian() {
+        let mut buf = Vec::new();
+        put_fixed64(&mut buf, 1, 0x0102_0304_0506_0708);
+        // Tag 0x09 (field 1, wire type 1), then the low byte first.
+        assert_eq!(buf, [0x09, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01]);
+    }
+
+    #[test]
+    fn nested_message_length_of_two_bytes() {
+        // A body of 200 bytes needs a two-byte length (0xc8 0x01), so the
+        // rotation moves two bytes in front of it.
+        let mut buf = Vec::new();
+        put_message(&mut buf, 2, |b| put_bytes(b, 1, &[0xab; 197]));
+        assert_eq!(buf[..6], [0x12, 0xc8, 0x01, 0x0a, 0xc5, 0x01]);
+        assert_eq!(buf.len(), 3 + 200);
+        assert!(buf[6..].iter().all(|&b| b == 0xab));
+    }
+
+    #[test]
+    fn slice_end_then_slice_begin_exact_bytes() {
+        let mut w = PftraceWriter::new(Vec::new());
+        w.slice_end(5, 3).unwrap();
+        let ann = [Annotation {
+            name: "c",
+            value: AnnotationValue::Bool(true),
+        }];
+        let ev = Event {
+            name: "a",
+            annotations: &ann,
+            flow_ids: &[0x0102_0304_0506_0708],
+            ..Event::default()
+        };
+        w.slice_begin(300, 3, &ev).unwrap();
+        let got = w.finish().unwrap();
+
+        #[rustfmt::skip]
+        let want = [
+            // Trace.packet (field 1, len): 0x0a, 12 bytes.
+            0x0a, 0x0c,
+            0x40, 0x05, //       timestamp (8, varint) = 5
+            0x50, 0x01, //       trusted_packet_sequence_id (10, varint) = 1
+            0x68, 0x01, //       sequence_flags (13, varint) = CLEARED, first packet only
+            0x5a, 0x04, //       track_event (11, len), 4 bytes:
+            0x48, 0x02, //         type (9, varint) = SLICE_END
+            0x58, 0x03, //         track_uuid (11, varint) = 3
+            // Second packet: 3 + 2 + 2 + 25 = 32 bytes.
+            0x0a, 0x20,
+            0x40, 0xac, 0x02, // timestamp = 300
+            0x50, 0x01, //       trusted_packet_sequence_id = 1; no flags now
+            0x5a, 0x19, //       track_event, 2 + 2 + 4 + 7 + 10 = 25 bytes:
+            0x48, 0x01, //         type = SLICE_BEGIN
+            0x58, 0x03, //         track_uuid = 3
+            0xba, 0x01, 0x01, b'a', //  name (23 << 3 | 2 = 186 = 0xba 0x01), "a"
+            0x22, 0x05, //         debug_annotations (4, len), 5 bytes:
+            0x52, 0x01, b'c', //     name (10, len) = "c"
+            0x10, 0x01, //           bool_value (2, varint) = true
+            0xf9, 0x02, //         flow_ids (47 << 3 | 1 = 377 = 0xf9 0x02), fixed64:
+            0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn descriptors_exact_bytes() {
+        let mut w = PftraceWriter::new(Vec::new());
+        w.process(1, 7, "p").unwrap();
+        w.thread(2, 1, 7, 8, "").unwrap();
+        w.track(3, 1, "k").unwrap();
+        let got = w.finish().unwrap();
+
+        #[rustfmt::skip]
+        let want = [
+            0x0a, 0x10, //       packet, 2 + 2 + 3 + 9 = 16 bytes:
+            0x50, 0x01, //       trusted_packet_sequence_id = 1
+            0x68, 0x01, //       sequence_flags = CLEARED
+            0xe2, 0x03, 0x09, // track_descriptor (60 << 3 | 2 = 482 = 0xe2 0x03), 9 bytes:
+            0x08, 0x01, //         uuid (1) = 1
+            0x1a, 0x05, //         process (3, len), 5 bytes:
+            0x08, 0x07, //           pid (1) = 7
+            0x32, 0x01, b'p', //     process_name (6, len) = "p"
+            0x0a, 0x11, //       packet, 2 + 3 + 12 = 17 bytes:
+            0x50, 0x01,
+            0xe2, 0x03, 0x0c, // track_descriptor, 12 bytes:
+            0x08, 0x02, //         uuid = 2
+            0x28, 0x01, //         parent_uuid (5) = 1
+            0x22, 0x06, //         thread (4, len), 6 bytes:
+            0x08, 0x07, //           pid (1) = 7
+            0x10, 0x08, //           tid (2) = 8
+            0x2a, 0x00, //           thread_name (5, len) = "", written as given
+            0x0a, 0x0c, //       packet, 2 + 3 + 7 = 12 bytes:
+            0x50, 0x01,
+            0xe2, 0x03, 0x07, // track_descriptor, 7 bytes:
+            0x08, 0x03, //         uuid = 3
+            0x28, 0x01, //         parent_uuid = 1
+            0x12, 0x01, b'k', //   name (2, len) = "k"
+        ];
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn write_errors_propagate() {
+        /// A writer whose every write fails.
+        struct Broken;
+        impl Write for Broken {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                Err(io::Error::other("disk full"))
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Err(io::Error::other("disk full"))
+            }
+        }
+        let mut w = PftraceWriter::new(Broken);
+        assert_eq!(
+            w.instant(1, 1, &Event::default()).unwrap_err().to_string(),
+            "disk full"
+        );
+        assert!(w.finish().is_err());
+    }
+}

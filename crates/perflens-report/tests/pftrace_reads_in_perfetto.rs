@@ -1,0 +1,167 @@
+//! A `.pftrace` written by `PftraceWriter` reads in Perfetto's own
+//! protobuf bindings: every field number and wire type is the schema's,
+//! the tracks, nested slices, instants, annotations and flows come back
+//! exactly as written, and the trace passes the checks Perfetto needs to
+//! draw it (`scripts/check_pftrace.py`).
+//!
+//! The bindings are the `perfetto` package on PyPI, found through
+//! `PYTHONPATH`. Without them this test fails under CI (`.ci/run`
+//! installs them) and is skipped elsewhere, saying how to install them.
+
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use perflens_report::trace::pftrace::{
+    Annotation, AnnotationValue, Event, PftraceWriter, SCHEMA_NUMBERS,
+};
+
+/// The module the script imports.
+const BINDINGS: &str = "perfetto.protos.perfetto.trace.perfetto_trace_pb2";
+
+const PROCESS: u64 = 1;
+const MAIN: u64 = 2;
+const WORKER: u64 = 3;
+const TASK: u64 = 10;
+/// The arrow from the task's await to the poll it waited on.
+const FLOW: u64 = 0xdead_beef_0000_0007;
+
+/// Writes the trace this test checks to `path`.
+fn write_trace(path: &Path) -> std::io::Result<()> {
+    let file = BufWriter::new(std::fs::File::create(path)?);
+    let mut w = PftraceWriter::new(file);
+    w.process(PROCESS, 4242, "demo")?;
+    w.thread(MAIN, PROCESS, 4242, 4243, "main")?;
+    w.thread(WORKER, PROCESS, 4242, 4244, "tokio-runtime-worker")?;
+    w.track(TASK, PROCESS, "task 1: fetch")?;
+
+    let parse = [
+        Annotation {
+            name: "file",
+            value: AnnotationValue::Str("a.toml"),
+        },
+        Annotation {
+            name: "bytes",
+            value: AnnotationValue::Uint(4096),
+        },
+    ];
+    let dropped = [
+        Annotation {
+            name: "cancelled",
+            value: AnnotationValue::Bool(true),
+        },
+        Annotation {
+            name: "delta",
+            value: AnnotationValue::Int(-3),
+        },
+    ];
+    w.slice_begin(
+        1_000,
+        MAIN,
+        &Event {
+            name: "main",
+            ..Event::default()
+        },
+    )?;
+    w.slice_begin(
+        1_100,
+        MAIN,
+        &Event {
+            name: "parse",
+            annotations: &parse,
+            ..Event::default()
+        },
+    )?;
+    let await_fetch = Event {
+        name: "await fetch",
+        flow_ids: &[FLOW],
+        ..Event::default()
+    };
+    w.slice_begin(1_200, TASK, &await_fetch)?;
+    let poll = Event {
+        name: "poll fetch",
+        terminating_flow_ids: &[FLOW],
+        ..Event::default()
+    };
+    w.slice_begin(1_300, WORKER, &poll)?;
+    w.slice_end(1_400, WORKER)?;
+    w.slice_end(1_500, TASK)?;
+    let select = Event {
+        name: "select branch dropped",
+        annotations: &dropped,
+        ..Event::default()
+    };
+    w.instant(1_600, TASK, &select)?;
+    w.slice_end(1_700, MAIN)?;
+    w.slice_end(1_800, MAIN)?;
+    w.finish()?.into_inner().map_err(|e| e.into_error())?;
+    Ok(())
+}
+
+/// Whether `python3` can import the bindings; if not, fails under CI and
+/// tells a developer what to install otherwise.
+fn bindings_available() -> bool {
+    let import = Command::new("python3")
+        .args(["-c", &format!("import {BINDINGS}")])
+        .output();
+    if import.is_ok_and(|o| o.status.success()) {
+        return true;
+    }
+    let how = "install them with `python3 -m pip install --target ~/.cache/perflens-py perfetto` \
+               and set PYTHONPATH=~/.cache/perflens-py";
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "python3 cannot import {BINDINGS}, which this test needs under CI: {how}"
+    );
+    eprintln!("skipped: python3 cannot import {BINDINGS} (Perfetto's protobuf bindings); {how}");
+    false
+}
+
+#[test]
+fn pftrace_reads_in_perfetto() {
+    if !bindings_available() {
+        return;
+    }
+    let path =
+        std::env::temp_dir().join(format!("perflens-pftrace-{}.pftrace", std::process::id()));
+    write_trace(&path).unwrap();
+
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
+    let mut cmd = Command::new("python3");
+    cmd.arg(&script).arg(&path);
+    for n in SCHEMA_NUMBERS {
+        cmd.arg("--schema")
+            .arg(format!("{}={}/{}", n.name, n.number, n.kind));
+    }
+    let out = cmd.output().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "check_pftrace.py failed:\n{stderr}");
+
+    let want = r#"{
+ "flows": [
+  ["await fetch", "poll fetch"]
+ ],
+ "slices": {
+  "10": [
+   ["await fetch", 1200, 1500, {}],
+   ["select branch dropped", 1600, null, {"cancelled": ["bool", true], "delta": ["int", -3]}]
+  ],
+  "2": [
+   ["main", 1000, 1800, {}],
+   ["parse", 1100, 1700, {"bytes": ["uint", 4096], "file": ["string", "a.toml"]}]
+  ],
+  "3": [
+   ["poll fetch", 1300, 1400, {}]
+  ]
+ },
+ "tracks": [
+  {"name": "demo", "parent": null, "pid": 4242, "tid": null, "uuid": 1},
+  {"name": "main", "parent": 1, "pid": 4242, "tid": 4243, "uuid": 2},
+  {"name": "tokio-runtime-worker", "parent": 1, "pid": 4242, "tid": 4244, "uuid": 3},
+  {"name": "task 1: fetch", "parent": 1, "pid": null, "tid": null, "uuid": 10}
+ ]
+}
+"#;
+    assert_eq!(String::from_utf8_lossy(&out.stdout), want);
+}
