@@ -13,8 +13,9 @@
 //! The reader maps the session, then refreshes `PERFLENS_BENCH_REFRESHES`
 //! times (default 50) every `PERFLENS_BENCH_INTERVAL_MS` (default 500,
 //! `top`'s interval: every node changed since the last read), as
-//! `perflens top` does in its default view (the Functions tab) and on the
-//! Hot paths tab: read every block, build the report (on the Hot paths
+//! `perflens top` does in its default view (the Functions tab), on the
+//! Hot paths tab, and on that tab sorted by its Self p99 column: read
+//! every block, build the report (on the Hot paths
 //! tab, the tree of frames instead of the function rows, and the Self
 //! percentiles of the rows on screen, read once their order is known),
 //! compute the rows of the view (rates against the previous picture,
@@ -137,9 +138,16 @@ fn main() {
     perflens_cli::top::keep_freed_memory();
     let mut nodes = 0u64;
     let mut tables = Vec::new();
-    for (tab, key) in [("Functions", None), ("Hot paths", Some('h'))] {
+    // The Hot paths tab sorted by its Self p99 ("Paths p99") reads every
+    // exclusive-time histogram, not only those of the rows on screen.
+    let views: [(&str, &[char]); 3] = [
+        ("Functions", &[]),
+        ("Hot paths", &['h']),
+        ("Paths p99", &['h', '6']),
+    ];
+    for (tab, keys) in views {
         let mut app = App::new(Duration::from_millis(500), "bench".into());
-        if let Some(k) = key {
+        for &k in keys {
             app.key(Key::Char(k));
         }
         // Kept, as the command keeps its terminal.
