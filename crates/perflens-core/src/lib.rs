@@ -29,6 +29,7 @@
 
 mod alloc;
 mod arch;
+mod awaits;
 mod block;
 mod callsite;
 mod clock;
@@ -47,7 +48,8 @@ pub mod snapshot;
 mod thread;
 
 pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
-pub use callsite::{Callsite, fnv1a, kind_from_code, normalize_name};
+pub use awaits::{AwaitSite, Awaited, awaited};
+pub use callsite::{Callsite, await_sites, fnv1a, kind_from_code, normalize_name};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
@@ -58,8 +60,8 @@ pub use session::{
     StartError, is_recording, parse_mode, start,
 };
 pub use snapshot::{
-    AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
-    RawSnapshot, ThreadSnapshot,
+    AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,
+    PathInfo, RawSnapshot, ThreadSnapshot,
 };
 pub use thread::{charge_sample, sample_context, set_first_call_hook};
 

@@ -3,8 +3,8 @@
 //! here incrementally: each refresh reads only the bytes committed since
 //! the last one.
 
-use perflens_core::live::{REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
-use perflens_core::{CallsiteInfo, PathInfo};
+use perflens_core::live::{REC_AWAIT, REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
+use perflens_core::{AwaitSiteInfo, CallsiteInfo, PathInfo};
 use std::collections::BTreeMap;
 
 /// A thread's block file.
@@ -22,6 +22,8 @@ pub struct ThreadRecord {
 pub struct Names {
     callsites: BTreeMap<u32, CallsiteInfo>,
     paths: BTreeMap<u32, PathInfo>,
+    /// Where each await site is, by callsite id.
+    awaits: BTreeMap<u32, AwaitSiteInfo>,
     pub threads: Vec<ThreadRecord>,
     /// Extra records by tag (the last one of each tag).
     pub extras: BTreeMap<u32, Vec<u8>>,
@@ -145,6 +147,24 @@ impl Names {
                     file,
                 });
             }
+            REC_AWAIT => {
+                let callsite = u32_at(0)?;
+                let line = u32_at(4)?;
+                let column = u32_at(8)?;
+                let file_len = p
+                    .get(12..14)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+                    .ok_or("too short")?;
+                let file = p.get(14..14 + file_len).ok_or("too short")?;
+                let expr = &p[14 + file_len..];
+                self.awaits.entry(callsite).or_insert(AwaitSiteInfo {
+                    callsite,
+                    file: text(file),
+                    line,
+                    column,
+                    expr: text(expr),
+                });
+            }
             REC_EXTRA => {
                 let tag = u32_at(0)?;
                 self.extras.insert(tag, p[4..].to_vec());
@@ -152,6 +172,11 @@ impl Names {
             other => return Err(format!("unknown record kind {other}")),
         }
         Ok(())
+    }
+
+    /// Where the await sites parsed so far are, by callsite id.
+    pub fn await_sites(&self) -> Vec<AwaitSiteInfo> {
+        self.awaits.values().cloned().collect()
     }
 
     /// The callsites `0..n` for the longest run without a gap.
