@@ -122,10 +122,12 @@ impl AwaitSite {
     }
 }
 
-/// States of an [`Awaited`].
+/// States of an [`Awaited`]: not polled yet in a session (or its first
+/// poll unwound).
 const FRESH: u8 = 0;
-/// Polled at least once in a session, not finished.
-const ACTIVE: u8 = 1;
+/// Returned `Pending` at least once in a session, not finished: the only
+/// state in which a drop is a cancellation.
+const SUSPENDED: u8 = 1;
 /// Finished, or not recorded (no session, or another session).
 const DONE: u8 = 2;
 
@@ -136,15 +138,17 @@ const DONE: u8 = 2;
 pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::IntoFuture> {
     Awaited {
         inner: into.into_future(),
-        site,
-        state: FRESH,
-        timed: false,
-        epoch: 0,
-        parent_ctx: 0,
-        suspensions: 0,
-        suspended_at: 0,
-        wait: 0,
-        child: 0,
+        t: Tally {
+            site,
+            state: FRESH,
+            timed: false,
+            epoch: 0,
+            parent_ctx: 0,
+            suspensions: 0,
+            suspended_at: 0,
+            wait: 0,
+            child: 0,
+        },
     }
 }
 
@@ -152,6 +156,12 @@ pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::I
 #[must_use = "futures do nothing unless polled"]
 pub struct Awaited<F> {
     inner: F,
+    t: Tally,
+}
+
+/// What an [`Awaited`] knows besides its future (not generic, so that the
+/// out-of-line parts exist once).
+struct Tally {
     site: &'static AwaitSite,
     state: u8,
     /// Waits are timed (not count mode).
@@ -174,7 +184,6 @@ pub struct Awaited<F> {
 struct AwaitFrame {
     epoch: u32,
     depth: u32,
-    ended: bool,
 }
 
 impl AwaitFrame {
@@ -182,18 +191,13 @@ impl AwaitFrame {
     /// below. Returns that time, or `None` when the frame is no longer
     /// ours (a new session reset the stack).
     #[inline(always)]
-    fn end(&mut self) -> Option<u64> {
-        self.ended = true;
+    fn end(&self) -> Option<u64> {
         // SAFETY: owner thread; no other reference to the hot state is
         // alive (the inner poll has returned).
         let hot = unsafe { &mut *thread::hot() };
         let d = self.depth;
-        if hot.epoch != self.epoch || hot.depth <= d {
-            return None;
-        }
-        if hot.depth != d + 1 {
-            // Guards inside the poll were leaked: their frames go.
-            frame::discard_above(hot, d);
+        if hot.epoch != self.epoch || hot.depth != d + 1 {
+            return self.end_slow();
         }
         // SAFETY: d < hot.depth <= stack_cap, and 1 <= d (the root
         // sentinel is below); owner thread, no other frame reference.
@@ -205,14 +209,27 @@ impl AwaitFrame {
         }
         Some(child)
     }
+
+    /// [`AwaitFrame::end`] when the frame is not on top: guards inside
+    /// the poll were leaked (their frames go), or it is gone.
+    #[cold]
+    #[inline(never)]
+    fn end_slow(&self) -> Option<u64> {
+        // SAFETY: as in `end`.
+        let hot = unsafe { &mut *thread::hot() };
+        if hot.epoch != self.epoch || hot.depth <= self.depth {
+            return None;
+        }
+        frame::discard_above(hot, self.depth);
+        self.end()
+    }
 }
 
 impl Drop for AwaitFrame {
+    /// Runs only when unwinding out of the inner poll: a poll that
+    /// returns ends the frame and forgets it.
     fn drop(&mut self) {
-        if !self.ended {
-            // Unwinding out of the inner poll.
-            self.end();
-        }
+        self.end();
     }
 }
 
@@ -234,7 +251,7 @@ impl<F: Future> Future for Awaited<F> {
         let this = unsafe { self.get_unchecked_mut() };
         // SAFETY: see above; `this` outlives the pinned borrow.
         let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        if this.state == DONE {
+        if this.t.state == DONE {
             return inner.poll(cx);
         }
         // SAFETY: owner thread; the reference is not held across the
@@ -244,40 +261,37 @@ impl<F: Future> Future for Awaited<F> {
             match hot_slow() {
                 Some(h) => hot = h,
                 None => {
-                    this.state = DONE;
+                    this.t.state = DONE;
                     return inner.poll(cx);
                 }
             }
         }
-        if this.state == FRESH {
-            this.state = ACTIVE;
-            this.epoch = hot.epoch;
+        if this.t.state == FRESH {
+            this.t.epoch = hot.epoch;
             // Count mode always has `FAST_COUNT` (see `Hot::attach`).
-            this.timed = hot.fast != FAST_COUNT;
-        } else if hot.epoch != this.epoch {
-            // The session this await started in is over.
-            this.state = DONE;
-            return inner.poll(cx);
+            this.t.timed = hot.fast != FAST_COUNT;
+        } else {
+            if hot.epoch != this.t.epoch {
+                // The session this await started in is over.
+                this.t.state = DONE;
+                return inner.poll(cx);
+            }
+            if this.t.suspended_at != 0 {
+                let now = clock::now_with(hot.tsc());
+                let waited = now.saturating_sub(this.t.suspended_at);
+                this.t.wait = this.t.wait.wrapping_add(waited);
+                this.t.suspended_at = 0;
+            }
         }
         let d = hot.depth;
         // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
         // frame d - 1 is alive.
         let parent = unsafe { frame::frame(hot, d - 1) };
         let ctx = parent.path();
-        if this.suspensions == 0 {
-            this.parent_ctx = ctx;
-        }
-        let np = match frame::find(hot, ctx, this.site.cs.tagged()) {
+        let np = match frame::find(hot, ctx, this.t.site.cs.tagged()) {
             Some(np) => np,
-            None => frame::resolve(hot, ctx, this.site.id()).np,
+            None => frame::resolve(hot, ctx, this.t.site.id()).np,
         };
-        if this.suspended_at != 0 {
-            let now = clock::now_with(hot.tsc());
-            this.wait = this
-                .wait
-                .wrapping_add(now.saturating_sub(this.suspended_at));
-            this.suspended_at = 0;
-        }
         let result = if d < hot.stack_cap {
             // SAFETY: d < stack_cap; frame d is above the top, so no
             // reference to it is alive.
@@ -293,16 +307,18 @@ impl<F: Future> Future for Awaited<F> {
             // write the frame before the depth.
             compiler_fence(Ordering::Release);
             hot.depth = d + 1;
-            let mut f = AwaitFrame {
-                epoch: this.epoch,
+            let f = AwaitFrame {
+                epoch: this.t.epoch,
                 depth: d,
-                ended: false,
             };
             let result = inner.poll(cx);
-            match f.end() {
-                Some(child) => this.child = this.child.wrapping_add(child),
+            let ended = f.end();
+            // Ended: its drop (for unwinding only) has nothing left to do.
+            std::mem::forget(f);
+            match ended {
+                Some(child) => this.t.child = this.t.child.wrapping_add(child),
                 None => {
-                    this.state = DONE;
+                    this.t.state = DONE;
                     return result;
                 }
             }
@@ -315,8 +331,8 @@ impl<F: Future> Future for Awaited<F> {
             // SAFETY: owner thread; the reference taken above is not
             // used after the inner poll.
             let h = unsafe { &*thread::hot() };
-            if h.epoch != this.epoch {
-                this.state = DONE;
+            if h.epoch != this.t.epoch {
+                this.t.state = DONE;
                 return result;
             }
             result
@@ -326,43 +342,68 @@ impl<F: Future> Future for Awaited<F> {
         let hot = unsafe { &*thread::hot() };
         match result {
             Poll::Pending => {
-                this.suspensions += 1;
-                if this.timed {
-                    this.suspended_at = clock::now_with(hot.tsc()).max(1);
+                if this.t.state == FRESH {
+                    this.t.state = SUSPENDED;
+                    this.t.parent_ctx = ctx;
+                }
+                this.t.suspensions += 1;
+                if this.t.timed {
+                    this.t.suspended_at = clock::now_with(hot.tsc()).max(1);
                 }
             }
             Poll::Ready(_) => {
-                this.state = DONE;
-                self::record(hot, np.node, this);
+                this.t.record(hot, np.node);
+                this.t.state = DONE;
             }
         }
         result
     }
 }
 
-/// Records a completed await on its site's node `node`.
-#[inline(always)]
-fn record<F>(hot: &Hot, node: u32, a: &Awaited<F>) {
-    let n = frame::node(hot, node);
-    if a.suspensions == 0 || !a.timed {
-        bump(&n.calls, 1);
-    } else {
-        bump(&n.total, a.wait);
-        frame::hist_add(hot, node, 0, a.wait);
-    }
-    if a.suspensions != 0 {
-        bump(&n.polls, a.suspensions);
-    }
-    if a.child != 0 {
-        bump(&n.busy, a.child);
+impl<F> Drop for Awaited<F> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // A completed await is `DONE`: one test, inlined.
+        if self.t.state == SUSPENDED {
+            self.t.cancel();
+        }
     }
 }
 
-impl<F> Drop for Awaited<F> {
-    fn drop(&mut self) {
-        if self.state != ACTIVE || self.suspensions == 0 {
-            return;
+impl Tally {
+    /// Records a completed await on its site's node `node` (before its
+    /// state becomes `DONE`).
+    #[inline(always)]
+    fn record(&self, hot: &Hot, node: u32) {
+        let n = frame::node(hot, node);
+        if self.state == FRESH {
+            // Never suspended: the common case.
+            bump(&n.calls, 1);
+        } else {
+            self.record_suspended(hot, node);
         }
+        if self.child != 0 {
+            bump(&n.busy, self.child);
+        }
+    }
+
+    /// [`Tally::record`]'s part for an await that suspended.
+    #[inline(never)]
+    fn record_suspended(&self, hot: &Hot, node: u32) {
+        let n = frame::node(hot, node);
+        if self.timed {
+            bump(&n.total, self.wait);
+            frame::hist_add(hot, node, 0, self.wait);
+        } else {
+            bump(&n.calls, 1);
+        }
+        bump(&n.polls, self.suspensions);
+    }
+
+    /// Records the cancellation of an await dropped while suspended.
+    #[cold]
+    #[inline(never)]
+    fn cancel(&self) {
         let Some(hot) = thread::active().or_else(thread::prepare) else {
             return;
         };
