@@ -61,7 +61,10 @@ fn a_live_session_names_its_await_sites() {
         ("src/app.rs", 42, 17, "Once(false)")
     );
     let cs = &snap.callsites[s.callsite as usize];
-    assert_eq!((cs.name.as_str(), cs.kind), ("src/app.rs:42:17", CallsiteKind::Await));
+    assert_eq!(
+        (cs.name.as_str(), cs.kind),
+        ("src/app.rs:42:17", CallsiteKind::Await)
+    );
     let site_node = |snap: &perflens_core::RawSnapshot| {
         let (p, info) = (snap.paths.iter().enumerate())
             .find(|(_, p)| p.callsite == s.callsite)

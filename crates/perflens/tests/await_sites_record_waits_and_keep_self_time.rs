@@ -335,6 +335,71 @@ fn count_mode_counts_awaits_and_suspensions_without_a_clock() {
     assert_eq!(site(&raw, &S_CALLEE).calls, RUNS);
 }
 
+/// Calls of `child` on a path whose parent path has callsite `parent`.
+fn calls_under(raw: &RawSnapshot, parent: &str, child: &str) -> (usize, u64, u64) {
+    let cs = |n: &str| {
+        raw.callsites
+            .iter()
+            .position(|c| c.name == n)
+            .map(|i| i as u32)
+    };
+    let (Some(parent), Some(child)) = (cs(parent), cs(child)) else {
+        return (0, 0, 0);
+    };
+    let paths: Vec<usize> = (raw.paths.iter().enumerate())
+        .filter(|(_, p)| p.callsite == child && raw.paths[p.parent as usize].callsite == parent)
+        .map(|(i, _)| i)
+        .collect();
+    let nodes =
+        (raw.threads.iter().flat_map(|t| &t.nodes)).filter(|n| paths.contains(&(n.path as usize)));
+    let (calls, timed) = nodes.fold((0, 0), |(c, t), n| (c + n.calls, t + n.timed_calls));
+    (paths.len(), calls, timed)
+}
+
+#[test]
+fn a_future_moved_under_a_site_leaves_no_path_behind() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (raw, _) = session(Mode::Timed, || {
+        block_on(with_sites(), Duration::ZERO);
+    });
+    // `callee()` is created in `with_sites`, first polled under the site:
+    // its creation resolved no `with_sites -> callee` path.
+    assert_eq!(
+        calls_under(&raw, &name("with_sites"), &name("callee")),
+        (0, 0, 0)
+    );
+    assert_eq!(
+        calls_under(&raw, &format!("{}:102:9", file!()), &name("callee")).1,
+        1
+    );
+}
+
+#[test]
+fn sampled_mode_times_every_wait_and_samples_the_children() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    const N: u64 = 20;
+    let builder = Session::builder()
+        .ignore_env()
+        .mode(Mode::Sampled { every: 10 })
+        .sample_warmup(0);
+    let session = builder.start().unwrap();
+    for _ in 0..N {
+        block_on(with_sites(), Duration::ZERO);
+    }
+    let raw = session.raw_snapshot();
+    drop(session.finish());
+    // Every wait is timed, whatever the awaiting call's sampling.
+    let s = site(&raw, &S_PENDING);
+    assert_eq!((s.calls, s.timed_calls), (N, N));
+    // `leaf` under the block's site is timed when its own countdown runs
+    // out or when `with_sites` is timed (the await frame carries its
+    // clock): about 2 + 2 of 20. An await frame read as a timed parent
+    // would time all 20.
+    let (_, calls, timed) = calls_under(&raw, &format!("{}:103:9", file!()), &name("leaf"));
+    assert_eq!(calls, N);
+    assert!(timed <= N / 2, "{timed} of {calls} timed");
+}
+
 #[test]
 fn without_a_session_an_await_is_a_plain_await() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
