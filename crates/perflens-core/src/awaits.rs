@@ -266,12 +266,9 @@ impl<F: Future> Future for Awaited<F> {
                 }
             }
         }
-        if this.t.state == FRESH {
-            this.t.epoch = hot.epoch;
-            // Count mode always has `FAST_COUNT` (see `Hot::attach`).
-            this.t.timed = hot.fast != FAST_COUNT;
-        } else {
-            if hot.epoch != this.t.epoch {
+        let epoch = hot.epoch;
+        if this.t.state != FRESH {
+            if epoch != this.t.epoch {
                 // The session this await started in is over.
                 this.t.state = DONE;
                 return inner.poll(cx);
@@ -292,7 +289,7 @@ impl<F: Future> Future for Awaited<F> {
             Some(np) => np,
             None => frame::resolve(hot, ctx, this.t.site.id()).np,
         };
-        let result = if d < hot.stack_cap {
+        let (result, child) = if d < hot.stack_cap {
             // SAFETY: d < stack_cap; frame d is above the top, so no
             // reference to it is alive.
             let s = unsafe { frame::frame(hot, d) };
@@ -307,22 +304,18 @@ impl<F: Future> Future for Awaited<F> {
             // write the frame before the depth.
             compiler_fence(Ordering::Release);
             hot.depth = d + 1;
-            let f = AwaitFrame {
-                epoch: this.t.epoch,
-                depth: d,
-            };
+            let f = AwaitFrame { epoch, depth: d };
             let result = inner.poll(cx);
             let ended = f.end();
             // Ended: its drop (for unwinding only) has nothing left to do.
             std::mem::forget(f);
             match ended {
-                Some(child) => this.t.child = this.t.child.wrapping_add(child),
+                Some(child) => (result, child),
                 None => {
                     this.t.state = DONE;
                     return result;
                 }
             }
-            result
         } else {
             // No room for the frame: its children land beside it, under
             // the awaiting future.
@@ -331,29 +324,45 @@ impl<F: Future> Future for Awaited<F> {
             // SAFETY: owner thread; the reference taken above is not
             // used after the inner poll.
             let h = unsafe { &*thread::hot() };
-            if h.epoch != this.t.epoch {
+            if h.epoch != epoch {
                 this.t.state = DONE;
                 return result;
             }
-            result
+            (result, 0)
         };
         // SAFETY: owner thread; no other reference to the hot state is
         // alive (the frame has ended).
         let hot = unsafe { &*thread::hot() };
+        let t = &mut this.t;
         match result {
             Poll::Pending => {
-                if this.t.state == FRESH {
-                    this.t.state = SUSPENDED;
-                    this.t.parent_ctx = ctx;
+                if t.state == FRESH {
+                    t.state = SUSPENDED;
+                    t.epoch = epoch;
+                    t.parent_ctx = ctx;
+                    // Count mode always has `FAST_COUNT` (see
+                    // `Hot::attach`).
+                    t.timed = hot.fast != FAST_COUNT;
                 }
-                this.t.suspensions += 1;
-                if this.t.timed {
-                    this.t.suspended_at = clock::now_with(hot.tsc()).max(1);
+                t.child = t.child.wrapping_add(child);
+                t.suspensions += 1;
+                if t.timed {
+                    t.suspended_at = clock::now_with(hot.tsc()).max(1);
                 }
             }
             Poll::Ready(_) => {
-                this.t.record(hot, np.node);
-                this.t.state = DONE;
+                if t.state == FRESH {
+                    // Never suspended: the common case.
+                    let n = frame::node(hot, np.node);
+                    bump(&n.calls, 1);
+                    if child != 0 {
+                        bump(&n.busy, child);
+                    }
+                } else {
+                    t.child = t.child.wrapping_add(child);
+                    t.record_suspended(hot, np.node);
+                }
+                t.state = DONE;
             }
         }
         result
@@ -371,26 +380,14 @@ impl<F> Drop for Awaited<F> {
 }
 
 impl Tally {
-    /// Records a completed await on its site's node `node` (before its
-    /// state becomes `DONE`).
-    #[inline(always)]
-    fn record(&self, hot: &Hot, node: u32) {
-        let n = frame::node(hot, node);
-        if self.state == FRESH {
-            // Never suspended: the common case.
-            bump(&n.calls, 1);
-        } else {
-            self.record_suspended(hot, node);
-        }
-        if self.child != 0 {
-            bump(&n.busy, self.child);
-        }
-    }
-
-    /// [`Tally::record`]'s part for an await that suspended.
+    /// Records a completed await that suspended on its site's node
+    /// `node`.
     #[inline(never)]
     fn record_suspended(&self, hot: &Hot, node: u32) {
         let n = frame::node(hot, node);
+        if self.child != 0 {
+            bump(&n.busy, self.child);
+        }
         if self.timed {
             bump(&n.total, self.wait);
             frame::hist_add(hot, node, 0, self.wait);
