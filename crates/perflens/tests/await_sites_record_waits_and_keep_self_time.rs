@@ -400,6 +400,44 @@ fn sampled_mode_times_every_wait_and_samples_the_children() {
     assert!(timed <= N / 2, "{timed} of {calls} timed");
 }
 
+static S_PANIC: AwaitSite = AwaitSite::new(file!(), 105, 9, "async{leaf();panic!()}");
+
+#[perflens::measure]
+async fn panics_inside() {
+    awaited(&S_PANIC, async {
+        leaf();
+        panic!("inside the awaited future");
+    })
+    .await
+}
+
+#[test]
+fn a_panic_inside_an_await_pops_its_frame() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let (raw, report) = session(Mode::Timed, || {
+        let hook = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let r = std::panic::catch_unwind(|| block_on(panics_inside(), Duration::ZERO));
+        assert!(r.is_err());
+        // Awaited at the root: no measured frame below to clean up after
+        // it, its own frame must go.
+        let at_root = awaited(&S_PANIC, async {
+            panic!("inside the awaited future");
+        });
+        let r = std::panic::catch_unwind(|| block_on(at_root, Duration::ZERO));
+        assert!(r.is_err());
+        std::panic::set_hook(hook);
+        // The stack is back at the root: this call is top-level.
+        leaf();
+    });
+    assert_eq!(report.path(&[&name("leaf")]).map(|p| p.calls), Some(1));
+    let label = format!("{}:105:9", file!());
+    assert_eq!(calls_under(&raw, &label, &name("leaf")).1, 1);
+    // The awaiting future's poll unwound: it was dropped, not completed.
+    let f = report.function(&name("panics_inside")).unwrap();
+    assert_eq!((f.calls, f.cancelled), (0, Some(1)));
+}
+
 #[test]
 fn without_a_session_an_await_is_a_plain_await() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
