@@ -216,3 +216,71 @@ fn prefix<T: Clone>(map: &BTreeMap<u32, T>) -> Vec<T> {
         .map(|(_, (_, v))| v.clone())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One record: kind, length, payload.
+    fn rec(kind: u8, payload: &[u8]) -> Vec<u8> {
+        let mut r = vec![kind];
+        r.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        r.extend_from_slice(payload);
+        r
+    }
+
+    fn await_payload(file: &[u8], expr: &[u8]) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&7u32.to_le_bytes());
+        p.extend_from_slice(&42u32.to_le_bytes());
+        p.extend_from_slice(&17u32.to_le_bytes());
+        p.extend_from_slice(&(file.len() as u16).to_le_bytes());
+        p.extend_from_slice(file);
+        p.extend_from_slice(expr);
+        p
+    }
+
+    #[test]
+    fn an_await_record_names_its_site() {
+        let mut names = Names::default();
+        let bytes = rec(REC_AWAIT, &await_payload(b"src/a.rs", b"db.get(k)"));
+        names.parse(&bytes, true).unwrap();
+        assert_eq!(
+            names.await_sites(),
+            [AwaitSiteInfo {
+                callsite: 7,
+                file: "src/a.rs".into(),
+                line: 42,
+                column: 17,
+                expr: "db.get(k)".into(),
+            }]
+        );
+        assert_eq!(names.parsed, bytes.len() as u64);
+    }
+
+    #[test]
+    fn an_await_record_cut_short_is_refused() {
+        let mut p = await_payload(b"src/a.rs", b"");
+        p.truncate(16);
+        let mut names = Names::default();
+        let e = names.parse(&rec(REC_AWAIT, &p), true).unwrap_err();
+        assert!(e.contains("too short"), "{e}");
+        assert!(names.await_sites().is_empty());
+        let mut names = Names::default();
+        let e = names.parse(&rec(REC_AWAIT, &[1, 2, 3]), true).unwrap_err();
+        assert!(e.contains("too short"), "{e}");
+    }
+
+    #[test]
+    fn kind_code_3_is_an_await_site() {
+        let mut p = 9u32.to_le_bytes().to_vec();
+        p.push(3);
+        p.extend_from_slice(b"src/a.rs:42:17");
+        let mut names = Names::default();
+        names.parse(&rec(REC_CALLSITE, &p), true).unwrap();
+        assert_eq!(
+            names.callsites.get(&9).map(|c| c.kind),
+            Some(perflens_core::CallsiteKind::Await)
+        );
+    }
+}
