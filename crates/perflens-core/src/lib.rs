@@ -9,7 +9,9 @@
 //! channel, no background thread, no heap allocation per call after a
 //! path's first visit, and memory bounded by a per-thread node capacity.
 //! Futures are wrapped so that each poll is a frame on whatever thread
-//! polls it, under the parent captured when the future was created.
+//! polls it, under the parent captured when the future was created; an
+//! await site ([`awaited`]) is a frame while the awaited future is
+//! polled, and counts that await's suspensions and wait.
 //!
 //! What it is not: a sampler (see `perflens-sampler`), or a report
 //! (see `perflens-report`, which turns a [`RawSnapshot`] into tables).
