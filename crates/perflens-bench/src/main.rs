@@ -30,10 +30,13 @@
 //! "perflens timed, live" is the timed variant with the session published
 //! in shared memory (`Session::builder().live(true)`, issue 12): the
 //! line after each table gives its cost against the private session.
-//! `PERFLENS_BENCH_ONLY=bare|timed|live|count|sampled|hotpath` runs one variant
+//! The last line is the cost of an await site that does not suspend,
+//! against a bare `.await` (see `awaits.rs`).
+//! `PERFLENS_BENCH_ONLY=bare|timed|live|count|sampled|hotpath|await|await-bare` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
 //! callgrind, whose CPUID hides the invariant-TSC bit).
 
+mod awaits;
 mod stats;
 
 #[cfg(feature = "alloc")]
@@ -234,9 +237,15 @@ fn main() {
     let rounds: usize = stats::rounds(5);
 
     if let Ok(only) = std::env::var("PERFLENS_BENCH_ONLY") {
+        if only == "await" || only == "await-bare" {
+            println!("{:.2} ns per await", awaits::run(only == "await", n, true));
+            return;
+        }
         let Some(&v) = VARIANTS.iter().find(|v| v.key() == only) else {
             let keys: Vec<&str> = VARIANTS.iter().map(|v| v.key()).collect();
-            eprintln!("PERFLENS_BENCH_ONLY: expected one of {keys:?}, got {only:?}");
+            eprintln!(
+                "PERFLENS_BENCH_ONLY: expected one of {keys:?}, \"await\" or \"await-bare\", got {only:?}"
+            );
             std::process::exit(2);
         };
         FORCE_TSC.store(true, Ordering::Relaxed);
@@ -332,4 +341,5 @@ fn main() {
         );
         println!();
     }
+    awaits::report(n, rounds);
 }

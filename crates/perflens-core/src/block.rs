@@ -268,6 +268,13 @@ pub const TIMED_INSTANT: u32 = 2;
 /// open nested frames, so such frames always leave through the slow
 /// path: neither inlined exit test (`UNTIMED`, `TIMED_TSC`) matches.
 pub const NESTED_FRAME: u32 = 4;
+/// `Frame::timed` flag, or-ed to the clock part of the frame below: the
+/// frame of an await site (see `awaits.rs`), pushed while an awaited
+/// future is polled. It names the site's context (children land under
+/// the site) and its parent's node (allocations and CPU samples stay the
+/// parent's). It is never a guard's frame, so neither inlined exit test
+/// sees it; it never has [`NESTED_FRAME`].
+pub const AWAIT_FRAME: u32 = 8;
 /// The clock part of `Frame::timed`.
 pub const TIMED_MASK: u32 = 3;
 

@@ -14,7 +14,7 @@
 //! path ids are derived: the same function has the same salt in every run
 //! and on every machine, so path ids are comparable across runs.
 
-use crate::snapshot::{CallsiteInfo, CallsiteKind};
+use crate::snapshot::{AwaitSiteInfo, CallsiteInfo, CallsiteKind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -24,7 +24,7 @@ pub const ROOT_CALLSITE: u32 = 0;
 pub const OVERFLOW_CALLSITE: u32 = 1;
 
 /// Tagged value of a callsite that has no id yet.
-const UNREGISTERED: u32 = u32::MAX;
+pub(crate) const UNREGISTERED: u32 = u32::MAX;
 
 /// One instrumented place in the source. Created by the macros in a
 /// `static`; not meant to be built by hand.
@@ -79,19 +79,63 @@ impl Callsite {
         } else {
             self.label.to_string()
         };
+        self.register_locked(&mut reg, kind, name, None)
+    }
+
+    /// Registers an await site under `name` (`file:line:col`), with
+    /// where it is: taken once per site per process.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn register_await(&'static self, name: String, info: AwaitInfo) -> u32 {
+        let _internal = crate::alloc::Internal::enter();
+        let mut reg = registry();
+        let t = self.tagged.load(Ordering::Relaxed);
+        if t != UNREGISTERED {
+            return t & !crate::block::TAG;
+        }
+        self.register_locked(&mut reg, CallsiteKind::Await, name, Some(info))
+    }
+
+    /// Adds this callsite to the locked registry and publishes it.
+    fn register_locked(
+        &'static self,
+        reg: &mut Vec<Entry>,
+        kind: CallsiteKind,
+        name: String,
+        info: Option<AwaitInfo>,
+    ) -> u32 {
         let salt = fnv1a(name.as_bytes());
         let id = reg.len() as u32;
         publish(id, kind, &name);
-        reg.push(Entry { name, kind, salt });
+        if let Some(info) = &info {
+            publish_await(id, info);
+        }
+        reg.push(Entry {
+            name,
+            kind,
+            salt,
+            await_info: info,
+        });
         self.tagged.store(crate::block::tag(id), Ordering::Relaxed);
         id
     }
+}
+
+/// Where an await site is in the source, as its static holds it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct AwaitInfo {
+    pub file: &'static str,
+    pub line: u32,
+    pub column: u32,
+    pub expr: &'static str,
 }
 
 pub(crate) struct Entry {
     name: String,
     kind: CallsiteKind,
     salt: u64,
+    /// Await sites only.
+    await_info: Option<AwaitInfo>,
 }
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -103,11 +147,13 @@ pub(crate) fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
             name: "<root>".into(),
             kind: CallsiteKind::Internal,
             salt: 0,
+            await_info: None,
         });
         reg.push(Entry {
             name: "[overflow]".into(),
             kind: CallsiteKind::Internal,
             salt: fnv1a(b"[overflow]"),
+            await_info: None,
         });
     }
     reg
@@ -122,12 +168,27 @@ fn publish(id: u32, kind: CallsiteKind, name: &str) {
     });
 }
 
+/// Appends await site `id`'s source location to the live session's
+/// names (if one runs), after its callsite record.
+fn publish_await(id: u32, info: &AwaitInfo) {
+    crate::live::append(crate::live::REC_AWAIT, |r| {
+        r.extend_from_slice(&id.to_le_bytes());
+        r.extend_from_slice(&info.line.to_le_bytes());
+        r.extend_from_slice(&info.column.to_le_bytes());
+        let file = &info.file.as_bytes()[..info.file.len().min(u16::MAX as usize)];
+        r.extend_from_slice(&(file.len() as u16).to_le_bytes());
+        r.extend_from_slice(file);
+        r.extend_from_slice(info.expr.as_bytes());
+    });
+}
+
 /// A callsite kind as the live names file stores it.
 pub fn kind_code(kind: CallsiteKind) -> u8 {
     match kind {
         CallsiteKind::Sync => 0,
         CallsiteKind::Async => 1,
         CallsiteKind::Internal => 2,
+        CallsiteKind::Await => 3,
     }
 }
 
@@ -137,6 +198,7 @@ pub fn kind_from_code(code: u8) -> Option<CallsiteKind> {
         0 => Some(CallsiteKind::Sync),
         1 => Some(CallsiteKind::Async),
         2 => Some(CallsiteKind::Internal),
+        3 => Some(CallsiteKind::Await),
         _ => None,
     }
 }
@@ -146,7 +208,28 @@ pub(crate) fn publish_all() {
     let reg = registry();
     for (id, e) in reg.iter().enumerate() {
         publish(id as u32, e.kind, &e.name);
+        if let Some(info) = &e.await_info {
+            publish_await(id as u32, info);
+        }
     }
+}
+
+/// Every await site registered so far, by callsite id.
+pub fn await_sites() -> Vec<AwaitSiteInfo> {
+    let _internal = crate::alloc::Internal::enter();
+    registry()
+        .iter()
+        .enumerate()
+        .filter_map(|(id, e)| {
+            e.await_info.map(|i| AwaitSiteInfo {
+                callsite: id as u32,
+                file: i.file.to_string(),
+                line: i.line,
+                column: i.column,
+                expr: i.expr.to_string(),
+            })
+        })
+        .collect()
 }
 
 /// The salt of a registered callsite.

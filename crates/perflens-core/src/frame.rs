@@ -181,9 +181,21 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
                 true
             } else {
                 n.countdown.store(c - 1, Ordering::Relaxed);
-                parent.timed != UNTIMED
+                // Masked: an await frame carries flags beside its clock.
+                parent.timed & TIMED_MASK != UNTIMED
             }
         }
+    }
+}
+
+/// Whether [`decide_timed`] reads its node (sampled mode): otherwise
+/// any node index will do.
+#[inline(always)]
+pub(crate) fn decision_reads_node(hot: &Hot) -> bool {
+    match hot.fast {
+        FAST_COUNT | FAST_TIMED => false,
+        FAST_NONE => hot.mode() != MODE_TIMED,
+        _ => true,
     }
 }
 

@@ -19,13 +19,13 @@
 //! - if dropped before `Ready`, counts a cancellation (its busy time and
 //!   polls still count).
 
-use crate::block::{Frame, bump, tag};
+use crate::block::{AWAIT_FRAME, Frame, OVERFLOW_NODE, bump, tag};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
-use crate::thread;
+use crate::thread::{self, Hot};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -56,17 +56,44 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
     // SAFETY: owner thread; the only frame reference alive here.
     let parent = unsafe { frame::top(hot) };
     let parent_path = parent.path();
-    let node = match frame::find_child(hot, parent, tag(id)) {
-        Some(found) => found.node,
-        None => frame::resolve(hot, parent_path, id).np.node,
+    // The node is only needed for a sampled decision (its countdown):
+    // resolving it otherwise would leave an empty node behind for a
+    // future that its first poll moves under an await site.
+    w.timed = if frame::decision_reads_node(hot) {
+        let node = match frame::find_child(hot, parent, tag(id)) {
+            Some(found) => found.node,
+            None => frame::resolve(hot, parent_path, id).np.node,
+        };
+        frame::decide_timed(hot, node, parent)
+    } else {
+        frame::decide_timed(hot, OVERFLOW_NODE, parent)
     };
-    w.timed = frame::decide_timed(hot, node, parent);
     w.callsite = id;
     w.parent = parent_path;
     w.epoch = hot.epoch;
     w.state = PENDING;
     w.created = if w.timed { clock::now() } else { 0 };
     w
+}
+
+/// The first-poll rule for a future polled inside an await frame (see
+/// `awaits.rs`): when the frame below the await frame is the context the
+/// future was created in, the future was created by the very future
+/// that awaits it (`b().await` in `a`), so it moves under the await
+/// site's context. That refines where it lands inside the same parent
+/// and never changes the parent; a future created elsewhere and passed
+/// in keeps its parent.
+#[inline(always)]
+fn reparent_under_await(hot: &Hot, parent: &mut u32) {
+    // SAFETY: owner thread; the only frame reference alive here.
+    let top = unsafe { frame::top(hot) };
+    if top.timed & AWAIT_FRAME != 0 && hot.depth >= 2 {
+        // SAFETY: 0 <= depth - 2 < depth <= stack_cap.
+        let below = unsafe { frame::frame(hot, hot.depth - 2) };
+        if below.path() == *parent {
+            *parent = top.path();
+        }
+    }
 }
 
 /// A measured future; see [`instrument`].
@@ -157,6 +184,9 @@ impl<F: Future> Future for Instrumented<F> {
             // The session this future was created in is over.
             this.state = INERT;
             return inner.poll(cx);
+        }
+        if this.acc.count == 0 {
+            reparent_under_await(hot, &mut this.parent);
         }
         let to = match frame::find(hot, this.parent, tag(this.callsite)) {
             Some(np) => frame::Resolved { np, nested: false },

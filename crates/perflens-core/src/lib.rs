@@ -9,7 +9,9 @@
 //! channel, no background thread, no heap allocation per call after a
 //! path's first visit, and memory bounded by a per-thread node capacity.
 //! Futures are wrapped so that each poll is a frame on whatever thread
-//! polls it, under the parent captured when the future was created.
+//! polls it, under the parent captured when the future was created; an
+//! await site ([`awaited`]) is a frame while the awaited future is
+//! polled, and counts that await's suspensions and wait.
 //!
 //! What it is not: a sampler (see `perflens-sampler`), or a report
 //! (see `perflens-report`, which turns a [`RawSnapshot`] into tables).
@@ -29,6 +31,7 @@
 
 mod alloc;
 mod arch;
+mod awaits;
 mod block;
 mod callsite;
 mod clock;
@@ -47,7 +50,8 @@ pub mod snapshot;
 mod thread;
 
 pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
-pub use callsite::{Callsite, fnv1a, kind_from_code, normalize_name};
+pub use awaits::{AwaitSite, Awaited, awaited};
+pub use callsite::{Callsite, await_sites, fnv1a, kind_from_code, normalize_name};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
@@ -58,8 +62,8 @@ pub use session::{
     StartError, is_recording, parse_mode, start,
 };
 pub use snapshot::{
-    AllocSummary, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot, PathInfo,
-    RawSnapshot, ThreadSnapshot,
+    AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,
+    PathInfo, RawSnapshot, ThreadSnapshot,
 };
 pub use thread::{charge_sample, sample_context, set_first_call_hook};
 

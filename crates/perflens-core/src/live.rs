@@ -60,7 +60,9 @@ use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
 pub const SESSION_MAGIC: u64 = u64::from_le_bytes(*b"PLLIVE01");
 /// Version of the session header and names format (the blocks have their
 /// own, [`crate::layout::LAYOUT_VERSION`]; a reader checks both).
-pub const SESSION_VERSION: u32 = 1;
+///
+/// v2: callsite kind code 3 (an await site) and [`REC_AWAIT`] records.
+pub const SESSION_VERSION: u32 = 2;
 /// Bytes of program name kept in the header.
 pub const PROGRAM_BYTES: usize = 256;
 
@@ -79,6 +81,10 @@ pub const REC_THREAD: u8 = 3;
 /// A names record: extra data for readers `tag: u32, bytes` (see
 /// [`LiveEnd::record`]).
 pub const REC_EXTRA: u8 = 4;
+/// A names record: where await site `id` is, `id: u32, line: u32,
+/// column: u32, file_len: u16, file, expr`. Follows the site's
+/// [`REC_CALLSITE`] record.
+pub const REC_AWAIT: u8 = 5;
 /// [`REC_EXTRA`] tag: the CPU sampler's final figures, as the JSON of
 /// `perflens_report::CpuInput` (written by the `perflens` crate).
 pub const EXTRA_CPU: u32 = 1;

@@ -69,6 +69,13 @@ pub enum CallsiteKind {
     Async,
     /// The root or overflow pseudo-callsite.
     Internal,
+    /// An await site (`expr.await` inside a measured future): not a
+    /// function. Its node counts the awaits there: `calls` the completed
+    /// ones, `total_ns` and the inclusive histogram the waits of those
+    /// that suspended (one entry each), `polls` the suspensions, `busy_ns`
+    /// the measured time run inside the awaited future's polls, and the
+    /// `cancelled` fields the awaits dropped while suspended.
+    Await,
 }
 
 /// One instrumented place in the source.
@@ -76,8 +83,23 @@ pub enum CallsiteKind {
 pub struct CallsiteInfo {
     /// Row name: `module::function`, `module::Type::method` or a label.
     pub name: String,
-    /// Sync, async or internal.
+    /// Sync, async, internal or an await site.
     pub kind: CallsiteKind,
+}
+
+/// Where an await site ([`CallsiteKind::Await`]) is in the source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AwaitSiteInfo {
+    /// Index into [`RawSnapshot::callsites`] (the callsite id).
+    pub callsite: u32,
+    /// Source file, as `file!()` spells it.
+    pub file: String,
+    /// 1-based line of the `.await`.
+    pub line: u32,
+    /// 1-based column of the `.await`.
+    pub column: u32,
+    /// The awaited expression's text, shortened.
+    pub expr: String,
 }
 
 /// One calling context: the chain of callsites from the root.

@@ -432,6 +432,12 @@ impl LiveSession {
         Ok(())
     }
 
+    /// Where the await sites named so far are (by callsite id), as of the
+    /// last snapshot read.
+    pub fn await_sites(&self) -> Vec<perflens_core::AwaitSiteInfo> {
+        self.names.await_sites()
+    }
+
     /// A raw snapshot of the session now, as the program's own
     /// `Recording::snapshot` would take it (see [`LiveSession::report`]),
     /// with the CPU samples per path. `all_histograms: false` reads only

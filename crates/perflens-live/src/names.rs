@@ -3,8 +3,8 @@
 //! here incrementally: each refresh reads only the bytes committed since
 //! the last one.
 
-use perflens_core::live::{REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
-use perflens_core::{CallsiteInfo, PathInfo};
+use perflens_core::live::{REC_AWAIT, REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
+use perflens_core::{AwaitSiteInfo, CallsiteInfo, PathInfo};
 use std::collections::BTreeMap;
 
 /// A thread's block file.
@@ -22,6 +22,8 @@ pub struct ThreadRecord {
 pub struct Names {
     callsites: BTreeMap<u32, CallsiteInfo>,
     paths: BTreeMap<u32, PathInfo>,
+    /// Where each await site is, by callsite id.
+    awaits: BTreeMap<u32, AwaitSiteInfo>,
     pub threads: Vec<ThreadRecord>,
     /// Extra records by tag (the last one of each tag).
     pub extras: BTreeMap<u32, Vec<u8>>,
@@ -145,6 +147,24 @@ impl Names {
                     file,
                 });
             }
+            REC_AWAIT => {
+                let callsite = u32_at(0)?;
+                let line = u32_at(4)?;
+                let column = u32_at(8)?;
+                let file_len = p
+                    .get(12..14)
+                    .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+                    .ok_or("too short")?;
+                let file = p.get(14..14 + file_len).ok_or("too short")?;
+                let expr = &p[14 + file_len..];
+                self.awaits.entry(callsite).or_insert(AwaitSiteInfo {
+                    callsite,
+                    file: text(file),
+                    line,
+                    column,
+                    expr: text(expr),
+                });
+            }
             REC_EXTRA => {
                 let tag = u32_at(0)?;
                 self.extras.insert(tag, p[4..].to_vec());
@@ -152,6 +172,11 @@ impl Names {
             other => return Err(format!("unknown record kind {other}")),
         }
         Ok(())
+    }
+
+    /// Where the await sites parsed so far are, by callsite id.
+    pub fn await_sites(&self) -> Vec<AwaitSiteInfo> {
+        self.awaits.values().cloned().collect()
     }
 
     /// The callsites `0..n` for the longest run without a gap.
@@ -190,4 +215,72 @@ fn prefix<T: Clone>(map: &BTreeMap<u32, T>) -> Vec<T> {
         .take_while(|(i, (k, _))| *i as u32 == **k)
         .map(|(_, (_, v))| v.clone())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One record: kind, length, payload.
+    fn rec(kind: u8, payload: &[u8]) -> Vec<u8> {
+        let mut r = vec![kind];
+        r.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+        r.extend_from_slice(payload);
+        r
+    }
+
+    fn await_payload(file: &[u8], expr: &[u8]) -> Vec<u8> {
+        let mut p = Vec::new();
+        p.extend_from_slice(&7u32.to_le_bytes());
+        p.extend_from_slice(&42u32.to_le_bytes());
+        p.extend_from_slice(&17u32.to_le_bytes());
+        p.extend_from_slice(&(file.len() as u16).to_le_bytes());
+        p.extend_from_slice(file);
+        p.extend_from_slice(expr);
+        p
+    }
+
+    #[test]
+    fn an_await_record_names_its_site() {
+        let mut names = Names::default();
+        let bytes = rec(REC_AWAIT, &await_payload(b"src/a.rs", b"db.get(k)"));
+        names.parse(&bytes, true).unwrap();
+        assert_eq!(
+            names.await_sites(),
+            [AwaitSiteInfo {
+                callsite: 7,
+                file: "src/a.rs".into(),
+                line: 42,
+                column: 17,
+                expr: "db.get(k)".into(),
+            }]
+        );
+        assert_eq!(names.parsed, bytes.len() as u64);
+    }
+
+    #[test]
+    fn an_await_record_cut_short_is_refused() {
+        let mut p = await_payload(b"src/a.rs", b"");
+        p.truncate(16);
+        let mut names = Names::default();
+        let e = names.parse(&rec(REC_AWAIT, &p), true).unwrap_err();
+        assert!(e.contains("too short"), "{e}");
+        assert!(names.await_sites().is_empty());
+        let mut names = Names::default();
+        let e = names.parse(&rec(REC_AWAIT, &[1, 2, 3]), true).unwrap_err();
+        assert!(e.contains("too short"), "{e}");
+    }
+
+    #[test]
+    fn kind_code_3_is_an_await_site() {
+        let mut p = 9u32.to_le_bytes().to_vec();
+        p.push(3);
+        p.extend_from_slice(b"src/a.rs:42:17");
+        let mut names = Names::default();
+        names.parse(&rec(REC_CALLSITE, &p), true).unwrap();
+        assert_eq!(
+            names.callsites.get(&9).map(|c| c.kind),
+            Some(perflens_core::CallsiteKind::Await)
+        );
+    }
 }

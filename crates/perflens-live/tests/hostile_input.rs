@@ -290,13 +290,13 @@ fn cases() -> Vec<(&'static str, Corrupt, Expect)> {
         ),
         (
             "session format version",
-            |d| sh(offset_of!(SessionHeader, version), &u32le(2), d),
-            Expect::Err(&["session written by format v2; this reader reads v1"]),
+            |d| sh(offset_of!(SessionHeader, version), &u32le(3), d),
+            Expect::Err(&["session written by format v3; this reader reads v2"]),
         ),
         (
             "session header size",
             |d| sh(offset_of!(SessionHeader, header_size), &u32le(64), d),
-            Expect::Err(&["session header of 64 bytes; format v1 has"]),
+            Expect::Err(&["session header of 64 bytes; format v2 has"]),
         ),
         (
             "session block layout version",

@@ -258,13 +258,19 @@ impl AllocAcc {
 /// Read-only view of the snapshot with each path's function row resolved.
 pub(crate) struct Tree<'a> {
     pub(crate) snap: &'a RawSnapshot,
-    /// Function row of each path's callsite, `None` for internal ones.
+    /// Function row of each path's callsite, `None` for internal ones
+    /// and await sites.
     pub(crate) row_of_path: Vec<Option<usize>>,
+    /// Whether each path's callsite is an await site: not a function, and
+    /// transparent in chains (a function below an await keeps the frames
+    /// above the await).
+    pub(crate) is_await: Vec<bool>,
 }
 
 impl Tree<'_> {
     /// The chain of path indices from the top-level frame down to `path`,
     /// or `None` if it passes through an internal callsite or is broken.
+    /// Await sites on the way are left out (`path` too, if it is one).
     pub(crate) fn chain(&self, path: usize) -> Option<Vec<usize>> {
         let mut out = Vec::new();
         self.chain_into(path, &mut out).then_some(out)
@@ -279,6 +285,10 @@ impl Tree<'_> {
             if p == 0 {
                 out.reverse();
                 return true;
+            }
+            if self.is_await.get(p).copied().unwrap_or(false) {
+                p = self.snap.paths[p].parent as usize;
+                continue;
             }
             if self.row_of_path.get(p).copied().flatten().is_none() {
                 return false;
@@ -356,7 +366,7 @@ impl Report {
             (Vec::new(), snap.alloc.map(|_| Vec::new()))
         };
         let threads: Vec<ThreadRow> = (snap.threads.iter())
-            .map(|t| thread_row(t, snap.alloc.is_some()))
+            .map(|t| thread_row(t, snap.alloc.is_some(), &tree.is_await))
             .collect();
         let alloc = snap.alloc.map(|summary| {
             let sum = |f: fn(&ThreadRow) -> Option<u64>| {
@@ -412,7 +422,7 @@ pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
     let mut row_of_callsite = vec![None; snap.callsites.len()];
     for (i, cs) in snap.callsites.iter().enumerate().skip(2) {
         let kind = match cs.kind {
-            CallsiteKind::Internal => continue,
+            CallsiteKind::Internal | CallsiteKind::Await => continue,
             CallsiteKind::Async => FunctionKind::Async,
             CallsiteKind::Sync => FunctionKind::Sync,
         };
@@ -431,7 +441,21 @@ pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
             _ => row_of_callsite.get(p.callsite as usize).copied().flatten(),
         })
         .collect();
-    (Tree { snap, row_of_path }, rows)
+    let is_await = (snap.paths.iter().enumerate())
+        .map(|(i, p)| {
+            i != 0
+                && (snap.callsites.get(p.callsite as usize))
+                    .is_some_and(|c| c.kind == CallsiteKind::Await)
+        })
+        .collect();
+    (
+        Tree {
+            snap,
+            row_of_path,
+            is_await,
+        },
+        rows,
+    )
 }
 
 /// Fills the rows from the merged paths, drops rows without calls, sorts.
@@ -578,11 +602,19 @@ fn hot_paths(
     quantile: &dyn Fn(&Histogram, f64) -> u64,
 ) -> (Vec<HotPath>, Option<Vec<HotPath>>) {
     let snap = tree.snap;
-    // A path is not a leaf when some function child of it ran.
+    // A path is not a leaf when some function child of it ran, directly
+    // or below await sites (which are transparent).
     let mut has_live_child = vec![false; snap.paths.len()];
     for (q, info) in snap.paths.iter().enumerate().skip(1) {
-        let parent = info.parent as usize;
+        let mut parent = info.parent as usize;
         if merged[q].ran() && tree.row_of_path[q].is_some() && parent != q {
+            // Bounded: a malformed snapshot may hold a cycle.
+            for _ in 0..snap.paths.len() {
+                if parent == 0 || !tree.is_await.get(parent).copied().unwrap_or(false) {
+                    break;
+                }
+                parent = snap.paths[parent].parent as usize;
+            }
             if let Some(flag) = has_live_child.get_mut(parent) {
                 *flag = true;
             }
@@ -647,7 +679,7 @@ fn hot_paths(
     #[allow(clippy::type_complexity)]
     let mut order: Vec<(std::cmp::Reverse<(u64, u64)>, Vec<&str>, u64, usize)> =
         (1..snap.paths.len())
-            .filter(|&p| merged[p].ran() && !has_live_child[p])
+            .filter(|&p| merged[p].ran() && !has_live_child[p] && tree.row_of_path[p].is_some())
             .map(|p| {
                 let time = if timing { merged[p].total_ns } else { 0 };
                 (
@@ -672,8 +704,13 @@ fn hot_paths(
     (out, alloc_paths)
 }
 
-/// A thread's row; its allocation fields are `Some` when `alloc`.
-fn thread_row(t: &perflens_core::snapshot::ThreadSnapshot, alloc: bool) -> ThreadRow {
+/// A thread's row; its allocation fields are `Some` when `alloc`. Its
+/// calls leave out the awaits (`is_await`, per path).
+fn thread_row(
+    t: &perflens_core::snapshot::ThreadSnapshot,
+    alloc: bool,
+    is_await: &[bool],
+) -> ThreadRow {
     let sum = |f: fn(&perflens_core::snapshot::NodeSnapshot) -> u64| {
         alloc.then(|| (t.nodes.iter().map(f)).fold(0u64, u64::saturating_add))
     };
@@ -692,7 +729,7 @@ fn thread_row(t: &perflens_core::snapshot::ThreadSnapshot, alloc: bool) -> Threa
         calls: t
             .nodes
             .iter()
-            .filter(|n| n.path != 0)
+            .filter(|n| n.path != 0 && !is_await.get(n.path as usize).copied().unwrap_or(false))
             .map(|n| n.calls)
             .sum(),
         overflow_calls: t.overflow_calls,

@@ -174,13 +174,16 @@ fn unavailable(frequency: u32, why: String) -> CpuInput {
 
 /// `names[ctx]`: the instrumented path a context value stands for, as
 /// row names joined by ` -> ` (context = path index + 1; 0 = none).
+/// Await sites are left out, as the report's hot paths leave them out.
 fn path_names(snap: &RawSnapshot) -> Vec<Option<String>> {
     let mut names = vec![None];
     for path in 0..snap.paths.len() as u32 {
         let frames: Vec<&str> = snap
             .frames(path)
             .into_iter()
-            .filter_map(|c| snap.callsites.get(c as usize).map(|c| c.name.as_str()))
+            .filter_map(|c| snap.callsites.get(c as usize))
+            .filter(|c| c.kind != perflens_core::CallsiteKind::Await)
+            .map(|c| c.name.as_str())
             .collect();
         names.push((!frames.is_empty()).then(|| frames.join(" -> ")));
     }
@@ -283,5 +286,48 @@ fn write_files(profile: &perflens_sampler::Report) {
                 path.to_string_lossy()
             ),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::path_names;
+    use perflens_core::snapshot::*;
+
+    #[test]
+    fn await_sites_are_not_frames_of_a_context() {
+        let site = |name: &str, kind| CallsiteInfo {
+            name: name.into(),
+            kind,
+        };
+        let path = |parent, callsite| PathInfo {
+            parent,
+            callsite,
+            id: 0,
+        };
+        let snap = RawSnapshot {
+            mode: Mode::Timed,
+            sample_warmup: 0,
+            clock: ClockSource::Instant,
+            ns_per_tick: 1.0,
+            elapsed_ns: 0,
+            finished: true,
+            callsites: vec![
+                site("[root]", CallsiteKind::Internal),
+                site("[overflow]", CallsiteKind::Internal),
+                site("app::a", CallsiteKind::Async),
+                site("src/a.rs:3:9", CallsiteKind::Await),
+                site("app::b", CallsiteKind::Sync),
+            ],
+            paths: vec![path(0, 0), path(0, 1), path(0, 2), path(2, 3), path(3, 4)],
+            threads: Vec::new(),
+            path_capacity: 1024,
+            overflow_paths: 0,
+            unrecorded_calls: 0,
+            alloc: None,
+        };
+        let names = path_names(&snap);
+        assert_eq!(names[3 + 1].as_deref(), Some("app::a"));
+        assert_eq!(names[4 + 1].as_deref(), Some("app::a -> app::b"));
     }
 }

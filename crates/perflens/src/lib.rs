@@ -76,6 +76,7 @@ pub use session::{Error, Session, SessionBuilder};
 pub mod __private {
     pub use crate::main_guard::{Format, MainGuard, MainOptions};
     pub use perflens_core::{
-        Callsite, CountingAlloc, Guard, Instrumented, Internal, Mode, instrument,
+        AwaitSite, Awaited, Callsite, CountingAlloc, Guard, Instrumented, Internal, Mode, awaited,
+        instrument,
     };
 }

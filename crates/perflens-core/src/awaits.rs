@@ -1,0 +1,428 @@
+//! Measured await sites.
+//!
+//! `expr.await` inside a measured future becomes `awaited(&SITE,
+//! expr).await`, where `SITE` is a `static` [`AwaitSite`] (the macro
+//! rewrite comes later; for now the call is written by hand). The site
+//! is a callsite of kind [`CallsiteKind::Await`], named `file:line:col`,
+//! so it has a node per calling context like a function, under the
+//! awaiting future's node.
+//!
+//! # The await frame
+//!
+//! While [`Awaited`] polls the awaited future it pushes a frame S on the
+//! thread's shadow stack, above the frame P of whatever polls it (the
+//! awaiting future's poll frame):
+//!
+//! - S names the site's *context* (`S.np.path`): measured code run inside
+//!   the awaited future (a sync function it calls, or a measured future
+//!   created by the awaiting future, see `future.rs`) lands under the
+//!   site;
+//! - S names P's *node* (`S.np.node`): what the awaited future allocates
+//!   outside measured code, and the CPU samples taken there, stay the
+//!   awaiting function's own, as without the site (the top node does not
+//!   change at the push or the pop, so no allocation boundary is needed);
+//! - S's clock part is P's (`decide_timed` masks the flags), and
+//!   [`AWAIT_FRAME`] is set;
+//! - measured children charge their time to `S.child`; at the pop it is
+//!   passed on to `P.child`, so the awaiting future's self time is what
+//!   it would be without the site, and kept as the site's measured time.
+//!
+//! # What a site's node counts
+//!
+//! On the thread that completes the await:
+//!
+//! | field | meaning |
+//! |---|---|
+//! | `calls` | completed awaits that never suspended, and in count mode all completed awaits |
+//! | histogram 0, `total` | one entry per completed await that suspended: its wait, the sum over its suspensions of (re-poll start − `Pending` return) |
+//! | `polls` | suspensions (`Pending` returns) |
+//! | `busy` | measured time run inside the awaited future's polls |
+//! | `cancelled`, `cancelled_timed`, `cancelled_wall` | awaits dropped while suspended, and their wait so far |
+//!
+//! So the snapshot's `calls` (untimed + histogram entries) is every
+//! completed await, and `timed_calls` the ones that suspended. Waits are
+//! timed in timed and sampled modes alike (a suspension costs far more
+//! than two clock reads, and sampling them would make the figures scale
+//! wrongly); count mode reads no clock.
+//!
+//! # Cost
+//!
+//! `awaited()` stores fields and reads no thread-local state. A poll that
+//! does not suspend: a table probe for the site's node, the frame push
+//! and pop, and one counter. No allocation after the site's first use on
+//! a thread, no lock, no panic.
+
+use crate::block::{AWAIT_FRAME, NodePath, TIMED_MASK, bump};
+use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
+use crate::clock;
+use crate::frame;
+use crate::thread::{self, FAST_COUNT, Hot};
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::atomic::{Ordering, compiler_fence};
+use std::task::{Context, Poll};
+
+/// One `.await` in the source. Created by the macros in a `static`; not
+/// meant to be built by hand.
+pub struct AwaitSite {
+    cs: Callsite,
+    file: &'static str,
+    line: u32,
+    column: u32,
+    expr: &'static str,
+}
+
+/// The `here` of an await site's callsite: never called (sites are named
+/// by [`AwaitSite::id`]).
+fn no_here() -> &'static str {
+    ""
+}
+
+impl AwaitSite {
+    /// The site of the `.await` at `file:line:column`, awaiting `expr`
+    /// (the expression's text, shortened).
+    pub const fn new(file: &'static str, line: u32, column: u32, expr: &'static str) -> AwaitSite {
+        AwaitSite {
+            cs: Callsite::new("", no_here),
+            file,
+            line,
+            column,
+            expr,
+        }
+    }
+
+    /// The registered callsite id, registering on first use as
+    /// `file:line:col`.
+    #[inline(always)]
+    fn id(&'static self) -> u32 {
+        let t = self.cs.tagged();
+        if t != UNREGISTERED {
+            t & !crate::block::TAG
+        } else {
+            self.register()
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn register(&'static self) -> u32 {
+        let name = {
+            let _internal = crate::alloc::Internal::enter();
+            format!("{}:{}:{}", self.file, self.line, self.column)
+        };
+        self.cs.register_await(
+            name,
+            AwaitInfo {
+                file: self.file,
+                line: self.line,
+                column: self.column,
+                expr: self.expr,
+            },
+        )
+    }
+}
+
+/// States of an [`Awaited`]: not polled yet in a session (or its first
+/// poll unwound).
+const FRESH: u8 = 0;
+/// Returned `Pending` at least once in a session, not finished: the only
+/// state in which a drop is a cancellation.
+const SUSPENDED: u8 = 1;
+/// Finished, or not recorded (no session, or another session).
+const DONE: u8 = 2;
+
+/// Wraps what `expr.await` awaits so that the await is measured at
+/// `site`: `awaited(&SITE, expr).await` behaves exactly as `expr.await`
+/// (`into_future` is called here, where `.await` would call it).
+#[inline(always)]
+pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::IntoFuture> {
+    Awaited {
+        inner: into.into_future(),
+        t: Tally {
+            site,
+            state: FRESH,
+            timed: false,
+            epoch: 0,
+            parent_ctx: 0,
+            suspensions: 0,
+            suspended_at: 0,
+            wait: 0,
+            child: 0,
+        },
+    }
+}
+
+/// A measured await; see [`awaited`].
+#[must_use = "futures do nothing unless polled"]
+pub struct Awaited<F> {
+    inner: F,
+    t: Tally,
+}
+
+/// What an [`Awaited`] knows besides its future (not generic, so that the
+/// out-of-line parts exist once).
+struct Tally {
+    site: &'static AwaitSite,
+    state: u8,
+    /// Waits are timed (not count mode).
+    timed: bool,
+    epoch: u32,
+    /// Context of the frame that polled it first (for a cancellation).
+    parent_ctx: u32,
+    suspensions: u64,
+    /// Clock at the last `Pending` return, 0 when not suspended (or not
+    /// timed).
+    suspended_at: u64,
+    /// Ticks suspended so far.
+    wait: u64,
+    /// Measured ticks run inside its polls so far.
+    child: u64,
+}
+
+/// The await frame of one poll: popped when the poll returns, or when it
+/// unwinds from a panic.
+struct AwaitFrame {
+    epoch: u32,
+    depth: u32,
+}
+
+impl AwaitFrame {
+    /// Pops the frame and passes its children's time on to the frame
+    /// below. Returns that time, or `None` when the frame is no longer
+    /// ours (a new session reset the stack).
+    #[inline(always)]
+    fn end(&self) -> Option<u64> {
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive (the inner poll has returned).
+        let hot = unsafe { &mut *thread::hot() };
+        let d = self.depth;
+        if hot.epoch != self.epoch || hot.depth != d + 1 {
+            return self.end_slow();
+        }
+        // SAFETY: d < hot.depth <= stack_cap, and 1 <= d (the root
+        // sentinel is below); owner thread, no other frame reference.
+        let (s, p) = unsafe { (frame::frame(hot, d), frame::frame(hot, d - 1)) };
+        let child = s.child;
+        hot.depth = d;
+        if child != 0 {
+            p.child = p.child.wrapping_add(child);
+        }
+        Some(child)
+    }
+
+    /// [`AwaitFrame::end`] when the frame is not on top: guards inside
+    /// the poll were leaked (their frames go), or it is gone.
+    #[cold]
+    #[inline(never)]
+    fn end_slow(&self) -> Option<u64> {
+        // SAFETY: as in `end`.
+        let hot = unsafe { &mut *thread::hot() };
+        if hot.epoch != self.epoch || hot.depth <= self.depth {
+            return None;
+        }
+        frame::discard_above(hot, self.depth);
+        self.end()
+    }
+}
+
+impl Drop for AwaitFrame {
+    /// Runs only when unwinding out of the inner poll: a poll that
+    /// returns ends the frame and forgets it.
+    fn drop(&mut self) {
+        self.end();
+    }
+}
+
+/// The current thread's hot state when it records in the running
+/// session, preparing the thread's block if needed.
+#[cold]
+#[inline(never)]
+fn hot_slow() -> Option<&'static mut Hot> {
+    thread::active().or_else(thread::prepare)
+}
+
+impl<F: Future> Future for Awaited<F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: `inner` is structurally pinned: it is never moved out of
+        // `self` (not here, not in Drop); the other fields are plain data.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: see above; `this` outlives the pinned borrow.
+        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
+        if this.t.state == DONE {
+            return inner.poll(cx);
+        }
+        // SAFETY: owner thread; the reference is not held across the
+        // inner poll.
+        let mut hot = unsafe { &mut *thread::hot() };
+        if !thread::is_current(hot) {
+            match hot_slow() {
+                Some(h) => hot = h,
+                None => {
+                    this.t.state = DONE;
+                    return inner.poll(cx);
+                }
+            }
+        }
+        let epoch = hot.epoch;
+        if this.t.state != FRESH {
+            if epoch != this.t.epoch {
+                // The session this await started in is over.
+                this.t.state = DONE;
+                return inner.poll(cx);
+            }
+            if this.t.suspended_at != 0 {
+                let now = clock::now_with(hot.tsc());
+                let waited = now.saturating_sub(this.t.suspended_at);
+                this.t.wait = this.t.wait.wrapping_add(waited);
+                this.t.suspended_at = 0;
+            }
+        }
+        let d = hot.depth;
+        // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
+        // frame d - 1 is alive.
+        let parent = unsafe { frame::frame(hot, d - 1) };
+        let ctx = parent.path();
+        let np = match frame::find(hot, ctx, this.t.site.cs.tagged()) {
+            Some(np) => np,
+            None => frame::resolve(hot, ctx, this.t.site.id()).np,
+        };
+        let (result, child) = if d < hot.stack_cap {
+            // SAFETY: d < stack_cap; frame d is above the top, so no
+            // reference to it is alive.
+            let s = unsafe { frame::frame(hot, d) };
+            s.np = NodePath {
+                node: parent.np.node,
+                path: np.path,
+            };
+            s.timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
+            s.cache_cs = 0;
+            s.child = 0;
+            // A sampling signal handler reads the frame at depth - 1:
+            // write the frame before the depth.
+            compiler_fence(Ordering::Release);
+            hot.depth = d + 1;
+            let f = AwaitFrame { epoch, depth: d };
+            let result = inner.poll(cx);
+            let ended = f.end();
+            // Ended: its drop (for unwinding only) has nothing left to do.
+            std::mem::forget(f);
+            match ended {
+                Some(child) => (result, child),
+                None => {
+                    this.t.state = DONE;
+                    return result;
+                }
+            }
+        } else {
+            // No room for the frame: its children land beside it, under
+            // the awaiting future.
+            bump(&hot.block().header().dropped_frames, 1);
+            let result = inner.poll(cx);
+            // SAFETY: owner thread; the reference taken above is not
+            // used after the inner poll.
+            let h = unsafe { &*thread::hot() };
+            if h.epoch != epoch {
+                this.t.state = DONE;
+                return result;
+            }
+            (result, 0)
+        };
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive (the frame has ended).
+        let hot = unsafe { &*thread::hot() };
+        let t = &mut this.t;
+        match result {
+            Poll::Pending => {
+                if t.state == FRESH {
+                    t.state = SUSPENDED;
+                    t.epoch = epoch;
+                    t.parent_ctx = ctx;
+                    // Count mode always has `FAST_COUNT` (see
+                    // `Hot::attach`).
+                    t.timed = hot.fast != FAST_COUNT;
+                }
+                t.child = t.child.wrapping_add(child);
+                t.suspensions += 1;
+                if t.timed {
+                    t.suspended_at = clock::now_with(hot.tsc()).max(1);
+                }
+            }
+            Poll::Ready(_) => {
+                if t.state == FRESH {
+                    // Never suspended: the common case.
+                    let n = frame::node(hot, np.node);
+                    bump(&n.calls, 1);
+                    if child != 0 {
+                        bump(&n.busy, child);
+                    }
+                } else {
+                    t.child = t.child.wrapping_add(child);
+                    t.record_suspended(hot, np.node);
+                }
+                t.state = DONE;
+            }
+        }
+        result
+    }
+}
+
+impl<F> Drop for Awaited<F> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        // A completed await is `DONE`: one test, inlined.
+        if self.t.state == SUSPENDED {
+            self.t.cancel();
+        }
+    }
+}
+
+impl Tally {
+    /// Records a completed await that suspended on its site's node
+    /// `node`.
+    #[inline(never)]
+    fn record_suspended(&self, hot: &Hot, node: u32) {
+        let n = frame::node(hot, node);
+        if self.child != 0 {
+            bump(&n.busy, self.child);
+        }
+        if self.timed {
+            bump(&n.total, self.wait);
+            frame::hist_add(hot, node, 0, self.wait);
+        } else {
+            bump(&n.calls, 1);
+        }
+        bump(&n.polls, self.suspensions);
+    }
+
+    /// Records the cancellation of an await dropped while suspended.
+    #[cold]
+    #[inline(never)]
+    fn cancel(&self) {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
+            return;
+        };
+        if hot.epoch != self.epoch {
+            return;
+        }
+        let node = frame::resolve(hot, self.parent_ctx, self.site.id()).np.node;
+        let n = frame::node(hot, node);
+        bump(&n.cancelled, 1);
+        bump(&n.polls, self.suspensions);
+        if self.child != 0 {
+            bump(&n.busy, self.child);
+        }
+        if self.timed {
+            bump(&n.cancelled_timed, 1);
+            let now = clock::now_with(hot.tsc());
+            let pending = if self.suspended_at != 0 {
+                now.saturating_sub(self.suspended_at)
+            } else {
+                0
+            };
+            bump(&n.cancelled_wall, self.wait.wrapping_add(pending));
+        }
+    }
+}
