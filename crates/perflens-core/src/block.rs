@@ -105,7 +105,7 @@ pub struct Header {
     pub table_keys: AtomicU32,
     /// The histogram entries of this thread's last timed call, not added
     /// yet: element indices into the histogram area (inclusive, then
-    /// exclusive time), or both [`Layout::sink`] when there is none. The
+    /// exclusive time), or both `Layout::sink` when there is none. The
     /// guard adds them at the next timed exit (see `frame::hist_defer`);
     /// a snapshot adds them to what it reads.
     pub pending: [AtomicU64; 2],

@@ -108,7 +108,7 @@ pub(crate) fn monotonic_ns() -> u64 {
 }
 
 /// Nanoseconds per TSC tick since an anchor taken by
-/// [`anchor_facts`], possibly in another process on this machine.
+/// `anchor_facts`, possibly in another process on this machine.
 pub fn ns_per_tick_since(anchor_tsc: u64, anchor_mono_ns: u64) -> f64 {
     let t0 = arch::read_tsc();
     let ns = monotonic_ns().saturating_sub(anchor_mono_ns) as f64;
