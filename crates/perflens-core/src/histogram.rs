@@ -153,6 +153,42 @@ impl Histogram {
         &self.buckets
     }
 
+    /// [`Histogram::quantile`] of each of `qs`, in one walk of the
+    /// buckets (`qs` ascending; out of order, each is still right, the
+    /// walk only restarts).
+    pub fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [Option<u64>; N] {
+        let mut out = [None; N];
+        let mut at = 0;
+        let mut seen = 0u64;
+        for (k, &q) in qs.iter().enumerate() {
+            if self.count == 0 {
+                break;
+            }
+            let q = if q.is_nan() { 0.0 } else { q.clamp(0.0, 1.0) };
+            let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+            // `seen` counts the values before bucket `at`, where the walk
+            // stands: a rank among them lies behind it, so start again.
+            if rank <= seen {
+                (at, seen) = (0, 0);
+            }
+            while let Some(&(idx, c)) = self.buckets.get(at) {
+                if seen + c >= rank {
+                    out[k] = Some(bucket_value(idx as usize));
+                    break;
+                }
+                seen += c;
+                at += 1;
+            }
+            if out[k].is_none() {
+                out[k] = self
+                    .buckets
+                    .last()
+                    .map(|&(idx, _)| bucket_value(idx as usize));
+            }
+        }
+        out
+    }
+
     /// The nearest-rank quantile `q` in `[0, 1]`: the value at rank
     /// `ceil(q * count)` (at least 1) of the sorted values, read as its
     /// bucket's midpoint. `None` when empty.
@@ -198,6 +234,31 @@ mod tests {
             assert!(bucket_index(v) >= last);
             last = bucket_index(v);
         }
+    }
+
+    #[test]
+    fn quantiles_in_one_walk_are_the_quantiles() {
+        let mut h = Histogram::new();
+        for v in [5u64, 5, 7, 100, 3_000, 3_000, 3_000, 70_000] {
+            h.record(v);
+        }
+        let qs = [0.0, 0.1, 0.5, 0.5, 0.875, 0.99, 1.0];
+        let one = h.quantiles(qs);
+        for (k, q) in qs.iter().enumerate() {
+            assert_eq!(one[k], h.quantile(*q), "q = {q}");
+        }
+        // Descending and NaN: each still right.
+        let back = h.quantiles([0.99, 0.5, f64::NAN, 0.1]);
+        assert_eq!(
+            back,
+            [
+                h.quantile(0.99),
+                h.quantile(0.5),
+                h.quantile(0.0),
+                h.quantile(0.1)
+            ]
+        );
+        assert_eq!(Histogram::new().quantiles([0.5, 0.99]), [None, None]);
     }
 
     #[test]
@@ -285,6 +346,23 @@ mod tests {
         ) {
             // Log-uniform values: every octave from 1 to 2^48 ticks.
             check_within_1_64th(values.into_iter().map(|(e, m)| (1u64 << e) | (m & ((1u64 << e) - 1))).collect());
+        }
+
+        /// One walk gives what one call per quantile gives, in any
+        /// order of the quantiles.
+        #[test]
+        fn quantiles_in_one_walk_match_each_quantile(
+            values in prop::collection::vec(0u64..1_000_000, 0..200),
+            qs in prop::array::uniform4(0.0f64..=1.0),
+        ) {
+            let mut h = Histogram::new();
+            for &v in &values {
+                h.record(v);
+            }
+            let one = h.quantiles(qs);
+            for (k, q) in qs.iter().enumerate() {
+                prop_assert_eq!(one[k], h.quantile(*q));
+            }
         }
 
         /// Merging is recording everything into one, whether the two

@@ -196,6 +196,10 @@ pub enum Histograms {
     /// The inclusive-time ones (calls and time percentiles): a third of
     /// the work.
     Inclusive,
+    /// The exclusive-time ones (and the bytes-per-call ones, where
+    /// allocations are counted); the inclusive ones only counted (the
+    /// timed calls): for a view of self-time percentiles.
+    Exclusive,
     /// None: the inclusive-time ones are only counted (the timed calls,
     /// in `timed_calls` and `calls`), for a view without percentiles.
     Counts,
@@ -488,8 +492,8 @@ impl LiveSession {
             epoch,
             ns_per_tick,
             boundary_alloc,
-            all_histograms: what == Histograms::All,
-            total_counts_only: what == Histograms::Counts,
+            all_histograms: matches!(what, Histograms::All | Histograms::Exclusive),
+            total_counts_only: matches!(what, Histograms::Counts | Histograms::Exclusive),
             alloc_counted,
         };
         let read = self.next_read();

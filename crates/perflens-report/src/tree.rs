@@ -159,11 +159,12 @@ impl FrameTree {
     /// its calling contexts) of `snap`, in ns: as the hot paths' segments
     /// have them (0 when empty or in count mode).
     pub fn self_percentiles(h: &Histogram, snap: &RawSnapshot) -> (Option<u64>, Option<u64>) {
-        let q = |p: f64| match snap.mode {
+        let ns = |t: Option<u64>| match snap.mode {
             Mode::Count => 0,
-            _ => h.quantile(p).map_or(0, |t| snap.ticks_to_ns(t)),
+            _ => t.map_or(0, |t| snap.ticks_to_ns(t)),
         };
-        (Some(q(0.50)), Some(q(0.99)))
+        let [p50, p99] = h.quantiles([0.50, 0.99]);
+        (Some(ns(p50)), Some(ns(p99)))
     }
 
     /// The node named `name` under `parent`, and whether it is new (made

@@ -129,8 +129,14 @@ impl Source for LiveSource {
         let what = match self.needs {
             Needs {
                 all_histograms: true,
+                functions: true,
                 ..
             } => Histograms::All,
+            // The tree sorted by its Self percentiles.
+            Needs {
+                all_histograms: true,
+                ..
+            } => Histograms::Exclusive,
             Needs {
                 functions: true, ..
             } => Histograms::Inclusive,
