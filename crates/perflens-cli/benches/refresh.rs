@@ -17,7 +17,9 @@
 //! Hot paths tab, and on that tab sorted by its Self p99 column: read
 //! every block, build the report (on the Hot paths
 //! tab, the tree of frames instead of the function rows, and the Self
-//! percentiles of the rows on screen, read once their order is known),
+//! percentiles of the rows on screen, read once their order is known,
+//! or, sorted by Self p99, those of the rows whose order they decide,
+//! while the rows are ordered),
 //! compute the rows of the view (rates against the previous picture,
 //! sorted; the picture before it is dropped there) and draw it into an
 //! off-screen 200x50 terminal kept from one refresh to the next, the
@@ -30,6 +32,7 @@
 use perflens_cli::top::source::{LiveSource, Source};
 use perflens_cli::top::{App, Key};
 use perflens_core::{Callsite, Guard};
+use perflens_report::FrameTree;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -138,8 +141,9 @@ fn main() {
     perflens_cli::top::keep_freed_memory();
     let mut nodes = 0u64;
     let mut tables = Vec::new();
-    // The Hot paths tab sorted by its Self p99 ("Paths p99") reads every
-    // exclusive-time histogram, not only those of the rows on screen.
+    // The Hot paths tab sorted by its Self p99 ("Paths p99") reads the
+    // exclusive-time histograms of the rows whose order it decides (the
+    // rows from the top to a page below the screen, and their siblings).
     let views: [(&str, &[char]); 3] = [
         ("Functions", &[]),
         ("Hot paths", &['h']),
@@ -160,13 +164,19 @@ fn main() {
             let frame = source.read().expect("read");
             let t1 = cpu_now();
             nodes = frame.report.threads.iter().map(|t| t.nodes).sum();
-            app.update(Ok(frame));
+            // The Hot paths tab's Self percentiles, read for the rows
+            // whose order they decide while the rows are ordered, then
+            // for the rows on screen: part of the read.
+            let mut fill = Duration::ZERO;
+            let mut timed_fill = |tree: &mut FrameTree, nodes: &[u32]| {
+                let t = cpu_now();
+                let r = source.fill_self_percentiles(tree, nodes);
+                fill += cpu_now() - t;
+                r
+            };
+            app.update_with(Ok(frame), Some(&mut timed_fill));
+            app.fill_self_percentiles(&mut timed_fill);
             let t2 = cpu_now();
-            // The Hot paths tab's Self percentiles, read for the rows on
-            // screen once their order is known: part of the read.
-            app.fill_self_percentiles(|frame, nodes| source.fill_self_percentiles(frame, nodes));
-            let fill = cpu_now() - t2;
-            let t2 = t2 + fill;
             std::hint::black_box(screen.draw(&mut app));
             let t3 = cpu_now();
             let step = [t1 - t0 + fill, t2 - fill - t1, t3 - t2];

@@ -196,10 +196,6 @@ pub enum Histograms {
     /// The inclusive-time ones (calls and time percentiles): a third of
     /// the work.
     Inclusive,
-    /// The exclusive-time ones (and the bytes-per-call ones, where
-    /// allocations are counted); the inclusive ones only counted (the
-    /// timed calls): for a view of self-time percentiles.
-    Exclusive,
     /// None: the inclusive-time ones are only counted (the timed calls,
     /// in `timed_calls` and `calls`), for a view without percentiles.
     Counts,
@@ -492,8 +488,8 @@ impl LiveSession {
             epoch,
             ns_per_tick,
             boundary_alloc,
-            all_histograms: matches!(what, Histograms::All | Histograms::Exclusive),
-            total_counts_only: matches!(what, Histograms::Counts | Histograms::Exclusive),
+            all_histograms: what == Histograms::All,
+            total_counts_only: what == Histograms::Counts,
             alloc_counted,
         };
         let read = self.next_read();
@@ -611,6 +607,7 @@ impl LiveSession {
             unpublished_threads: h.unpublished_threads.load(Ordering::Relaxed),
             names_lost: h.names_lost.load(Ordering::Relaxed),
             read: how,
+            read_id: read,
             block_of,
         })
     }
@@ -637,7 +634,13 @@ impl LiveSession {
         live: &Live,
         nodes: &[(usize, usize)],
     ) -> Result<Vec<Histogram>, Error> {
-        let read = self.next_read();
+        // The pages' residency as the snapshot's read found it, not asked
+        // again: a view reads these in several steps (the rows that order
+        // the screen, then the rows on it), and each asked anew cost a
+        // system call per histogram. A page first written since (a
+        // histogram's first entries on it, in the moments since) shows
+        // in the next snapshot's read.
+        let read = live.read_id;
         let mut out = vec![Histogram::default(); nodes.len()];
         // By thread: one validation of each block read.
         let mut order: Vec<usize> = (0..nodes.len()).collect();
@@ -781,6 +784,8 @@ pub struct Live {
     pub names_lost: u64,
     /// How the blocks were read.
     read: perflens_core::LiveBlockRead,
+    /// Which read of the session it was (see `Block::page_ok`).
+    read_id: u32,
     /// The session's block each thread of `snapshot` was read from.
     block_of: Vec<usize>,
 }

@@ -6,7 +6,7 @@
 use super::source::{Frame, Needs, Target};
 use super::table::{self, Agg, Column, KeyHash, Raw, RawRow, RowKey, TableId, Unit};
 use perflens_report::{
-    Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
+    FrameTree, Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -291,6 +291,11 @@ pub struct Table {
     cells: Vec<Shown>,
     /// How each column's values are written.
     columns: &'static [Column],
+    /// How many of the first rows are in their exact order: all of them,
+    /// except in a tree sorted by a column read only where it is seen
+    /// (the Self percentiles of a live session), whose rows further down
+    /// are ordered by what was known.
+    pub sorted_rows: usize,
 }
 
 /// How one table is sorted.
@@ -330,6 +335,11 @@ pub struct App {
     /// The same of the previous report, for rates: the current report's
     /// become these when a new picture arrives.
     raw_previous: Option<(TableId, Vec<RawRow>)>,
+    /// The row the selection follows until it has its exact place: the
+    /// selected row, when a rebuild placed it past the rows in their
+    /// exact order ([`Table::sorted_rows`]), and the index it was placed
+    /// at (a move of the selection forgets it).
+    follow: Option<(RowKey, usize)>,
 }
 
 impl App {
@@ -362,6 +372,7 @@ impl App {
             table: Table::default(),
             raw: None,
             raw_previous: None,
+            follow: None,
         }
     }
 
@@ -371,6 +382,15 @@ impl App {
     /// target's facts. An error keeps the last picture and is shown until
     /// the next good read.
     pub fn update(&mut self, read: Result<Frame, String>) {
+        self.update_with(read, None);
+    }
+
+    /// [`App::update`], with `fill` to read the Self percentiles that
+    /// order the rows on screen when the tree is sorted by one (else the
+    /// rows are first ordered by what the picture holds, and
+    /// [`App::fill_self_percentiles`] reads them and orders the rows
+    /// again).
+    pub fn update_with(&mut self, read: Result<Frame, String>, fill: Option<Fill>) {
         match read {
             Ok(frame) => {
                 self.error = None;
@@ -398,7 +418,7 @@ impl App {
                         self.current = Some(frame);
                     }
                 }
-                self.rebuild();
+                self.rebuild_with(fill);
             }
             Err(e) => self.error = Some(e),
         }
@@ -464,16 +484,12 @@ impl App {
     /// What the next picture must hold for what is on screen: the hot
     /// paths' tree on their tab, and the exclusive-time and bytes-per-call
     /// histograms where columns come from them: the allocation view's
-    /// average and p95 per call, and the paths' Self percentiles when the
-    /// tree is sorted by one (else those are read for the rows on screen
-    /// only: [`App::fill_self_percentiles`]).
+    /// average and p95 per call. (The paths' Self percentiles are read
+    /// apart, where they are seen: [`App::fill_self_percentiles`].)
     pub fn needs(&self) -> Needs {
-        let paths_sort = self.sorts[TableId::Paths.slot()].column;
         Needs {
             hot_paths: self.tab == Tab::HotPaths,
-            all_histograms: (self.tab == Tab::HotPaths
-                && table::PATHS_SELF_PERCENTILES.contains(&paths_sort))
-                || (self.tab == Tab::Functions && self.fn_view == FnView::Alloc),
+            all_histograms: self.tab == Tab::Functions && self.fn_view == FnView::Alloc,
             functions: matches!(self.tab, Tab::Functions | Tab::Async),
         }
     }
@@ -580,9 +596,10 @@ impl App {
             return Vec::new();
         };
         let page = self.page.max(50);
-        let first = self.first_row(self.page).saturating_sub(page);
+        let first = self.first_row(self.page);
         let [p50, _] = table::PATHS_SELF_PERCENTILES;
-        (self.table.rows.iter().skip(first).take(3 * page))
+        (self.table.rows.iter().take(first + 2 * page))
+            .skip(first.saturating_sub(page))
             .filter(|r| {
                 raw.get(r.index)
                     .is_some_and(|raw| raw.values[p50] == Raw::Missing)
@@ -591,25 +608,39 @@ impl App {
             .collect()
     }
 
-    /// Asks `fill` to fill in the Self percentiles of the nodes
-    /// [`App::wanted_self_percentiles`] names, in the current picture's
-    /// tree, and shows them. The rows stay where they are (they are not
-    /// sorted by these columns when the picture lacks them).
+    /// Asks `fill` to fill in the Self percentiles of the current
+    /// picture's tree where they are seen, and shows them: when the tree
+    /// is sorted by one and the rows on screen are past those in their
+    /// exact order ([`Table::sorted_rows`]: the selection moved down, or
+    /// the sort changed), the rows are ordered again, reading the
+    /// percentiles of the rows whose order they decide; then those of the
+    /// rows [`App::wanted_self_percentiles`] names, which stay where they
+    /// are.
     pub fn fill_self_percentiles(
         &mut self,
-        fill: impl FnOnce(&mut Frame, &[u32]) -> Result<(), String>,
+        mut fill: impl FnMut(&mut FrameTree, &[u32]) -> Result<(), String>,
     ) {
+        // Ordered again, the selected row may move down past the rows in
+        // their order: again (its place only moves down while they grow).
+        for _ in 0..3 {
+            let end = (self.first_row(self.page) + self.page).min(self.table.rows.len());
+            if self.table_id() != TableId::Paths || self.table.sorted_rows >= end {
+                break;
+            }
+            self.rebuild_with(Some(&mut fill));
+        }
         let wanted = self.wanted_self_percentiles();
-        let Some(frame) = self.current.as_mut() else {
+        let Some(tree) = self.current.as_mut().and_then(|f| f.tree.as_mut()) else {
             return;
         };
-        if wanted.is_empty() || frame.tree.is_none() {
+        if wanted.is_empty() {
             return;
         }
-        if let Err(e) = fill(frame, &wanted) {
+        if let Err(e) = fill(tree, &wanted) {
             self.error = Some(e);
             return;
         }
+        let frame = self.current.as_ref().expect("it holds the tree");
         let (Some(tree), Some((TableId::Paths, raw))) = (&frame.tree, &mut self.raw) else {
             return;
         };
@@ -657,6 +688,7 @@ impl App {
         let last = self.table.rows.len().saturating_sub(1);
         let s = &mut self.selected[slot];
         *s = s.saturating_add_signed(delta).min(last);
+        self.follow = None;
     }
 
     /// Acts on one key.
@@ -796,6 +828,7 @@ impl App {
                 if let Some(parent) = parent {
                     if let Some(i) = self.table.rows.iter().position(|r| r.key == parent) {
                         self.selected[slot] = i;
+                        self.follow = None;
                     }
                 }
                 return;
@@ -808,9 +841,27 @@ impl App {
     /// Builds the table on screen from the current picture (and the
     /// previous, for rates), then keeps the selection on the same row.
     fn rebuild(&mut self) {
+        self.rebuild_with(None);
+    }
+
+    /// [`App::rebuild`], with `fill` to read the Self percentiles that
+    /// order the first rows (to a page below the screen) of a tree sorted
+    /// by one, where the picture lacks them.
+    fn rebuild_with(&mut self, fill: Option<Fill>) {
         let id = self.table_id();
         let slot = id.slot();
-        let selected_key = self.table.rows.get(self.selected[slot]).map(|r| r.key);
+        // The selection stays on its row: the one it follows, else the
+        // one selected, if that had its exact place (else it stays at
+        // its place: the row there was one of many that could be). On
+        // the first row, it stays there: the top of the table, whatever
+        // comes first now.
+        let selected = self.selected[slot];
+        let selected_key = match self.follow.take() {
+            Some((key, at)) if at == selected => Some(key),
+            _ => (self.table.rows.get(selected))
+                .filter(|_| selected > 0 && selected < self.table.sorted_rows)
+                .map(|r| r.key),
+        };
         let same_table =
             self.table.headers.first().map(String::as_str) == id.columns().first().map(|c| c.title);
         // The raw rows of each picture, made once per picture and table;
@@ -827,8 +878,29 @@ impl App {
         };
         raw_of(&mut self.raw, self.current.as_ref());
         raw_of(&mut self.raw_previous, self.previous.as_ref());
-        self.table = match (&self.current, &self.raw) {
-            (Some(frame), Some((_, rows))) => build(
+        let exact_until = self.first_row(self.page) + 2 * self.page.max(50);
+        // The tree is lent to the reader of sort keys while the rows are
+        // ordered.
+        let mut tree = fill
+            .is_some()
+            .then(|| self.current.as_mut().and_then(|f| f.tree.take()))
+            .flatten();
+        let lend = tree.is_some();
+        let mut fill = fill;
+        let mut read_keys = |nodes: &[u32]| -> Result<Vec<[Option<u64>; 2]>, String> {
+            let (Some(fill), Some(tree)) = (fill.as_mut(), tree.as_mut()) else {
+                return Ok(vec![[None, None]; nodes.len()]);
+            };
+            fill(tree, nodes)?;
+            Ok((nodes.iter())
+                .map(|&k| {
+                    (tree.nodes.get(k as usize))
+                        .map_or([None, None], |n| [n.self_p50_ns, n.self_p99_ns])
+                })
+                .collect())
+        };
+        let built = match (&self.current, &self.raw) {
+            (Some(frame), Some((_, rows))) => Some(build(
                 id,
                 &frame.report,
                 rows,
@@ -839,13 +911,38 @@ impl App {
                 self.sorts[slot],
                 &self.filter,
                 &self.collapsed,
-            ),
-            _ => Table::default(),
+                lend.then_some((&mut read_keys as SortKeys, exact_until)),
+            )),
+            _ => None,
+        };
+        if let (Some(tree), Some(frame)) = (tree, self.current.as_mut()) {
+            frame.tree = Some(tree);
+        }
+        self.table = match built {
+            Some(built) => {
+                if let Some((_, raw)) = &mut self.raw {
+                    for (i, v) in built.filled {
+                        if let Some(row) = raw.get_mut(i as usize) {
+                            for (c, x) in table::PATHS_SELF_PERCENTILES.into_iter().zip(v) {
+                                row.values[c] = Raw::opt(x);
+                            }
+                        }
+                    }
+                }
+                if built.error.is_some() {
+                    self.error = built.error;
+                }
+                built.table
+            }
+            None => Table::default(),
         };
         if same_table {
             if let Some(key) = selected_key {
                 if let Some(i) = self.table.rows.iter().position(|r| r.key == key) {
                     self.selected[slot] = i;
+                    if i >= self.table.sorted_rows {
+                        self.follow = Some((key, i));
+                    }
                 }
             }
         }
@@ -877,6 +974,23 @@ fn cpu_note(report: &Report) -> Option<String> {
             .unavailable_reason()
             .map(|why| format!("CPU sampling unavailable: {why}")),
     }
+}
+
+/// Reads the Self percentiles of nodes of a picture's tree (a live
+/// source's [`Source::fill_self_percentiles`](super::source::Source)).
+pub type Fill<'a> = &'a mut dyn FnMut(&mut FrameTree, &[u32]) -> Result<(), String>;
+
+/// Reads the sort keys of tree rows while the rows are ordered: given
+/// raw rows' indices, their Self `[p50, p99]`.
+type SortKeys<'a> = &'a mut dyn FnMut(&[u32]) -> Result<Vec<[Option<u64>; 2]>, String>;
+
+/// A table, and what was read on the way (see [`SortKeys`]).
+struct Built {
+    table: Table,
+    /// The raw rows whose Self percentiles were read, with them.
+    filled: Vec<(u32, [Option<u64>; 2])>,
+    /// Why the sort keys could not be read.
+    error: Option<String>,
 }
 
 /// A value ready to sort and format (text borrowed from the raw row).
@@ -1004,7 +1118,10 @@ type KeyMap = HashMap<RowKey, usize, KeyHash>;
 
 /// Builds one table from the current report's raw rows (`rows`): values
 /// (rates from `previous`, the previous report and its raw rows), filter,
-/// sort, and for the tree, the collapsed nodes left out.
+/// sort, and for the tree, the collapsed nodes left out. A tree sorted by
+/// a Self percentile that `rows` lack has them read by `keys` for the
+/// rows whose order they decide among the first `exact_until` rows (the
+/// siblings of each of those rows: a few hundred of ten thousand).
 #[allow(clippy::too_many_arguments)]
 fn build(
     id: TableId,
@@ -1015,7 +1132,8 @@ fn build(
     sort: Sort,
     filter: &str,
     collapsed: &HashSet<RowKey, KeyHash>,
-) -> Table {
+    mut keys: Option<(SortKeys, usize)>,
+) -> Built {
     let columns = id.columns();
     let n = columns.len();
     let prev_rows: &[RawRow] = previous.map_or(&[], |(_, r)| r);
@@ -1055,20 +1173,20 @@ fn build(
             ));
         }
     }
-    let vals_of = |i: usize| &vals[i * n..(i + 1) * n];
-
     let needle = filter.to_lowercase();
     let matches = |name: &str| needle.is_empty() || name.to_lowercase().contains(&needle);
     let c = sort.column.min(n - 1);
     let rank = name_ranks(rows);
-    let order = |a: usize, b: usize| {
-        let o = compare(&vals_of(a)[c], &vals_of(b)[c]);
+    let order = |vals: &[Val], a: usize, b: usize| {
+        let o = compare(&vals[a * n + c], &vals[b * n + c]);
         let o = if sort.reversed { o.reverse() } else { o };
         // Ties: by name, so that the order is stable between refreshes.
         o.then_with(|| rank[a].cmp(&rank[b]))
     };
 
     let mut out: Vec<Row> = Vec::new();
+    let mut sorted_rows = None;
+    let (mut filled, mut error) = (Vec::new(), None);
     if id == TableId::Paths {
         // Children by parent; a node is shown when it or a descendant
         // matches the filter.
@@ -1095,11 +1213,6 @@ fn build(
                 None => roots.push(i),
             }
         }
-        roots.sort_by(|&x, &y| order(x, y));
-        for p in 0..rows.len() {
-            kids[start[p]..start[p + 1]].sort_by(|&x, &y| order(x, y));
-        }
-        let children = |i: usize| &kids[start[i]..start[i + 1]];
         let mut keep = vec![needle.is_empty(); rows.len()];
         if !needle.is_empty() {
             // Parents come before their children: walk back.
@@ -1114,17 +1227,59 @@ fn build(
                 }
             }
         }
+        // Sorts one set of siblings, `emitted` rows being out before
+        // them. Sorted by a Self percentile the rows lack (a live
+        // source's: see `SortKeys`), they are read first while the set's
+        // rows may be among the first `exact_until`; past those, or
+        // without a reader, the set is ordered by what is known, and the
+        // rows from there on are not in their exact order.
+        let lazy = table::PATHS_SELF_PERCENTILES.contains(&c);
+        let mut sort_set = |set: &mut [usize], emitted: usize, vals: &mut Vec<Val>| {
+            let missing: Vec<u32> = (set.iter())
+                .filter(|&&i| lazy && keep[i] && vals[i * n + c] == Val::None)
+                .map(|&i| i as u32)
+                .collect();
+            if !missing.is_empty() {
+                let read = match &mut keys {
+                    Some((read, until)) if emitted < *until && error.is_none() => {
+                        read(&missing).map_err(|e| error = Some(e)).ok()
+                    }
+                    _ => None,
+                };
+                match read {
+                    Some(got) => {
+                        for (&i, v) in missing.iter().zip(got) {
+                            for (col, x) in table::PATHS_SELF_PERCENTILES.into_iter().zip(v) {
+                                // A level: shown as read, in rates as in
+                                // totals.
+                                vals[i as usize * n + col] =
+                                    x.map_or(Val::None, |x| Val::Num(x as f64));
+                            }
+                            filled.push((i, v));
+                        }
+                    }
+                    None => {
+                        sorted_rows.get_or_insert(emitted);
+                    }
+                }
+            }
+            set.sort_by(|&x, &y| order(vals, x, y));
+        };
+        sort_set(&mut roots, 0, &mut vals);
+        // Depth first, in order; a node's children are sorted when its
+        // row is out (those of a collapsed node never are).
         let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&i| (i, 0)).collect();
         while let Some((i, depth)) = stack.pop() {
             if !keep[i] {
                 continue;
             }
-            let kids = children(i);
+            let kids = &mut kids[start[i]..start[i + 1]];
             let has_kids = kids.iter().any(|&k| keep[k]);
             let expanded = has_kids.then(|| !collapsed.contains(&rows[i].key));
             let parent = rows[i].parent.map(|p| rows[p].key);
             out.push(row(&rows[i], i, Some((depth, expanded)), parent));
             if expanded == Some(true) {
+                sort_set(kids, out.len(), &mut vals);
                 stack.extend(kids.iter().rev().map(|&k| (k, depth + 1)));
             }
         }
@@ -1132,7 +1287,7 @@ fn build(
         let mut order_of: Vec<usize> = (0..rows.len())
             .filter(|&i| matches(&rows[i].name))
             .collect();
-        order_of.sort_by(|&a, &b| order(a, b));
+        order_of.sort_by(|&a, &b| order(&vals, a, b));
         out = order_of
             .into_iter()
             .map(|i| row(&rows[i], i, None, None))
@@ -1163,6 +1318,7 @@ fn build(
     let mut table = Table {
         widths: headers.iter().map(|h| h.chars().count()).collect(),
         headers,
+        sorted_rows: sorted_rows.unwrap_or(out.len()),
         rows: out,
         cells,
         columns,
@@ -1176,7 +1332,11 @@ fn build(
         }
     }
     table.widths = widths;
-    table
+    Built {
+        table,
+        filled,
+        error,
+    }
 }
 
 /// Each row's place in the order of the names ([`natural`]), to compare

@@ -266,7 +266,7 @@ fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
         if dirty {
             // The rows about to be drawn may lack figures the source
             // reads only for the rows on screen.
-            app.fill_self_percentiles(|frame, nodes| source.fill_self_percentiles(frame, nodes));
+            app.fill_self_percentiles(|tree, nodes| source.fill_self_percentiles(tree, nodes));
             terminal.draw(|f| view::draw(f, app))?;
             dirty = false;
         }
@@ -286,7 +286,13 @@ fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
             if app.wants_read() {
                 needs = app.needs();
                 source.set_needs(needs);
-                app.update(source.read());
+                let read = source.read();
+                // A tree sorted by a Self percentile reads those of the
+                // rows whose order they decide while it orders them.
+                app.update_with(
+                    read,
+                    Some(&mut |tree, nodes| source.fill_self_percentiles(tree, nodes)),
+                );
                 dirty = true;
             }
         }

@@ -63,9 +63,9 @@ pub struct Needs {
     /// The hot paths' tree of frames (their tab is on screen).
     pub hot_paths: bool,
     /// Every histogram, not only the inclusive-time one (columns on
-    /// screen come from the others). On the Hot paths tab, unless its
-    /// rows are sorted by them, the Self percentiles are read apart, for
-    /// the rows on screen only ([`Source::fill_self_percentiles`]).
+    /// screen come from the others). The Hot paths tab never asks: its
+    /// Self percentiles are read apart, for the rows on screen and the
+    /// rows whose order they decide ([`Source::fill_self_percentiles`]).
     pub all_histograms: bool,
     /// The function rows (the Functions and Async tabs), and with them
     /// the inclusive-time histograms (their time percentiles; without,
@@ -91,11 +91,16 @@ pub trait Source {
     /// What the next reads must hold (all of it unless told).
     fn set_needs(&mut self, _needs: Needs) {}
 
-    /// Fills in the Self percentiles of nodes `nodes` of `frame`'s tree
-    /// (the last picture this source gave), which the read left out to
-    /// be read only for the rows on screen (see [`Needs`]). A source
-    /// that never leaves them out has nothing to do.
-    fn fill_self_percentiles(&mut self, _frame: &mut Frame, _nodes: &[u32]) -> Result<(), String> {
+    /// Fills in the Self percentiles of nodes `nodes` of `tree` (the
+    /// last picture's, from this source), which the read left out to be
+    /// read only where they are seen: the rows on screen, and the rows
+    /// whose order they decide (see [`Needs`]). A source that never
+    /// leaves them out has nothing to do.
+    fn fill_self_percentiles(
+        &mut self,
+        _tree: &mut FrameTree,
+        _nodes: &[u32],
+    ) -> Result<(), String> {
         Ok(())
     }
 }
@@ -105,8 +110,58 @@ pub struct LiveSource {
     session: LiveSession,
     needs: Needs,
     /// The last read, while its tree lacks Self percentiles (read later,
-    /// for the rows on screen).
-    last: Option<Live>,
+    /// where they are seen), and the calling contexts of each of its
+    /// tree's nodes, once asked for.
+    last: Option<(Live, Option<Contexts>)>,
+}
+
+/// The calling contexts (thread, node: indices into a snapshot's threads
+/// and their nodes) of each node of a tree made from that snapshot:
+/// node `n`'s are `of[start[n]..start[n + 1]]`.
+struct Contexts {
+    start: Vec<u32>,
+    of: Vec<(usize, usize)>,
+}
+
+impl Contexts {
+    fn new(live: &Live, tree: &FrameTree) -> Contexts {
+        let node_of = |path: u32| tree.node_of_path.get(path as usize).copied().flatten();
+        let nodes = || {
+            (live.snapshot.threads.iter().enumerate()).flat_map(|(t, thread)| {
+                (thread.nodes.iter().enumerate())
+                    .filter_map(move |(j, n)| Some((node_of(n.path)?, (t, j))))
+            })
+        };
+        let mut start = vec![0u32; tree.nodes.len() + 1];
+        for (n, _) in nodes() {
+            if let Some(s) = start.get_mut(n as usize + 1) {
+                *s += 1;
+            }
+        }
+        for i in 0..tree.nodes.len() {
+            start[i + 1] += start[i];
+        }
+        let mut next = start.clone();
+        let mut of = vec![(0, 0); start[tree.nodes.len()] as usize];
+        for (n, at) in nodes() {
+            if let Some(k) = next
+                .get_mut(n as usize)
+                .filter(|_| (n as usize) < tree.nodes.len())
+            {
+                of[*k as usize] = at;
+                *k += 1;
+            }
+        }
+        Contexts { start, of }
+    }
+
+    fn of(&self, node: u32) -> &[(usize, usize)] {
+        let n = node as usize;
+        match (self.start.get(n), self.start.get(n + 1)) {
+            (Some(&a), Some(&b)) => &self.of[a as usize..b as usize],
+            _ => &[],
+        }
+    }
 }
 
 impl LiveSource {
@@ -129,14 +184,8 @@ impl Source for LiveSource {
         let what = match self.needs {
             Needs {
                 all_histograms: true,
-                functions: true,
                 ..
             } => Histograms::All,
-            // The tree sorted by its Self percentiles.
-            Needs {
-                all_histograms: true,
-                ..
-            } => Histograms::Exclusive,
             Needs {
                 functions: true, ..
             } => Histograms::Inclusive,
@@ -168,7 +217,7 @@ impl Source for LiveSource {
                 for n in &mut tree.nodes {
                     (n.self_p50_ns, n.self_p99_ns) = (None, None);
                 }
-                self.last = Some(live);
+                self.last = Some((live, None));
             }
         }
         Ok(Frame {
@@ -187,46 +236,35 @@ impl Source for LiveSource {
         self.needs = needs;
     }
 
-    fn fill_self_percentiles(&mut self, frame: &mut Frame, nodes: &[u32]) -> Result<(), String> {
-        let (Some(live), Some(tree)) = (&self.last, &mut frame.tree) else {
+    fn fill_self_percentiles(&mut self, tree: &mut FrameTree, nodes: &[u32]) -> Result<(), String> {
+        let LiveSource { session, last, .. } = self;
+        let Some((live, contexts)) = last else {
             return Ok(());
         };
-        // The calling contexts of the nodes asked for, on every thread.
-        let mut wanted = vec![false; tree.nodes.len()];
-        for &n in nodes {
-            if let Some(w) = wanted.get_mut(n as usize) {
-                *w = tree.nodes[n as usize].self_p50_ns.is_none();
+        let contexts = contexts.get_or_insert_with(|| Contexts::new(live, tree));
+        // Each node asked for once, if it lacks them; its calling
+        // contexts on every thread.
+        let mut asked: Vec<u32> = (nodes.iter().copied())
+            .filter(|&n| (tree.nodes.get(n as usize)).is_some_and(|x| x.self_p50_ns.is_none()))
+            .collect();
+        asked.sort_unstable();
+        asked.dedup();
+        let (mut at, mut owner) = (Vec::new(), Vec::new());
+        for (k, &n) in asked.iter().enumerate() {
+            for &c in contexts.of(n) {
+                at.push(c);
+                owner.push(k);
             }
         }
-        let mut contexts = Vec::new();
-        let mut node_of = Vec::new();
-        for (t, thread) in live.snapshot.threads.iter().enumerate() {
-            for (j, node) in thread.nodes.iter().enumerate() {
-                let Some(Some(n)) = tree.node_of_path.get(node.path as usize) else {
-                    continue;
-                };
-                if wanted.get(*n as usize) == Some(&true) {
-                    contexts.push((t, j));
-                    node_of.push(*n);
-                }
-            }
+        let hists = session.self_histograms(live, &at).map_err(|e| e.0)?;
+        let mut merged = vec![Histogram::default(); asked.len()];
+        for (&k, h) in owner.iter().zip(&hists) {
+            merged[k].merge(h);
         }
-        let hists = self
-            .session
-            .self_histograms(live, &contexts)
-            .map_err(|e| e.0)?;
-        let mut merged: Vec<Option<Histogram>> = vec![None; tree.nodes.len()];
-        for (n, h) in node_of.iter().zip(&hists) {
-            match &mut merged[*n as usize] {
-                Some(acc) => acc.merge(h),
-                slot => *slot = Some(h.clone()),
-            }
-        }
-        for (i, node) in tree.nodes.iter_mut().enumerate() {
-            if wanted[i] {
-                let h = merged[i].take().unwrap_or_default();
+        for (&n, h) in asked.iter().zip(&merged) {
+            if let Some(node) = tree.nodes.get_mut(n as usize) {
                 (node.self_p50_ns, node.self_p99_ns) =
-                    FrameTree::self_percentiles(&h, &live.snapshot);
+                    FrameTree::self_percentiles(h, &live.snapshot);
             }
         }
         Ok(())

@@ -207,7 +207,7 @@ pub enum Raw {
 }
 
 impl Raw {
-    fn opt(v: Option<u64>) -> Raw {
+    pub(super) fn opt(v: Option<u64>) -> Raw {
         v.map_or(Raw::Missing, Raw::U)
     }
 }

@@ -328,6 +328,21 @@ fn the_selection_follows_its_row_and_stays_in_bounds() {
     app.update(Ok(frame(b)));
     assert_eq!(order(&app)[0], "app::parse");
     assert_eq!(app.selected(), 0);
+    // On the first row, the selection stays at the top, on whatever
+    // comes first now.
+    let c = report(
+        2_000_000_000,
+        false,
+        &[
+            func("app::parse", 31, 12_000_100, 9_500_100),
+            func("app::render", 9, 30_000_000, 30_000_000),
+            func("app::late", 5, 1_000, 1_000),
+        ],
+        &[],
+    );
+    app.update(Ok(frame(c)));
+    assert_eq!(order(&app)[0], "app::render");
+    assert_eq!(app.selected(), 0);
     keys(&mut app, &[Key::End]);
     assert_eq!(app.selected(), 2);
     keys(&mut app, &[Key::Down, Key::PageDown]);
@@ -1158,9 +1173,8 @@ fn self_percentiles_are_filled_for_the_rows_on_screen() {
     wanted.sort();
     assert_eq!(wanted, [0, 1, 2]);
     let mut asked = Vec::new();
-    app.fill_self_percentiles(|frame, nodes| {
+    app.fill_self_percentiles(|tree, nodes| {
         asked = nodes.to_vec();
-        let tree = frame.tree.as_mut().unwrap();
         for &n in nodes {
             let i = n as usize;
             tree.nodes[i].self_p50_ns = full.nodes[i].self_p50_ns;
@@ -1172,7 +1186,159 @@ fn self_percentiles_are_filled_for_the_rows_on_screen() {
     // parse: ten calls of 500 ns (read as [496, 504)'s midpoint).
     assert_eq!(cells(&app, &parse)[4..6], ["500 ns", "500 ns"]);
     assert!(app.wanted_self_percentiles().is_empty());
-    // Sorted by Self p99: every percentile is read with the picture.
+    // Sorted by Self p99, the percentiles are still read apart (where
+    // they order the rows: see the next test).
     app.key(Key::Char('6'));
-    assert!(app.needs().all_histograms);
+    assert!(!app.needs().all_histograms);
+}
+
+/// A tree of 30 roots of 30 children each, with every figure but the
+/// Self percentiles; `full` has those too (p99: a scrambled function of
+/// the node, p50 half of it).
+fn wide_tree() -> (perflens_report::FrameTree, perflens_report::FrameTree) {
+    use perflens_report::{FrameNode, FrameTree};
+    let mut full = FrameTree {
+        names: Vec::new(),
+        nodes: Vec::new(),
+        node_of_path: Vec::new(),
+    };
+    for r in 0..30u32 {
+        let root = full.nodes.len() as u32;
+        for (parent, name) in [(None, format!("app::r{r:02}"))]
+            .into_iter()
+            .chain((0..30).map(|c| (Some(root), format!("app::r{r:02}::c{c:02}"))))
+        {
+            let i = full.nodes.len() as u64;
+            let p99 = (i * 7_919) % 1_000 + 1;
+            full.names.push(name);
+            full.nodes.push(FrameNode {
+                parent,
+                name: full.names.len() as u32 - 1,
+                calls: 1,
+                total_ns: 1_000,
+                self_ns: 1_000,
+                self_p50_ns: Some(p99 / 2),
+                self_p99_ns: Some(p99),
+                ..FrameNode::default()
+            });
+        }
+    }
+    let mut lacking = full.clone();
+    for n in &mut lacking.nodes {
+        (n.self_p50_ns, n.self_p99_ns) = (None, None);
+    }
+    (full, lacking)
+}
+
+/// Sorted by Self p99 with the percentiles left out of the picture (a
+/// live session's), the tree reads them only for the rows whose order
+/// they decide down to a page below the screen: the roots, and the
+/// children of the roots among those rows. Those rows are in the order
+/// every percentile gives; a selection moved past them orders the rows
+/// again.
+#[test]
+fn a_tree_sorted_by_self_p99_reads_the_percentiles_that_order_the_rows_seen() {
+    let (full, lacking) = wide_tree();
+    let report = Report::from_snapshot(
+        &tree_snapshot(1_000_000_000, 1),
+        &perflens_report::ReportOptions::default(),
+    );
+    let picture = |tree: &perflens_report::FrameTree| {
+        let mut f = frame(report.clone());
+        f.tree = Some(tree.clone());
+        f
+    };
+    let sorted_by_p99 = |app: &mut App| {
+        keys(
+            app,
+            &[Key::Char('h'), Key::Char('r'), Key::Char('6'), Key::Home],
+        );
+    };
+    // What every percentile gives.
+    let mut whole = app();
+    whole.update(Ok(picture(&full)));
+    sorted_by_p99(&mut whole);
+    let exact = order(&whole);
+    assert_eq!(exact.len(), 930);
+    assert_eq!(whole.table().sorted_rows, 930);
+
+    let mut app = app();
+    app.update(Ok(picture(&lacking)));
+    sorted_by_p99(&mut app);
+    // Without a reader, the rows are ordered by what is known: none of
+    // the percentiles, so from the first row on, not in their order.
+    assert_eq!(app.table().sorted_rows, 0);
+    assert_ne!(order(&app), exact);
+    let asked_cell: std::cell::RefCell<Vec<u32>> = Default::default();
+    let asked = || asked_cell.borrow().clone();
+    let mut fill = |tree: &mut perflens_report::FrameTree, nodes: &[u32]| {
+        for &n in nodes {
+            asked_cell.borrow_mut().push(n);
+            let i = n as usize;
+            tree.nodes[i].self_p50_ns = full.nodes[i].self_p50_ns;
+            tree.nodes[i].self_p99_ns = full.nodes[i].self_p99_ns;
+        }
+        Ok(())
+    };
+    app.scroll_to_fit(10);
+    app.fill_self_percentiles(&mut fill);
+    // Exact down to 100 rows (the screen, 10 rows, and at least 50 rows
+    // below): the 30 roots, then the children of the first four roots
+    // (rows 1-30, 32-61, 63-92, 94-123); the fifth root is row 124.
+    assert_eq!(app.table().sorted_rows, 125);
+    assert_eq!(order(&app)[..125], exact[..125]);
+    assert_eq!(asked().len(), 30 + 4 * 30);
+    // Each node read once.
+    let mut once = asked();
+    once.sort();
+    once.dedup();
+    assert_eq!(once.len(), asked().len());
+    // Shown as read.
+    let top = &exact[0];
+    let n = (full.nodes.iter())
+        .position(|n| full.names[n.name as usize] == *top)
+        .unwrap();
+    assert_eq!(
+        cells(&app, top)[5],
+        perflens_report::format_duration(full.nodes[n].self_p99_ns.unwrap())
+    );
+
+    // The selection moved past the rows in their order: ordered again,
+    // down to a page below it.
+    app.scroll(400);
+    app.scroll_to_fit(10);
+    asked_cell.borrow_mut().clear();
+    app.fill_self_percentiles(&mut fill);
+    assert!(
+        app.table().sorted_rows >= 400 + 50,
+        "{}",
+        app.table().sorted_rows
+    );
+    let sorted = app.table().sorted_rows;
+    assert_eq!(order(&app)[..sorted], exact[..sorted]);
+    // Only the children of the roots newly among those rows.
+    assert!(!asked().is_empty() && asked().len() % 30 == 0);
+    assert!(
+        asked()
+            .iter()
+            .all(|&n| full.nodes[n as usize].parent.is_some())
+    );
+
+    // A new picture, ordered while it is taken in: only the percentiles
+    // that order the rows before a page below the screen are read.
+    asked_cell.borrow_mut().clear();
+    app.update_with(Ok(picture(&lacking)), Some(&mut fill));
+    assert!(app.table().sorted_rows >= app.selected() + 10);
+    let sorted = app.table().sorted_rows;
+    assert_eq!(order(&app)[..sorted], exact[..sorted]);
+    // (The rows above the screen are ordered too: they place it.)
+    assert!(
+        asked().len() <= sorted + 30 && sorted < 930,
+        "{}",
+        asked().len()
+    );
+    // Nothing more to read before drawing.
+    asked_cell.borrow_mut().clear();
+    app.fill_self_percentiles(&mut fill);
+    assert!(asked().is_empty(), "{:?}", asked());
 }
