@@ -272,6 +272,32 @@ fn calls(screen: &str, name: &str) -> Option<u64> {
         .ok()
 }
 
+/// The Calls column of a Hot paths row (after its marker, if any).
+fn tree_calls(screen: &str, name: &str) -> Option<u64> {
+    let line = (screen.lines()).find(|l| l.split_whitespace().any(|c| c == name))?;
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let at = cells.iter().position(|c| *c == name)?;
+    cells.get(at + 1)?.replace(',', "").parse().ok()
+}
+
+/// The Self p99 of a Hot paths row, in ns: the duration before the
+/// last column (Alloc, `-` here), as `12.3 µs`.
+fn self_p99_ns(screen: &str, name: &str) -> Option<f64> {
+    let line = screen.lines().find(|l| l.trim_start().starts_with(name))?;
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    let [value, unit, _alloc] = cells.get(cells.len().checked_sub(3)?..)? else {
+        return None;
+    };
+    let scale = match *unit {
+        "ns" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some(value.replace(',', "").parse::<f64>().ok()? * scale)
+}
+
 /// The exit status the shell printed after perflens (`perflens exited
 /// with N` alone on a line: the typed command, which holds the same
 /// words, may wrap anywhere, but never into that).
@@ -400,6 +426,30 @@ fn watches_a_running_program(how: Watch) {
     tmux.wait_for("the root expanded", WAIT, |s| {
         s.contains(&format!("▾ {OUTER}")) && indented(s, PARSE)
     });
+    // `6` twice sorts by Self p99, smallest first (read live for the
+    // rows it orders; render's loop is half parse's, so not their names'
+    // order): the root's children in the order of the figures they show.
+    tmux.keys(&["6", "6"]);
+    let sorted =
+        |s: &str| s.contains("Self p99▲") && timing_shown(s) && self_p99_ns(s, RENDER).is_some();
+    let screen = tmux.wait_for("the tree sorted by Self p99", WAIT, sorted);
+    // A later picture, ordered as it was read (not only the rows read
+    // for the last one, again).
+    let calls_then = tree_calls(&screen, OUTER);
+    let screen = tmux.wait_for("a later picture, sorted", WAIT, |s| {
+        sorted(s) && tree_calls(s, OUTER) > calls_then
+    });
+    let at = |name: &str| {
+        screen
+            .lines()
+            .position(|l| l.trim_start().starts_with(name))
+    };
+    let (parse, render) = (self_p99_ns(&screen, PARSE), self_p99_ns(&screen, RENDER));
+    let (first, second) = match at(PARSE) < at(RENDER) {
+        true => (parse, render),
+        false => (render, parse),
+    };
+    assert!(first <= second, "{parse:?} {render:?}\n{screen}");
 
     // Async (`a`) and Threads (`t`).
     tmux.keys(&["a"]);
