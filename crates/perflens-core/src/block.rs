@@ -275,6 +275,10 @@ pub const NESTED_FRAME: u32 = 4;
 /// parent's). It is never a guard's frame, so neither inlined exit test
 /// sees it; it never has [`NESTED_FRAME`].
 pub const AWAIT_FRAME: u32 = 8;
+/// `Frame::timed` flag, or-ed to [`TIMED_TSC`]: a guard's frame in trace
+/// mode, whose exit writes an event. Neither inlined exit test matches:
+/// it leaves through the slow path.
+pub const TRACE_FRAME: u32 = 16;
 /// The clock part of `Frame::timed`.
 pub const TIMED_MASK: u32 = 3;
 

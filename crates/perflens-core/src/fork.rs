@@ -30,6 +30,7 @@ use std::sync::{MutexGuard, Once};
 struct Held {
     // Dropped in reverse order of locking (fields drop in declaration
     // order, so the last one locked comes first).
+    _trace: Option<crate::trace::ForkHold>,
     live: MutexGuard<'static, Option<crate::live::Live>>,
     _callsites: MutexGuard<'static, Vec<crate::callsite::Entry>>,
     _paths: MutexGuard<'static, Option<crate::paths::Table>>,
@@ -64,7 +65,9 @@ extern "C" fn before_fork() {
     let paths = crate::paths::lock();
     let callsites = crate::callsite::registry();
     let live = crate::live::lock();
+    let trace = crate::trace::lock_for_fork();
     let held = Held {
+        _trace: trace,
         live,
         _callsites: callsites,
         _paths: paths,

@@ -10,7 +10,7 @@ use crate::block::{
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
 use crate::paths::{self, OVERFLOW_PATH};
-use crate::thread::{FAST_COUNT, FAST_NONE, FAST_TIMED, Hot};
+use crate::thread::{FAST_COUNT, FAST_NONE, FAST_TIMED, FAST_TRACE, Hot};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The node of the child `tagged` (a tagged callsite id) under `parent`,
@@ -165,7 +165,7 @@ pub(crate) unsafe fn top<'a>(hot: &Hot) -> &'a mut Frame {
 pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
     match hot.fast {
         FAST_COUNT => false,
-        FAST_TIMED => true,
+        FAST_TIMED | FAST_TRACE => true,
         // FAST_SAMPLED is sampled mode; with the Instant clock
         // (FAST_NONE) the mode is in the block header.
         FAST_NONE if hot.mode() == MODE_TIMED => true,
@@ -193,7 +193,7 @@ pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
 #[inline(always)]
 pub(crate) fn decision_reads_node(hot: &Hot) -> bool {
     match hot.fast {
-        FAST_COUNT | FAST_TIMED => false,
+        FAST_COUNT | FAST_TIMED | FAST_TRACE => false,
         FAST_NONE => hot.mode() != MODE_TIMED,
         _ => true,
     }

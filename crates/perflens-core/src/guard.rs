@@ -1,11 +1,12 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
 use crate::arch;
-use crate::block::{TIMED_TSC, UNTIMED, bump};
+use crate::block::{TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED};
+use crate::thread::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED, FAST_TRACE};
+use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
 use std::sync::atomic::{Ordering, compiler_fence};
 
 /// Measures the enclosing scope: pushes a frame on creation, records the
@@ -105,7 +106,20 @@ impl Guard {
             .unwrap_or_else(|| frame::resolve(hot, parent.path(), id));
         let timed = frame::decide_timed(hot, to.np.node, parent);
         match frame::push(hot, to, timed) {
-            Some((_, depth)) => Guard { depth },
+            Some((f, depth)) => {
+                if hot.fast == FAST_TRACE {
+                    // SAFETY: the frame just pushed, below hot.depth;
+                    // owner thread, no other reference to it alive.
+                    let f = unsafe { &mut *f };
+                    f.timed |= TRACE_FRAME;
+                    trace::emit(
+                        hot.epoch,
+                        trace::owner(hot),
+                        span(SPAN_BEGIN, f.np.node, f.start),
+                    );
+                }
+                Guard { depth }
+            }
             None => Guard::INERT,
         }
     }
@@ -133,7 +147,25 @@ fn drop_slow(depth: u32) {
     #[cfg(feature = "alloc")]
     frame::record_alloc(hot, f);
     let timing = frame::pop(hot, f, depth);
+    if f.timed & TRACE_FRAME != 0 {
+        if let Some((incl, _)) = timing {
+            let end = f.start.wrapping_add(incl);
+            trace::emit(hot.epoch, trace::owner(hot), span(SPAN_END, f.np.node, end));
+        }
+    }
     frame::record(hot, f.np.node, timing);
+}
+
+/// A span event of node `node`.
+#[inline(always)]
+fn span(kind: u8, node: u32, ticks: u64) -> Event {
+    Event {
+        ticks,
+        kind,
+        flags: 0,
+        arg: node,
+        ids: [0, 0],
+    }
 }
 
 impl Drop for Guard {

@@ -48,6 +48,7 @@ mod read;
 mod session;
 pub mod snapshot;
 mod thread;
+pub mod trace;
 
 pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};

@@ -93,6 +93,24 @@ pub unsafe fn zero(p: *mut u8, len: usize, shared: bool) {
     }
 }
 
+/// Gives the pages of `len` bytes at `p` (whole pages of a private
+/// mapping from [`map_zeroed`]) back to the system: they read back as
+/// zero. Unlike [`zero`], other threads may still store into the range
+/// (with atomics): a store lands on a fresh zero page, never outside the
+/// mapping.
+///
+/// # Safety
+/// `p..p+len` lies inside one mapping from [`map_zeroed`], page-aligned.
+#[cfg(unix)]
+pub unsafe fn release(p: *mut u8, len: usize) {
+    // SAFETY: per the caller; MADV_DONTNEED on a private anonymous range
+    // only drops its pages. Failure leaves them in place: nothing to do.
+    unsafe { libc::madvise(p as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+}
+
+#[cfg(not(unix))]
+pub unsafe fn release(_p: *mut u8, _len: usize) {}
+
 #[cfg(not(unix))]
 pub fn map_zeroed(len: usize) -> Option<*mut u8> {
     let layout = std::alloc::Layout::from_size_align(len, 4096).ok()?;

@@ -2,6 +2,7 @@
 
 use crate::live::{LiveConfig, LiveEnd};
 use crate::snapshot::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
+use crate::trace::RawTrace;
 use crate::{callsite, clock, paths, thread};
 use std::fmt;
 use std::sync::Mutex;
@@ -60,6 +61,12 @@ pub struct Config {
     /// Publish the session in shared memory for `perflens top` and other
     /// readers (see `live.rs`); `None`: private (default).
     pub live: Option<LiveConfig>,
+    /// Trace mode: a timeline of events beside the aggregates, in a
+    /// buffer of this many bytes (see `trace.rs`; at least
+    /// [`trace::MIN_BUFFER`](crate::trace::MIN_BUFFER)). Timed calls
+    /// are the traced ones: a session in another mode is timed instead.
+    /// `None`: no trace (default).
+    pub trace_buffer: Option<usize>,
 }
 
 impl Default for Config {
@@ -73,6 +80,7 @@ impl Default for Config {
             clock: None,
             sample_warmup: DEFAULT_SAMPLE_WARMUP,
             live: None,
+            trace_buffer: None,
         }
     }
 }
@@ -210,6 +218,8 @@ pub struct Recording {
     done: bool,
     /// The live session's directory, when it is published.
     live_dir: Option<std::path::PathBuf>,
+    /// Whether it records a trace.
+    traced: bool,
 }
 
 /// A mode's `block::MODE_*` code and sampling period.
@@ -239,10 +249,30 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
     paths::set_capacity(config.path_capacity);
     paths::set_fold(config.recursion == Recursion::Fold);
     let mode = match config.mode {
+        // The traced calls are the timed ones.
+        _ if config.trace_buffer.is_some() => Mode::Timed,
         Mode::Sampled { every } => Mode::Sampled {
             every: every.max(1),
         },
         m => m,
+    };
+    // Before the threads attach for this session: they look for it.
+    let traced = match config.trace_buffer {
+        Some(_) if clock == ClockSource::Instant => {
+            eprintln!(
+                "[perflens] trace: not recorded with the Instant clock \
+                 (PERFLENS_CLOCK=instant, or no invariant TSC)"
+            );
+            false
+        }
+        Some(bytes) => {
+            let ok = crate::trace::begin(epoch, bytes);
+            if !ok {
+                eprintln!("[perflens] trace: no memory for a buffer of {bytes} bytes");
+            }
+            ok
+        }
+        None => false,
     };
     let warmup = match mode {
         Mode::Sampled { .. } => config.sample_warmup,
@@ -277,6 +307,7 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
         started: Instant::now(),
         done: false,
         live_dir,
+        traced,
     })
 }
 
@@ -309,12 +340,23 @@ impl Recording {
     /// [`Recording::finish`], leaving a live session open for final
     /// records ([`LiveEnd::record`]) until [`LiveEnd::close`]: its final
     /// figures are written, readers do not see it finished yet.
-    pub fn finish_live(mut self) -> (RawSnapshot, LiveEnd) {
+    pub fn finish_live(self) -> (RawSnapshot, LiveEnd) {
+        let (snap, live, _) = self.finish_traced();
+        (snap, live)
+    }
+
+    /// [`Recording::finish_live`], with the trace, when the session
+    /// records one ([`Config::trace_buffer`]).
+    pub fn finish_traced(mut self) -> (RawSnapshot, LiveEnd, Option<RawTrace>) {
         crate::frame::charge_current_thread();
         thread::deactivate(self.epoch);
         // Another session may start only once this snapshot is taken:
         // its threads reset their blocks, which this one reads.
         let snap = self.collect(true);
+        let trace = self
+            .traced
+            .then(|| crate::trace::finish(self.epoch))
+            .flatten();
         let live = crate::live::end(
             self.epoch,
             crate::live::Final {
@@ -328,13 +370,17 @@ impl Recording {
         // The live session is `live`'s to close now.
         self.live_dir = None;
         self.stop();
-        (snap, live)
+        (snap, live, trace)
     }
 
     fn stop(&mut self) {
         if !self.done {
             self.done = true;
             thread::deactivate(self.epoch);
+            // Dropped without `finish`: the trace's pages go back.
+            if self.traced {
+                crate::trace::finish(self.epoch);
+            }
             // Dropped without `finish`: the live session ends here.
             if self.live_dir.is_some() {
                 crate::live::end(

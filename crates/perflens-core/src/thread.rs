@@ -40,6 +40,9 @@ pub(crate) const FAST_SAMPLED: u8 = 2;
 /// Timing with the `Instant` clock: every call takes the slow path, so
 /// the inlined code never calls a clock function.
 pub(crate) const FAST_NONE: u8 = 3;
+/// Timed, TSC clock, and traced (see `trace.rs`): guards take the slow
+/// path, which writes their events; the inlined code is unchanged.
+pub(crate) const FAST_TRACE: u8 = 4;
 
 /// Per-thread hot state: exactly one cache line. Owner thread only (and
 /// its signal handlers).
@@ -57,7 +60,8 @@ pub(crate) struct Hot {
     pub stack_cap: u32,
     pub table_mask: u32,
     pub sample_every: u32,
-    /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`] or [`FAST_NONE`].
+    /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`], [`FAST_NONE`] or
+    /// [`FAST_TRACE`].
     pub fast: u8,
     /// Nesting of [`Internal`](crate::Internal) sections (a few at most).
     pub internal: u8,
@@ -105,6 +109,7 @@ impl Hot {
             crate::block::MODE_COUNT => FAST_COUNT,
             _ if !tsc => FAST_NONE,
             crate::block::MODE_SAMPLED => FAST_SAMPLED,
+            _ if crate::trace::traced(self.epoch) => FAST_TRACE,
             _ => FAST_TIMED,
         };
         self.table_mask = h.table_mask;
@@ -229,6 +234,8 @@ impl Drop for ExitHook {
         let _ = HOT.try_with(|h| {
             // SAFETY: owner thread, no other reference alive.
             let hot = unsafe { &mut *h.get() };
+            // Its trace chunk may be taken back once it is the oldest.
+            crate::trace::seal_current_thread();
             if hot.has_block() {
                 // What the thread allocated since its last frame boundary
                 // (outside measured functions, or in frames it leaves

@@ -239,14 +239,17 @@ fn a_site_counts_its_awaits_and_keeps_the_awaiting_self_time() {
     assert_eq!((t.calls, t.polls), (f.calls, f.polls));
     assert!(f.self_ns >= RUNS * OWN_MS * ms, "{f:?}");
     // Without the children's time passed back, the sites' function would
-    // claim 2 x LEAF_MS more a run.
+    // claim 2 x LEAF_MS more a run: the bound is half that (a spin that
+    // is descheduled as it ends overshoots by milliseconds on a busy
+    // machine: 3 ms once, with builds running).
+    let bound = RUNS * LEAF_MS * ms;
     assert!(
-        f.self_ns.abs_diff(t.self_ns) < 2 * ms,
+        f.self_ns.abs_diff(t.self_ns) < bound,
         "self {} vs twin {}",
         f.self_ns,
         t.self_ns
     );
-    assert!(f.total_ns.abs_diff(t.total_ns) < 3 * ms, "{f:?} {t:?}");
+    assert!(f.total_ns.abs_diff(t.total_ns) < bound, "{f:?} {t:?}");
 
     // Sites are no function rows, and hot paths keep their frames.
     assert!(report.functions.iter().all(|r| !r.name.contains(file!())));

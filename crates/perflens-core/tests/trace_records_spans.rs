@@ -1,0 +1,182 @@
+//! Trace mode records each timed sync call as a begin and an end event,
+//! in order, on its thread; the spans' durations are the aggregates'
+//! ticks; a small buffer keeps the newest events and counts the rest;
+//! exited threads give their chunks back; a session without a trace
+//! writes none.
+
+use perflens_core::trace::{CHUNK_BYTES, MIN_BUFFER, RawTrace, SLOTS, SPAN_BEGIN, SPAN_END};
+use perflens_core::{Callsite, ClockSource, Config, Guard, Mode, RawSnapshot, start};
+use std::sync::Mutex;
+
+static A: Callsite = Callsite::new("app::a", || "");
+static B: Callsite = Callsite::new("app::b", || "");
+
+/// One session at a time in this process.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn a() {
+    let _g = Guard::enter(&A);
+    for _ in 0..2 {
+        let _g = Guard::enter(&B);
+        std::hint::black_box(0);
+    }
+}
+
+fn traced(buffer: usize, work: impl FnOnce()) -> (RawSnapshot, RawTrace) {
+    let config = Config {
+        trace_buffer: Some(buffer),
+        clock: Some(ClockSource::Tsc),
+        // Traced calls are timed ones, whatever the mode asked.
+        mode: Mode::Count,
+        ..Config::default()
+    };
+    let rec = start(&config).expect("a session");
+    assert_eq!(rec.mode(), Mode::Timed);
+    work();
+    let (snap, live, trace) = rec.finish_traced();
+    live.close();
+    (snap, trace.expect("a trace"))
+}
+
+/// The name of node `node` of thread `index` in `snap`.
+fn name_of(snap: &RawSnapshot, index: u32, node: u32) -> &str {
+    let t = (snap.threads.iter())
+        .find(|t| t.index == index)
+        .expect("the thread");
+    let n = (t.nodes.iter())
+        .find(|n| n.index == node)
+        .expect("the node");
+    let path = &snap.paths[n.path as usize];
+    &snap.callsites[path.callsite as usize].name
+}
+
+#[test]
+fn trace_mode() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    spans_in_order_with_the_aggregates_ticks();
+    a_small_buffer_keeps_the_newest_and_counts_the_rest();
+    threads_each_have_their_own_stream_and_exited_ones_give_room_back();
+    a_session_without_a_trace_writes_none();
+}
+
+fn spans_in_order_with_the_aggregates_ticks() {
+    let (snap, trace) = traced(MIN_BUFFER, || {
+        for _ in 0..3 {
+            a();
+        }
+    });
+    assert_eq!(trace.buffer_bytes, MIN_BUFFER);
+    assert_eq!(trace.dropped(), 0);
+    assert_eq!(trace.threads.len(), 1, "{trace:?}");
+    let t = &trace.threads[0];
+    let shown: Vec<(u8, &str)> = (t.events.iter())
+        .map(|e| (e.kind, name_of(&snap, t.index, e.arg)))
+        .collect();
+    let call: [(u8, &str); 6] = [
+        (SPAN_BEGIN, "app::a"),
+        (SPAN_BEGIN, "app::b"),
+        (SPAN_END, "app::b"),
+        (SPAN_BEGIN, "app::b"),
+        (SPAN_END, "app::b"),
+        (SPAN_END, "app::a"),
+    ];
+    assert_eq!(shown, call.repeat(3));
+    assert!(t.events.windows(2).all(|w| w[0].ticks <= w[1].ticks));
+    // Each node's total is its spans' durations: the same ticks.
+    for name in ["app::a", "app::b"] {
+        let mut open = None;
+        let mut ticks = 0u64;
+        for e in &t.events {
+            if name_of(&snap, t.index, e.arg) == name {
+                match e.kind {
+                    SPAN_BEGIN => open = Some(e.ticks),
+                    _ => ticks += e.ticks - open.take().expect("a begin"),
+                }
+            }
+        }
+        let node = (snap.threads.iter().flat_map(|t| &t.nodes))
+            .find(|n| snap.callsites[snap.paths[n.path as usize].callsite as usize].name == name)
+            .unwrap();
+        assert_eq!(
+            (ticks as f64 * snap.ns_per_tick).round() as u64,
+            node.total_ns,
+            "{name}"
+        );
+    }
+}
+
+fn a_small_buffer_keeps_the_newest_and_counts_the_rest() {
+    const CALLS: u64 = 200_000;
+    let (_, trace) = traced(MIN_BUFFER, || {
+        for _ in 0..CALLS {
+            let _g = Guard::enter(&B);
+        }
+    });
+    let chunks = (MIN_BUFFER / CHUNK_BYTES) as u64;
+    let events = 2 * CALLS;
+    // Whole chunks go, oldest first: the last `chunks` stay (the
+    // newest one partly filled).
+    let filled = events.div_ceil(SLOTS as u64);
+    let kept = (chunks - 1) * SLOTS as u64 + (events - (filled - 1) * SLOTS as u64);
+    assert_eq!(trace.events() as u64, kept);
+    assert_eq!(trace.dropped(), events - kept);
+    assert_eq!(trace.dropped_without_room, 0);
+    let t = &trace.threads[0];
+    assert_eq!(t.dropped, events - kept);
+    // The newest kept, after every dropped one, in begin/end pairs.
+    assert!(t.dropped_until_ticks < t.events[0].ticks);
+    assert!(t.dropped_until_ticks > 0);
+    for pair in t.events.chunks(2) {
+        assert_eq!([pair[0].kind, pair[1].kind], [SPAN_BEGIN, SPAN_END]);
+    }
+}
+
+fn threads_each_have_their_own_stream_and_exited_ones_give_room_back() {
+    // Twice as many threads as the buffer has chunks, one after the
+    // other: each takes a chunk and gives it back as it exits.
+    let threads = 2 * MIN_BUFFER / CHUNK_BYTES;
+    let (snap, trace) = traced(MIN_BUFFER, || {
+        for _ in 0..threads {
+            std::thread::spawn(|| {
+                for _ in 0..5 {
+                    a();
+                }
+            })
+            .join()
+            .unwrap();
+        }
+    });
+    assert_eq!(trace.dropped_without_room, 0);
+    // Every event is kept or counted: 5 calls of a, 10 of b, a thread.
+    assert_eq!(
+        trace.events() as u64 + trace.dropped(),
+        (threads * 30) as u64
+    );
+    // The newest threads' streams are whole.
+    let last = trace.threads.last().unwrap();
+    assert_eq!(last.events.len(), 30);
+    assert_eq!(last.dropped, 0);
+    assert_eq!(name_of(&snap, last.index, last.events[0].arg), "app::a");
+    let mut indices: Vec<u32> = trace.threads.iter().map(|t| t.index).collect();
+    indices.dedup();
+    assert_eq!(indices.len(), trace.threads.len());
+}
+
+fn a_session_without_a_trace_writes_none() {
+    let rec = start(&Config {
+        clock: Some(ClockSource::Tsc),
+        ..Config::default()
+    })
+    .unwrap();
+    a();
+    let (snap, live, trace) = rec.finish_traced();
+    live.close();
+    assert!(trace.is_none());
+    let calls: u64 = snap
+        .threads
+        .iter()
+        .flat_map(|t| &t.nodes)
+        .map(|n| n.calls)
+        .sum();
+    assert_eq!(calls, 3);
+}
