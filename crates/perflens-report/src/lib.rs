@@ -110,6 +110,7 @@ mod percentiles;
 mod table;
 pub mod trace;
 mod tree;
+mod waits;
 
 pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
@@ -120,9 +121,9 @@ pub use format::{
 };
 pub use json::write_json;
 pub use model::{
-    AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped,
-    FunctionKind, FunctionRow, HotPath, KernelTime, Report, ReportMode, ReportOptions, SCHEMA,
-    Segment, ThreadRow,
+    AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT,
+    DEFAULT_WAIT_MIN_NS, Dropped, FunctionKind, FunctionRow, HotPath, KernelTime, Report,
+    ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow, WaitRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;
