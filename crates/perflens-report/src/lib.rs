@@ -128,3 +128,4 @@ pub use model::{
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;
 pub use tree::{FrameNode, FrameTree};
+pub use waits::parse_wait_min;

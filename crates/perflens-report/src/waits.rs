@@ -283,3 +283,52 @@ pub(crate) fn waits(
 pub(crate) fn has_sites(snap: &perflens_core::snapshot::RawSnapshot) -> bool {
     (snap.callsites.iter().skip(2)).any(|c| c.kind == CallsiteKind::Await)
 }
+
+/// Parses a wait threshold (`PERFLENS_WAIT_MIN`, `perflens report
+/// --wait-min`) into ns: a number with a unit, `ns`, `us` (or `µs`), `ms`
+/// or `s` (`500us`, `1.5ms`, `2s`), a bare number meaning ms, `0` for
+/// every site. `None` for anything else (negative, not a number, an
+/// unknown unit, too large).
+pub fn parse_wait_min(s: &str) -> Option<u64> {
+    let s = s.trim();
+    let split = s
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .unwrap_or(s.len());
+    let (number, unit) = s.split_at(split);
+    let scale = match unit.trim() {
+        "" | "ms" => 1e6,
+        "ns" => 1.0,
+        "us" | "µs" => 1e3,
+        "s" => 1e9,
+        _ => return None,
+    };
+    let v: f64 = number.parse().ok()?;
+    let ns = (v * scale).round();
+    (v.is_finite() && (0.0..=u64::MAX as f64).contains(&ns)).then_some(ns as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_wait_min;
+
+    #[test]
+    fn wait_thresholds_parse_with_their_units() {
+        let ms = 1_000_000;
+        for (text, ns) in [
+            ("500us", 500_000),
+            ("500µs", 500_000),
+            ("1ms", ms),
+            (" 1.5 ms ", 1_500_000),
+            ("2s", 2_000 * ms),
+            ("0", 0),
+            ("3", 3 * ms),
+            ("250ns", 250),
+            ("0.5", ms / 2),
+        ] {
+            assert_eq!(parse_wait_min(text), Some(ns), "{text}");
+        }
+        for bad in ["", "ms", "-1ms", "1 h", "1e3", "1..2ms", "x", "99999999999999999999s"] {
+            assert_eq!(parse_wait_min(bad), None, "{bad:?}");
+        }
+    }
+}
