@@ -327,7 +327,16 @@ mod tests {
         ] {
             assert_eq!(parse_wait_min(text), Some(ns), "{text}");
         }
-        for bad in ["", "ms", "-1ms", "1 h", "1e3", "1..2ms", "x", "99999999999999999999s"] {
+        for bad in [
+            "",
+            "ms",
+            "-1ms",
+            "1 h",
+            "1e3",
+            "1..2ms",
+            "x",
+            "99999999999999999999s",
+        ] {
             assert_eq!(parse_wait_min(bad), None, "{bad:?}");
         }
     }
