@@ -94,7 +94,7 @@ impl Merged<'_> {
 }
 
 /// `v * calls / timed`, rounded; 0 when nothing was timed.
-fn scale(v: u64, calls: u64, timed: u64) -> u64 {
+pub(crate) fn scale(v: u64, calls: u64, timed: u64) -> u64 {
     if timed == 0 {
         return 0;
     }
@@ -375,19 +375,18 @@ impl Report {
         };
         // Neither rows nor paths: only the threads and totals, from the
         // threads' own figures.
-        let has_sites = crate::waits::has_sites(snap);
-        let merged = if options.functions || options.hot_paths || has_sites {
+        let merged = if options.functions || options.hot_paths {
             merge_paths(snap)
         } else {
             Vec::new()
         };
         let incl = (snap.alloc)
-            .filter(|_| options.functions || options.hot_paths)
+            .filter(|_| !merged.is_empty())
             .map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
-        let (waits, wait_min_ns) = if has_sites {
+        let (waits, wait_min_ns) = if crate::waits::has_sites(snap) {
             let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
-            crate::waits::waits(&tree, &merged, &names, sites, options, &quantile)
+            crate::waits::waits(&tree, &names, sites, options, &quantile)
         } else {
             (Vec::new(), None)
         };

@@ -32,7 +32,7 @@ use std::collections::HashMap;
 use perflens_core::histogram::Histogram;
 use perflens_core::snapshot::{AwaitSiteInfo, CallsiteKind, Mode};
 
-use crate::build::{Merged, Tree, merge_hist};
+use crate::build::{Tree, merge_hist, scale};
 use crate::model::{ReportOptions, WaitRow};
 
 /// The figures of one site while they are summed.
@@ -47,7 +47,7 @@ struct Acc<'a> {
     hist: Cow<'a, Histogram>,
     /// `(row, awaits)` of the functions enclosing the site's paths.
     enclosing: Vec<(usize, u64)>,
-    /// `(row, (total_ns, calls))` of the function rows that ran right
+    /// `(row, (total_ns, calls + cancelled))` of the function rows right
     /// below.
     children: Vec<(usize, (u64, u64))>,
 }
@@ -99,11 +99,9 @@ fn locate(name: &str, info: Option<&AwaitSiteInfo>) -> (String, u32, u32, String
 /// The Waits rows of a snapshot and the threshold they were filtered
 /// with (`None` when no site ran, or in count mode, where every site that
 /// ran is listed by count). `row_names` are the function rows' names by
-/// row index, `merged` the snapshot's merged paths (empty when they were
-/// not built: then no site has children).
+/// row index.
 pub(crate) fn waits(
     tree: &Tree<'_>,
-    merged: &[Merged<'_>],
     row_names: &[String],
     sites: &[AwaitSiteInfo],
     options: &ReportOptions,
@@ -157,6 +155,31 @@ pub(crate) fn waits(
     for node in snap.threads.iter().flat_map(|t| &t.nodes) {
         let p = node.path as usize;
         let Some(slot) = slot_of_path.get(p).copied().flatten() else {
+            // A function's node right below a site: a measured child,
+            // with its inclusive time as the function rows count it
+            // (outermost nodes, scaled when sampled).
+            let (Some(row), Some(info)) = (
+                tree.row_of_path.get(p).copied().flatten(),
+                snap.paths.get(p),
+            ) else {
+                continue;
+            };
+            let Some(slot) = slot_of_path.get(info.parent as usize).copied().flatten() else {
+                continue;
+            };
+            let all = node.calls.saturating_add(node.cancelled);
+            let wall = node.total_ns.saturating_add(node.cancelled_ns);
+            let total = match snap.mode {
+                _ if node.nested => 0,
+                Mode::Count => 0,
+                Mode::Timed => wall,
+                Mode::Sampled { .. } => scale(
+                    wall,
+                    all,
+                    node.timed_calls.saturating_add(node.timed_cancelled),
+                ),
+            };
+            add_to(&mut accs[slot].children, row, (total, all));
             continue;
         };
         let a = &mut accs[slot];
@@ -174,10 +197,10 @@ pub(crate) fn waits(
             a.measured_ns = a.measured_ns.saturating_add(node.busy_ns);
         }
     }
-    for p in 1..n {
+    for (p, &slot) in slot_of_path.iter().enumerate().skip(1) {
         // The function enclosing a site path: the first ancestor with a
         // row, through other sites.
-        if let Some(slot) = slot_of_path[p] {
+        if let Some(slot) = slot {
             let mut q = snap.paths[p].parent as usize;
             for _ in 0..n {
                 if q == 0 || q >= n {
@@ -189,15 +212,6 @@ pub(crate) fn waits(
                 }
                 q = snap.paths[q].parent as usize;
             }
-            continue;
-        }
-        // A function path that ran right below a site path.
-        let (Some(row), Some(m)) = (tree.row_of_path[p], merged.get(p)) else {
-            continue;
-        };
-        let parent = snap.paths[p].parent as usize;
-        if let (Some(slot), true) = (slot_of_path.get(parent).copied().flatten(), m.ran()) {
-            add_to(&mut accs[slot].children, row, (m.total_ns, m.calls));
         }
     }
     let timing = snap.mode != Mode::Count;
@@ -221,8 +235,10 @@ pub(crate) fn waits(
         let function = (a.enclosing.iter())
             .max_by(|x, y| x.1.cmp(&y.1).then(name_of(y.0).cmp(&name_of(x.0))))
             .map_or(String::new(), |&(row, _)| name_of(row));
+        // Those that ran (a call completed or a future was dropped), by
+        // time; count mode (no time): by calls.
         let mut children = a.children;
-        // By time; count mode (no time): by calls.
+        children.retain(|(_, (_, ran))| *ran > 0);
         children.sort_by(|x, y| y.1.cmp(&x.1).then(name_of(x.0).cmp(&name_of(y.0))));
         let measured_children: Vec<String> = children.iter().map(|&(r, _)| name_of(r)).collect();
         rows.push(WaitRow {
@@ -278,8 +294,7 @@ pub(crate) fn waits(
     }
 }
 
-/// Whether a snapshot has any await callsite (then its merged paths are
-/// needed for the Waits rows).
+/// Whether a snapshot has any await callsite.
 pub(crate) fn has_sites(snap: &perflens_core::snapshot::RawSnapshot) -> bool {
     (snap.callsites.iter().skip(2)).any(|c| c.kind == CallsiteKind::Await)
 }

@@ -359,3 +359,19 @@ fn hostile_snapshots_do_not_panic() {
     }
     let _ = (SITE_C, SITE_D);
 }
+
+#[test]
+fn waits_need_neither_the_function_rows_nor_the_hot_paths() {
+    // As `perflens top` builds its reports: the rows are the same.
+    let snap = waits_fixture(Mode::Timed);
+    let full = report(&snap, &ReportOptions::default());
+    let bare = ReportOptions {
+        functions: false,
+        hot_paths: false,
+        ..Default::default()
+    };
+    let r = report(&snap, &bare);
+    assert!(r.functions.is_empty() && r.paths.is_empty());
+    assert_eq!(r.waits, full.waits);
+    assert_eq!(r.waits[1].measured_children, ["app::query", "app::parse"]);
+}
