@@ -337,7 +337,9 @@ pub struct WaitRow {
     /// 99th percentile of the wait of one completed await.
     pub p99_ns: u64,
     /// Measured time run inside the awaited futures' polls (measured
-    /// functions they called or polled).
+    /// functions they called or polled). In sampled mode, the time of
+    /// the children's timed calls only (not scaled: see
+    /// `measured_children` for what ran).
     pub measured_ns: u64,
     /// Row names of the measured functions that ran directly inside the
     /// awaits here, by their `total_ns` descending.
