@@ -73,9 +73,16 @@ pub(crate) fn list(args: &[String]) -> Result<(), Failure> {
 pub(crate) fn snapshot(args: &[String]) -> Result<(), Failure> {
     let mut which: Option<&str> = None;
     let mut output: Option<&str> = None;
+    let mut options = ReportOptions::default();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
+            "--wait-min" => {
+                let v = it
+                    .next()
+                    .ok_or_else(|| Failure::Usage(format!("{a} needs a value")))?;
+                options.wait_min_ns = crate::wait_min_arg(v)?;
+            }
             "-o" | "--output" => {
                 output = Some(
                     it.next()
@@ -99,7 +106,7 @@ pub(crate) fn snapshot(args: &[String]) -> Result<(), Failure> {
     if let Some(missing) = live.missing() {
         eprintln!("perflens: the snapshot is incomplete: {missing}");
     }
-    let report = live.report(&ReportOptions::default());
+    let report = live.report(&options);
     match output {
         Some(path) => {
             // Written next to the target and renamed: a reader of the

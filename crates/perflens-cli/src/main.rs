@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! perflens list [--clean]
-//! perflens snapshot [PID|PATH] [-o FILE.json]
+//! perflens snapshot [PID|PATH] [-o FILE.json] [--wait-min DURATION]
 //! perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+//!                 [--wait-min DURATION]
 //! ```
 //!
 //! `list` and `snapshot` read live sessions (programs run with
@@ -25,8 +26,9 @@ use perflens_cli::top;
 const USAGE: &str = "\
 usage: perflens list [--clean]
        perflens top [PID|PATH] [--interval MS]
-       perflens snapshot [PID|PATH] [-o FILE.json]
+       perflens snapshot [PID|PATH] [-o FILE.json] [--wait-min DURATION]
        perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
+                       [--wait-min DURATION]
 
   list     the live sessions of this user (programs run with PERFLENS_LIVE=1):
            pid, program, start, threads, state (running, finished, stale)
@@ -41,11 +43,17 @@ usage: perflens list [--clean]
            to FILE or stdout; PID or PATH may be left out when exactly one
            session runs; works on finished sessions kept with
            PERFLENS_LIVE_KEEP=1
+           --wait-min  list the await sites that waited at least this
+                       long in total (default 1ms; 500us, 2s, 0: all;
+                       a bare number is ms)
   report   print the tables of a saved JSON report (PERFLENS_JSON)
            --format  table (default) or json
            --limit   rows per table (default 20; 0: all)
            --sort    order of the function rows: total (default), self,
-                     calls, avg, p50, p95, p99, name, alloc, cpu";
+                     calls, avg, p50, p95, p99, name, alloc, cpu
+           --wait-min  keep the await sites that waited at least this
+                       long in total (the report holds those above its
+                       own threshold, wait_min_ns, only)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -108,6 +116,7 @@ fn report(args: &[String]) -> Result<(), Failure> {
     let mut format = Format::Table;
     let mut limit: Option<usize> = None;
     let mut sort: Option<SortKey> = None;
+    let mut wait_min: Option<u64> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = |name: &str| {
@@ -134,6 +143,7 @@ fn report(args: &[String]) -> Result<(), Failure> {
                 })?);
             }
             "--sort" => sort = Some(sort_key(value("--sort")?)?),
+            "--wait-min" => wait_min = Some(wait_min_arg(value("--wait-min")?)?),
             flag if flag.starts_with("--") => {
                 return Err(Failure::Usage(format!("unknown option `{flag}`")));
             }
@@ -145,6 +155,10 @@ fn report(args: &[String]) -> Result<(), Failure> {
     let mut report = read(path)?;
     if let Some(l) = limit {
         report.limit = (l > 0).then_some(l);
+    }
+    if let (Some(min), true) = (wait_min, report.has_timing()) {
+        report.waits.retain(|w| w.wait_ns >= min);
+        report.wait_min_ns = report.wait_min_ns.map(|m| m.max(min));
     }
     match sort {
         Some(SortKey::Name) => report.functions.sort_by(|a, b| a.name.cmp(&b.name)),
@@ -160,6 +174,15 @@ fn report(args: &[String]) -> Result<(), Failure> {
     }
     .and_then(|()| out.flush())
     .map_err(Failure::Output)
+}
+
+/// The value of `--wait-min`, in ns.
+pub(crate) fn wait_min_arg(v: &str) -> Result<u64, Failure> {
+    perflens_report::parse_wait_min(v).ok_or_else(|| {
+        Failure::Usage(format!(
+            "--wait-min {v}: expected a duration (500us, 1ms, 2s, 0; a bare number is ms)"
+        ))
+    })
 }
 
 /// Reads a report, or says in one line why it cannot.

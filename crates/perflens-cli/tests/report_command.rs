@@ -135,9 +135,77 @@ fn a_wrong_command_line_gets_the_usage_and_exit_code_2() {
         &["report", "x.json", "--format", "yaml"][..],
         &["report", "x.json", "--sort", "colour"][..],
         &["report", "x.json", "--limit"][..],
+        &["report", "x.json", "--wait-min", "soon"][..],
+        &["report", "x.json", "--wait-min", "-1ms"][..],
+        &["snapshot", "--wait-min", "1 h"][..],
     ] {
         let out = perflens(args);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("perflens report FILE.json"));
     }
+}
+
+/// A Waits row of `wait_ns` at `line`.
+fn wait_row(line: u32, wait_ns: u64) -> perflens_report::WaitRow {
+    perflens_report::WaitRow {
+        site: format!("app::outer:{line}"),
+        function: "app::outer".into(),
+        file: "src/app.rs".into(),
+        line,
+        column: 9,
+        expr: "sleep(d)".into(),
+        count: 2,
+        suspended: 2,
+        wait_ns,
+        p50_ns: wait_ns / 2,
+        p99_ns: wait_ns / 2,
+        measured_ns: 0,
+        measured_children: Vec::new(),
+        uninstrumented: true,
+        cancelled: 0,
+    }
+}
+
+#[test]
+fn wait_min_keeps_the_sites_that_waited_that_long() {
+    let (mut report, _) = saved_report();
+    let ms = 1_000_000;
+    report.waits = vec![
+        wait_row(10, 5 * ms),
+        wait_row(11, 2 * ms),
+        wait_row(12, ms / 2),
+    ];
+    report.wait_min_ns = Some(0);
+    let mut json = Vec::new();
+    perflens_report::write_json(&report, &mut json).unwrap();
+    let file = temp("waits.json", &json);
+    let f = file.to_str().unwrap();
+    let lines = |args: &[&str]| -> (Vec<u32>, Option<u64>) {
+        let out = perflens(&[&["report", f, "--format", "json"][..], args].concat());
+        assert!(out.status.success(), "{out:?}");
+        let r = Report::from_json_str(&stdout(&out)).unwrap();
+        (r.waits.iter().map(|w| w.line).collect(), r.wait_min_ns)
+    };
+    assert_eq!(lines(&[]), (vec![10, 11, 12], Some(0)));
+    assert_eq!(lines(&["--wait-min", "1ms"]), (vec![10, 11], Some(ms)));
+    assert_eq!(lines(&["--wait-min", "2"]), (vec![10, 11], Some(2 * ms)));
+    assert_eq!(
+        lines(&["--wait-min", "2001us"]),
+        (vec![10], Some(2_001_000))
+    );
+    assert_eq!(lines(&["--wait-min", "0"]), (vec![10, 11, 12], Some(0)));
+    // The table shows the section.
+    let out = perflens(&["report", f, "--wait-min", "1ms"]);
+    let text = stdout(&out);
+    let rows: Vec<&str> = (text.lines())
+        .skip_while(|l| !l.starts_with("Await "))
+        .skip(2)
+        .take_while(|l| l.starts_with("app::"))
+        .collect();
+    assert_eq!(rows.len(), 2, "{text}");
+    assert!(
+        text.contains("waits ≥ 1.00 ms in total (PERFLENS_WAIT_MIN)"),
+        "{text}"
+    );
+    let _ = std::fs::remove_file(&file);
 }

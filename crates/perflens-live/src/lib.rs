@@ -602,6 +602,7 @@ impl LiveSession {
         };
         Ok(Live {
             snapshot,
+            await_sites: self.names.await_sites(),
             cpu,
             unread_threads: self.unread_threads,
             unpublished_threads: h.unpublished_threads.load(Ordering::Relaxed),
@@ -768,6 +769,9 @@ impl LiveSession {
 #[derive(Clone, Debug)]
 pub struct Live {
     pub snapshot: RawSnapshot,
+    /// Where the await sites named so far are in the source (see
+    /// [`LiveSession::await_sites`]): the report's Waits rows read them.
+    pub await_sites: Vec<perflens_core::AwaitSiteInfo>,
     /// `None` when the session samples no CPU.
     pub cpu: Option<CpuInput>,
     /// Threads that could not be read: they started as the program
@@ -819,7 +823,8 @@ impl Live {
 impl Live {
     /// The report of this snapshot.
     pub fn report(&self, options: &ReportOptions) -> Report {
-        let mut report = Report::from_snapshot(&self.snapshot, options);
+        let mut report =
+            Report::from_snapshot_with_sites(&self.snapshot, &self.await_sites, options);
         if let Some(cpu) = &self.cpu {
             report.add_cpu(&self.snapshot, cpu);
         }

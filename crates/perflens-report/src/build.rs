@@ -33,7 +33,7 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use perflens_core::histogram::{BUCKETS, Histogram};
-use perflens_core::snapshot::{CallsiteKind, Mode, RawSnapshot};
+use perflens_core::snapshot::{AwaitSiteInfo, CallsiteKind, Mode, RawSnapshot};
 
 use crate::model::{
     AllocFigures, AllocTotals, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode,
@@ -94,7 +94,7 @@ impl Merged<'_> {
 }
 
 /// `v * calls / timed`, rounded; 0 when nothing was timed.
-fn scale(v: u64, calls: u64, timed: u64) -> u64 {
+pub(crate) fn scale(v: u64, calls: u64, timed: u64) -> u64 {
     if timed == 0 {
         return 0;
     }
@@ -114,6 +114,13 @@ fn mean(sum: u64, n: u64) -> u64 {
     }
 }
 
+/// Whether `path` is an await site's path.
+fn is_await_path(snap: &RawSnapshot, path: u32) -> bool {
+    (snap.paths.get(path as usize))
+        .and_then(|p| snap.callsites.get(p.callsite as usize))
+        .is_some_and(|c| c.kind == CallsiteKind::Await)
+}
+
 pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged<'_>> {
     let mut merged = vec![Merged::default(); snap.paths.len()];
     for node in snap.threads.iter().flat_map(|t| &t.nodes) {
@@ -130,10 +137,14 @@ pub(crate) fn merge_paths(snap: &RawSnapshot) -> Vec<Merged<'_>> {
         m.max_depth = m.max_depth.max(node.max_depth);
         merge_hist(&mut m.hist_total, &node.hist_total);
         merge_hist(&mut m.hist_self, &node.hist_self);
+        // An await site's waits are timed in every mode but count (see
+        // `perflens_core::awaits`): its figures are never scaled.
         let (timed, timed_cancelled) = match snap.mode {
             Mode::Count => continue,
-            Mode::Timed => (node.calls, node.cancelled),
-            Mode::Sampled { .. } => (node.timed_calls, node.timed_cancelled),
+            Mode::Sampled { .. } if !is_await_path(snap, node.path) => {
+                (node.timed_calls, node.timed_cancelled)
+            }
+            Mode::Timed | Mode::Sampled { .. } => (node.calls, node.cancelled),
         };
         m.timed_calls += timed;
         m.timed_cancelled += timed_cancelled;
@@ -335,7 +346,25 @@ impl Tree<'_> {
 impl Report {
     /// Builds the report of a snapshot. Never fails: malformed parts of
     /// the snapshot are left out.
+    ///
+    /// The Waits rows ([`Report::waits`]) then have no expression and
+    /// take their file, line and column from the sites' callsite names:
+    /// [`Report::from_snapshot_with_sites`] gives them the program's
+    /// await-site table.
     pub fn from_snapshot(snap: &RawSnapshot, options: &ReportOptions) -> Report {
+        Report::from_snapshot_with_sites(snap, &[], options)
+    }
+
+    /// [`Report::from_snapshot`], with where the await sites of the
+    /// snapshot are in the source: `perflens_core::await_sites()` in the
+    /// program, `LiveSession::await_sites()` (perflens-live) from a live
+    /// session. A site missing from `sites` is read from its callsite
+    /// name (`file:line:col`) with an empty expression.
+    pub fn from_snapshot_with_sites(
+        snap: &RawSnapshot,
+        sites: &[AwaitSiteInfo],
+        options: &ReportOptions,
+    ) -> Report {
         let percentiles = sanitize_percentiles(&options.percentiles);
         let timing = snap.mode != Mode::Count;
         let quantile = |h: &Histogram, p: f64| -> u64 {
@@ -355,6 +384,12 @@ impl Report {
             .filter(|_| !merged.is_empty())
             .map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
+        let (waits, wait_min_ns) = if crate::waits::has_sites(snap) {
+            let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+            crate::waits::waits(&tree, &names, sites, options, &quantile)
+        } else {
+            (Vec::new(), None)
+        };
         let functions = if options.functions {
             function_rows(&tree, rows, &merged, incl.as_ref(), &percentiles, &quantile)
         } else {
@@ -404,6 +439,8 @@ impl Report {
             functions,
             paths,
             alloc_paths,
+            waits,
+            wait_min_ns,
             threads,
             dropped,
             path_capacity: snap.path_capacity,

@@ -33,6 +33,16 @@ impl Grid {
         }
     }
 
+    /// Left-aligns the columns `cols` (text) too.
+    pub(crate) fn left(mut self, cols: &[usize]) -> Grid {
+        for &c in cols {
+            if let Some(a) = self.aligns.get_mut(c) {
+                *a = Align::Left;
+            }
+        }
+        self
+    }
+
     /// Adds a row; missing trailing cells are blank.
     pub(crate) fn row(&mut self, cells: Vec<String>) {
         self.rows.push(cells);

@@ -4,7 +4,7 @@
 //! The runtime (`perflens-core`) hands over a
 //! [`RawSnapshot`](perflens_core::snapshot::RawSnapshot): every thread's
 //! calling-context tree, copied. [`Report::from_snapshot`] merges the
-//! threads and derives three views of it:
+//! threads and derives these views of it:
 //!
 //! - [`FunctionRow`]s: one flat row per function name, with calls, mean
 //!   and percentile latency, inclusive time (outermost frames only, so
@@ -15,6 +15,12 @@
 //!   leaf itself ([`Report::paths_by_time_spent`]), not by wall time;
 //! - a [`FrameTree`] (made apart, [`FrameTree::from_snapshot`]): the
 //!   hot paths' segments as one tree of frames, each shared prefix once;
+//! - [`WaitRow`]s ([`Report::waits`]): the await sites of measured
+//!   futures that waited at least [`ReportOptions::wait_min_ns`], with
+//!   their waits (never scaled) and the measured functions that ran
+//!   inside them, or none (`uninstrumented`); where each site is in the
+//!   source comes from the program's await-site table
+//!   ([`Report::from_snapshot_with_sites`]);
 //! - [`ThreadRow`]s and [`Dropped`]: what each thread recorded and what did
 //!   not fit;
 //! - when the counting allocator is installed
@@ -110,6 +116,7 @@ mod percentiles;
 mod table;
 pub mod trace;
 mod tree;
+mod waits;
 
 pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
@@ -120,10 +127,11 @@ pub use format::{
 };
 pub use json::write_json;
 pub use model::{
-    AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT, Dropped,
-    FunctionKind, FunctionRow, HotPath, KernelTime, Report, ReportMode, ReportOptions, SCHEMA,
-    Segment, ThreadRow,
+    AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT,
+    DEFAULT_WAIT_MIN_NS, Dropped, FunctionKind, FunctionRow, HotPath, KernelTime, Report,
+    ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow, WaitRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use table::write_table;
 pub use tree::{FrameNode, FrameTree};
+pub use waits::parse_wait_min;

@@ -54,7 +54,15 @@ pub struct ReportOptions {
     /// live view showing the hot paths' tree or the threads does not
     /// need them.
     pub functions: bool,
+    /// Await sites are listed in [`Report::waits`] when they waited at
+    /// least this long in total, in ns (default [`DEFAULT_WAIT_MIN_NS`],
+    /// `PERFLENS_WAIT_MIN`; 0 lists every site that ran). Not applied in
+    /// count mode, where no wait was measured.
+    pub wait_min_ns: u64,
 }
+
+/// The default of [`ReportOptions::wait_min_ns`]: 1 ms.
+pub const DEFAULT_WAIT_MIN_NS: u64 = 1_000_000;
 
 impl Default for ReportOptions {
     fn default() -> Self {
@@ -63,6 +71,7 @@ impl Default for ReportOptions {
             limit: Some(DEFAULT_LIMIT),
             hot_paths: true,
             functions: true,
+            wait_min_ns: DEFAULT_WAIT_MIN_NS,
         }
     }
 }
@@ -126,6 +135,18 @@ pub struct Report {
     /// `paths`). These paths carry no CPU figures (their `cpu` is `None`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc_paths: Option<Vec<HotPath>>,
+    /// Await sites (`expr.await` inside a measured future) that waited at
+    /// least [`Report::wait_min_ns`] in total, by `wait_ns` descending
+    /// (count mode: every site that ran, by `count`). Empty, and left out
+    /// of the JSON, when the program has no await site that ran or none
+    /// waited that long, so reports of sync programs are unchanged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<WaitRow>,
+    /// The threshold [`Report::waits`] was filtered with, in ns
+    /// ([`ReportOptions::wait_min_ns`]): present when some await site ran
+    /// (and the mode measured time), absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_min_ns: Option<u64>,
     /// Threads in registration order.
     pub threads: Vec<ThreadRow>,
     /// Calls and frames that could not be recorded in full.
@@ -275,6 +296,59 @@ impl FunctionRow {
 
 fn percent_of(part: u64, total: u64) -> Option<f64> {
     (total > 0).then(|| part as f64 * 100.0 / total as f64)
+}
+
+/// One await site: every await at one `expr.await` in the source, over
+/// every calling context and thread.
+///
+/// Its figures come straight from the site's nodes and are never scaled:
+/// waits are timed in sampled mode too. In count mode every duration is
+/// 0.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WaitRow {
+    /// The site's short name: the enclosing function's row name and the
+    /// line (`app::handler:42`), with `:column` added when another site
+    /// reads the same; `file:line` when no measured function encloses
+    /// it.
+    pub site: String,
+    /// Row name of the measured function (or block) whose future awaits
+    /// here; empty when none does.
+    pub function: String,
+    /// Source file of the `.await`, as `file!()` spells it.
+    pub file: String,
+    /// 1-based line of the `.await`.
+    pub line: u32,
+    /// 1-based column of the `.await`.
+    pub column: u32,
+    /// The awaited expression's text, shortened; empty when unknown.
+    pub expr: String,
+    /// Awaits: completed ones plus those dropped while suspended
+    /// (`cancelled`).
+    pub count: u64,
+    /// Times an await here returned `Pending` (suspensions), summed.
+    pub suspended: u64,
+    /// Total time the awaits here waited: over every suspension, from
+    /// the `Pending` return to the re-poll, cancelled awaits included
+    /// (outermost calling contexts only, so a recursion counts once).
+    pub wait_ns: u64,
+    /// Median wait of one completed await (an await that never suspended
+    /// waited 0).
+    pub p50_ns: u64,
+    /// 99th percentile of the wait of one completed await.
+    pub p99_ns: u64,
+    /// Measured time run inside the awaited futures' polls (measured
+    /// functions they called or polled). In sampled mode, the time of
+    /// the children's timed calls only (not scaled: see
+    /// `measured_children` for what ran).
+    pub measured_ns: u64,
+    /// Row names of the measured functions that ran directly inside the
+    /// awaits here, by their `total_ns` descending.
+    pub measured_children: Vec<String>,
+    /// True when the awaits here ran no measured code at all: what they
+    /// waited on is not measured (measure the awaited function).
+    pub uninstrumented: bool,
+    /// Awaits dropped while suspended (in `count`).
+    pub cancelled: u64,
 }
 
 /// One hot path: a chain of frames from a top-level function to a leaf

@@ -1,6 +1,7 @@
 //! The terminal report: a header line, an overflow warning when anything
 //! was lost, the timing table, the async table (only when there are
-//! futures) and the hot paths; then, when CPU samples were added, the CPU
+//! futures), the await sites that waited (only when there are any: see
+//! [`Report::waits`]) and the hot paths; then, when CPU samples were added, the CPU
 //! section: a line with the sampling totals and the functions by CPU self
 //! time (or one line saying why sampling was unavailable); then, when
 //! allocations were counted, the allocation section: functions by
@@ -20,6 +21,7 @@ use crate::format::{bytes, count, duration, percent, signed_bytes, truncate_left
 use crate::grid::Grid;
 use crate::model::{
     AllocTotals, CpuSummary, FunctionRow, HotPath, KernelTime, Report, ReportMode, ThreadRow,
+    WaitRow,
 };
 use crate::percentiles::percentile_label;
 
@@ -27,6 +29,14 @@ use crate::percentiles::percentile_label;
 const NAME_WIDTH: usize = 48;
 /// Widest hot path (`a -> b -> c`) before its frames are shortened.
 const PATH_WIDTH: usize = 72;
+/// Widest awaited expression in the Waits table.
+const EXPR_WIDTH: usize = 40;
+/// Measured children named in a Waits row before `+N more`.
+const CHILDREN_SHOWN: usize = 3;
+/// What the Waits table says of a site whose awaits ran no measured code.
+pub(crate) const UNINSTRUMENTED: &str =
+    "uninstrumented: measure the awaited function (#[perflens::measure])";
+
 /// Widest hot path in the allocation table, whose seven columns fit in
 /// 120 columns with it.
 const ALLOC_PATH_WIDTH: usize = 44;
@@ -52,6 +62,10 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     if report.functions.iter().any(FunctionRow::is_async) {
         writeln!(w)?;
         async_table(report, w)?;
+    }
+    if !report.waits.is_empty() {
+        writeln!(w)?;
+        waits_table(report, w)?;
     }
     if !report.paths.is_empty() {
         writeln!(w)?;
@@ -351,6 +365,73 @@ fn async_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     }
     grid.write(w)?;
     more(w, rows.len() - n, "async functions")
+}
+
+/// `s` cut to at most `max` columns on the right, the cut marked `…`.
+fn truncate_right(s: &str, max: usize) -> String {
+    if width(s) <= max {
+        return s.to_string();
+    }
+    let keep: String = s.chars().take(max.saturating_sub(1)).collect();
+    format!("{keep}…")
+}
+
+/// A Waits row's last cell: what ran inside its awaits.
+fn measured_inside(row: &WaitRow) -> String {
+    if row.uninstrumented {
+        return UNINSTRUMENTED.to_string();
+    }
+    if row.measured_children.is_empty() {
+        return format!("measured code, {}", duration(row.measured_ns));
+    }
+    let short = distinct_tails(&row.measured_children, 1);
+    let mut cell = short[..short.len().min(CHILDREN_SHOWN)].join(", ");
+    if short.len() > CHILDREN_SHOWN {
+        cell.push_str(&format!(", +{} more", short.len() - CHILDREN_SHOWN));
+    }
+    cell
+}
+
+/// The await sites that waited (the report's order: by total wait; count
+/// mode: by count), what ran inside them, and a footnote on what is
+/// listed.
+fn waits_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Await",
+        "Expr",
+        "Count",
+        "Wait",
+        "p50",
+        "p99",
+        "Measured inside",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into()).left(&[1, 6]);
+    let n = shown(report, report.waits.len());
+    for row in &report.waits[..n] {
+        grid.row(vec![
+            truncate_left(&row.site, NAME_WIDTH),
+            truncate_right(&row.expr, EXPR_WIDTH),
+            count(row.count),
+            time_cell(report, row.wait_ns, false),
+            time_cell(report, row.p50_ns, false),
+            time_cell(report, row.p99_ns, false),
+            measured_inside(row),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, report.waits.len() - n, "await sites")?;
+    let what = match (report.has_timing(), report.wait_min_ns) {
+        (false, _) => "no clock: wait times not measured; sites by count".to_string(),
+        (true, Some(min)) => format!(
+            "waits ≥ {} in total (PERFLENS_WAIT_MIN), by total wait",
+            duration(min)
+        ),
+        (true, None) => "by total wait".to_string(),
+    };
+    writeln!(
+        w,
+        "Await sites: {what}; awaits inside macros and nested async blocks are not sites."
+    )
 }
 
 /// Hot paths by the time spent in their leaf ([`Report::paths_by_time_spent`]),

@@ -4,7 +4,7 @@
 mod common;
 
 use common::schema::{documented_example, pattern_matches, report_schema, validate};
-use common::{SnapBuilder, alloc_fixture, fixture, json};
+use common::{SnapBuilder, alloc_fixture, fixture, json, waits_fixture};
 use perflens_core::snapshot::Mode;
 use perflens_report::{Report, ReportError, ReportOptions};
 use serde_json::Value;
@@ -31,6 +31,10 @@ fn all_reports() -> Vec<Report> {
         &alloc_fixture(1),
         &ReportOptions::default(),
     ));
+    // With a Waits section.
+    let waits = Report::from_snapshot(&waits_fixture(Mode::Timed), &ReportOptions::default());
+    assert_eq!(waits.waits.len(), 3);
+    out.push(waits);
     out
 }
 

@@ -282,3 +282,9 @@ fn empty_session_says_so() {
         "[perflens] 1.00 s | timed | tsc | 1 thread\n[perflens] no instrumented calls were recorded.\n"
     );
 }
+
+#[test]
+fn async_session_lists_its_waits() {
+    let snap = common::waits_fixture(Mode::Timed);
+    check_golden("waits.txt", &table(&snap, &ReportOptions::default()));
+}

@@ -158,12 +158,12 @@ pub(crate) fn write_json_env(report: &Report) {
     }
 }
 
-/// Applies `PERFLENS_PERCENTILES` and `PERFLENS_LIMIT`.
+/// Applies `PERFLENS_PERCENTILES`, `PERFLENS_LIMIT` and
+/// `PERFLENS_WAIT_MIN`.
 pub(crate) fn apply_report_env(options: &mut ReportOptions) {
-    if let Ok(v) = std::env::var("PERFLENS_PERCENTILES") {
-        if v.trim().is_empty() {
-            return;
-        }
+    // An empty variable is unset.
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    if let Some(v) = var("PERFLENS_PERCENTILES") {
         let parsed: Result<Vec<f64>, _> = v
             .split(',')
             .map(|p| p.trim().trim_start_matches('p').parse::<f64>())
@@ -177,11 +177,18 @@ pub(crate) fn apply_report_env(options: &mut ReportOptions) {
             ),
         }
     }
-    if let Ok(v) = std::env::var("PERFLENS_LIMIT") {
+    if let Some(v) = var("PERFLENS_LIMIT") {
         match v.trim().parse::<usize>() {
             Ok(n) => options.limit = Some(n),
-            Err(_) if v.trim().is_empty() => {}
             Err(_) => eprintln!("[perflens] PERFLENS_LIMIT={v} is not a whole number; ignored."),
+        }
+    }
+    if let Some(v) = var("PERFLENS_WAIT_MIN") {
+        match perflens_report::parse_wait_min(&v) {
+            Some(ns) => options.wait_min_ns = ns,
+            None => eprintln!(
+                "[perflens] PERFLENS_WAIT_MIN={v} is not a duration (500us, 1ms, 2s, 0; a bare number is ms); ignored."
+            ),
         }
     }
 }

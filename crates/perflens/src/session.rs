@@ -101,6 +101,14 @@ impl SessionBuilder {
         self
     }
 
+    /// The report's Waits section lists the await sites that waited at
+    /// least this long in total (default 1 ms, the same as
+    /// `PERFLENS_WAIT_MIN`); zero lists every site that ran.
+    pub fn wait_min(mut self, wait: std::time::Duration) -> Self {
+        self.options.wait_min_ns = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+        self
+    }
+
     /// Also sample every thread's CPU time (feature `cpu`; off by default
     /// for sessions, on under `#[perflens::main]`): the report gains a CPU
     /// section, and `finish` writes `PERFLENS_PPROF`,
@@ -241,7 +249,7 @@ impl Session {
         // `snap` is dropped.)
         let _internal = perflens_core::Internal::enter();
         let snap = self.recording.snapshot();
-        Report::from_snapshot(&snap, &self.options)
+        Report::from_snapshot_with_sites(&snap, &perflens_core::await_sites(), &self.options)
     }
 
     /// The raw per-thread data recorded so far.
@@ -270,7 +278,8 @@ impl Session {
         let cpu = self.cpu.take().map(crate::cpu::CpuSession::stop);
         let (snap, live) = self.recording.finish_live();
         let _internal = perflens_core::Internal::enter();
-        let mut report = Report::from_snapshot(&snap, &self.options);
+        let sites = perflens_core::await_sites();
+        let mut report = Report::from_snapshot_with_sites(&snap, &sites, &self.options);
         #[cfg(feature = "cpu")]
         if let Some(cpu) = cpu {
             let input = cpu.finish(&snap, &mut report);
@@ -291,7 +300,7 @@ impl Session {
         self.recording.live_dir()
     }
 
-    /// Report options in force (percentiles, limit).
+    /// Report options in force (percentiles, limit, wait threshold).
     pub fn options(&self) -> &ReportOptions {
         &self.options
     }

@@ -518,3 +518,81 @@ pub fn full_fixture() -> (RawSnapshot, CpuInput) {
     };
     (b.build(), cpu)
 }
+
+/// Await sites of `waits_fixture`: `src/app.rs`, lines 12, 14 (twice)
+/// and 20.
+pub const SITE_A: &str = "src/app.rs:12:9";
+pub const SITE_B: &str = "src/app.rs:14:9";
+pub const SITE_C: &str = "src/app.rs:20:5";
+pub const SITE_D: &str = "src/app.rs:14:30";
+
+/// A timed session on two threads where `app::handler` (async) awaits at
+/// four sites; ms figures:
+///
+/// ```text
+/// site  thread  calls  timed (waits)       cancelled (wait)  busy  below it
+/// A     main    4      3 x 10              1 (5)             0     -
+/// A     worker  2      2 x 2               -                 0     -
+/// B     main    4      1 x 3               -                 8     query (4 calls, 8), parse (2, 1),
+///                                                                  idle (never ran), query > decode
+/// C     main    10     1 x 0.5             -                 0     -
+/// D     main    1      1 x 2               -                 0     -
+/// ```
+///
+/// So A: count 7, wait 39, p50 of [0, 2, 2, 10, 10, 10] (2), uninstrumented;
+/// B: count 4, wait 3, children [query, parse]; C: wait 0.5 (below 1 ms);
+/// D: count 1, wait 2, uninstrumented.
+pub fn waits_fixture(mode: Mode) -> RawSnapshot {
+    let ms = 1_000_000u64;
+    let mut b = SnapBuilder::new(mode);
+    let main = b.thread("main");
+    let worker = b.thread("worker");
+    b.callsite("app::handler", CallsiteKind::Async);
+    b.callsite(SITE_A, CallsiteKind::Await);
+    b.callsite(SITE_B, CallsiteKind::Await);
+    b.callsite(SITE_C, CallsiteKind::Await);
+    b.callsite(SITE_D, CallsiteKind::Await);
+    b.callsite("app::query", CallsiteKind::Async);
+    let h = b.node(main, &["app::handler"], 4, 80 * ms, 10 * ms);
+    (h.polls, h.busy_ns) = (20, 20 * ms);
+    let h = b.node(worker, &["app::handler"], 2, 10 * ms, 2 * ms);
+    (h.polls, h.busy_ns) = (4, 2 * ms);
+    let a = b.sampled_node(main, &["app::handler", SITE_A], 4, 3, 30 * ms, 0);
+    (a.polls, a.cancelled, a.timed_cancelled, a.cancelled_ns) = (4, 1, 1, 5 * ms);
+    b.sampled_node(worker, &["app::handler", SITE_A], 2, 2, 4 * ms, 0)
+        .polls = 2;
+    let s = b.sampled_node(main, &["app::handler", SITE_B], 4, 1, 3 * ms, 0);
+    (s.polls, s.busy_ns) = (1, 8 * ms);
+    b.node(
+        main,
+        &["app::handler", SITE_B, "app::query"],
+        4,
+        8 * ms,
+        6 * ms,
+    )
+    .polls = 4;
+    b.node(main, &["app::handler", SITE_B, "app::parse"], 2, ms, ms);
+    b.node(main, &["app::handler", SITE_B, "app::idle"], 0, 0, 0);
+    b.node(
+        main,
+        &["app::handler", SITE_B, "app::query", "app::decode"],
+        4,
+        ms,
+        ms,
+    );
+    b.sampled_node(main, &["app::handler", SITE_C], 10, 1, ms / 2, 0)
+        .polls = 1;
+    b.sampled_node(main, &["app::handler", SITE_D], 1, 1, 2 * ms, 0)
+        .polls = 3;
+    if mode == Mode::Count {
+        for t in &mut b.snap.threads {
+            for n in &mut t.nodes {
+                (n.timed_calls, n.timed_cancelled) = (0, 0);
+                (n.total_ns, n.self_ns, n.busy_ns, n.cancelled_ns) = (0, 0, 0, 0);
+                n.hist_total = Histogram::new();
+                n.hist_self = Histogram::new();
+            }
+        }
+    }
+    b.build()
+}
