@@ -199,6 +199,24 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
     })
 }
 
+/// The path of each node of one of this process's blocks (index = node,
+/// the nested-node flag cleared), with the block's thread index; `None`
+/// when the block belongs to another session. What a trace's events
+/// name their nodes by.
+pub(crate) fn node_paths(block: Block, epoch: u32) -> Option<(u32, Vec<u32>)> {
+    let g = Geometry::of(block);
+    let h = block.header();
+    if h.epoch.load(Ordering::Acquire) != epoch {
+        return None;
+    }
+    let count = h.node_count.load(Ordering::Acquire).min(g.node_cap);
+    let paths = (0..count)
+        // SAFETY: i < node_count <= node_cap, of this block's geometry.
+        .map(|i| unsafe { block.node_in(&g, i) }.path.load(Ordering::Relaxed) & !NESTED_NODE)
+        .collect();
+    Some((h.thread_index, paths))
+}
+
 /// What a thread allocated and freed since its last frame boundary
 /// (with the `alloc` feature, allocations are charged to nodes at frame
 /// boundaries: see `frame::boundary`), and the node it belongs to: the

@@ -70,6 +70,9 @@ pub struct ThreadTrace {
     pub dropped: u64,
     /// The ticks of the last event dropped (0: none).
     pub dropped_until_ticks: u64,
+    /// The path of each node of the thread's block (index = node: an
+    /// event's `arg`), to name its events.
+    pub node_paths: Vec<u32>,
 }
 
 /// A session's trace, taken at its end.
@@ -77,6 +80,10 @@ pub struct ThreadTrace {
 pub struct RawTrace {
     /// The buffer's size.
     pub buffer_bytes: usize,
+    /// The clock's ticks when the session started: a timeline's zero.
+    pub start_ticks: u64,
+    /// The clock's ticks when it ended.
+    pub end_ticks: u64,
     /// The threads that wrote events, by index.
     pub threads: Vec<ThreadTrace>,
     /// Events dropped because no chunk could be taken at all (more
@@ -116,6 +123,8 @@ struct Pool {
     dropped_without_room: AtomicU64,
     /// The session the pool records for (its epoch; odd: none).
     epoch: AtomicU32,
+    /// The clock when that session started.
+    start_ticks: AtomicU64,
 }
 
 // SAFETY: `base` points into a mapping that lives for the process (never
@@ -183,6 +192,7 @@ pub(crate) fn begin(epoch: u32, buffer_bytes: usize) -> bool {
                 state: Mutex::new(State::default()),
                 dropped_without_room: AtomicU64::new(0),
                 epoch: AtomicU32::new(1),
+                start_ticks: AtomicU64::new(0),
             }))
         }
     };
@@ -194,6 +204,8 @@ pub(crate) fn begin(epoch: u32, buffer_bytes: usize) -> bool {
         };
     }
     pool.dropped_without_room.store(0, Ordering::Relaxed);
+    pool.start_ticks
+        .store(crate::clock::now(), Ordering::Relaxed);
     pool.epoch.store(epoch, Ordering::Release);
     POOL.store(pool as *const Pool as *mut Pool, Ordering::Release);
     true
@@ -358,6 +370,7 @@ fn decode(chunk: &Chunk, f: &mut dyn FnMut(Event)) -> (u64, u64) {
 pub(crate) fn finish(epoch: u32) -> Option<RawTrace> {
     let pool = pool_of(epoch)?;
     let _internal = crate::alloc::Internal::enter();
+    let end_ticks = crate::clock::now();
     pool.epoch.store(1, Ordering::Release);
     let mut st = lock(pool);
     let mut threads: Vec<ThreadTrace> = Vec::new();
@@ -389,16 +402,29 @@ pub(crate) fn finish(epoch: u32) -> Option<RawTrace> {
         }
     }
     threads.sort_by_key(|t| t.index);
-    let trace = RawTrace {
-        buffer_bytes: pool.chunks * CHUNK_BYTES,
-        threads,
-        dropped_without_room: pool.dropped_without_room.load(Ordering::Relaxed),
-    };
+    let dropped_without_room = pool.dropped_without_room.load(Ordering::Relaxed);
     *st = State::default();
     // SAFETY: the whole mapping; a thread still writing its last event
     // writes atomics into a page that reads back as zero from here on,
     // never outside the mapping.
     unsafe { crate::memory::release(pool.base.cast(), pool.chunks * CHUNK_BYTES) };
+    // Released before the thread registry is taken: `fork` takes the
+    // registry first.
+    drop(st);
+    thread::for_each_block(|entry| {
+        if let Some((index, paths)) = crate::read::node_paths(entry.block, epoch) {
+            if let Ok(at) = threads.binary_search_by_key(&index, |t| t.index) {
+                threads[at].node_paths = paths;
+            }
+        }
+    });
+    let trace = RawTrace {
+        buffer_bytes: pool.chunks * CHUNK_BYTES,
+        start_ticks: pool.start_ticks.load(Ordering::Relaxed),
+        end_ticks,
+        threads,
+        dropped_without_room,
+    };
     Some(trace)
 }
 
