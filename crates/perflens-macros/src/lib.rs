@@ -122,6 +122,7 @@
 use proc_macro::TokenStream;
 
 mod args;
+mod awaits;
 mod block;
 mod main_fn;
 mod measure;
