@@ -72,7 +72,16 @@ impl VisitMut for Rewriter {
         // The call is spanned at the `.await`: an error about what cannot
         // be awaited points there.
         let awaited = quote_spanned!(await_token.span=> ::perflens::__private::awaited);
-        let inner = std::mem::replace(&mut **base, Expr::Verbatim(TokenStream2::new()));
+        let mut inner = std::mem::replace(&mut **base, Expr::Verbatim(TokenStream2::new()));
+        // `(a + b).await` needs its parentheses, an argument does not
+        // (`unused_parens` would fire on the user's code).
+        if let Expr::Paren(paren) = inner {
+            inner = if paren.attrs.is_empty() {
+                *paren.expr
+            } else {
+                Expr::Paren(paren)
+            };
+        }
         **base = Expr::Verbatim(quote!(#awaited(#site, #inner)));
     }
 
