@@ -126,7 +126,7 @@ impl VisitMut for Elider {
     }
     fn visit_expr_closure_mut(&mut self, closure: &mut syn::ExprClosure) {
         let marker = syn::Ident::new(ELIDED, Span::call_site());
-        closure.body = Box::new(Expr::Verbatim(quote!({ #marker })));
+        *closure.body = Expr::Verbatim(quote!({ #marker }));
     }
     fn visit_item_mut(&mut self, _: &mut syn::Item) {}
     fn visit_macro_mut(&mut self, _: &mut syn::Macro) {}
