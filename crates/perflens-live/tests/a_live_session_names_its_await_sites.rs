@@ -85,5 +85,8 @@ fn a_live_session_names_its_await_sites() {
     // refined at the session's end, the program's snapshot the one of
     // its moment: nanoseconds may differ in the last digits.
     let (a, b) = (live_node.3 as f64, own_node.3 as f64);
-    assert!((a - b).abs() <= 1.0 + b * 1e-3, "{live_node:?} {own_node:?}");
+    assert!(
+        (a - b).abs() <= 1.0 + b * 1e-3,
+        "{live_node:?} {own_node:?}"
+    );
 }
