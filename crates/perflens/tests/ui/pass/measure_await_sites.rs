@@ -101,6 +101,21 @@ impl Conn {
     }
 }
 
+/// A site in a generic function is one static for every instance.
+#[perflens::measure]
+async fn generic<T: Clone + Send>(t: T) -> (T, T) {
+    (ready(t.clone()).await, t)
+}
+
+/// Recursion through a boxed future.
+#[perflens::measure]
+async fn depth(n: u32) -> u32 {
+    if n == 0 {
+        return 0;
+    }
+    1 + Box::pin(depth(n - 1)).await
+}
+
 fn assert_send<T: Send>(t: T) -> T {
     t
 }
@@ -121,5 +136,8 @@ fn main() {
         let mut conn = Conn { rows: Vec::new() };
         assert_eq!(conn.first("k").await.map(String::as_str), Some("k"));
         assert_eq!(conn.all().await, 3);
+        assert_eq!(generic(1u8).await, (1, 1));
+        assert_eq!(generic("s").await, ("s", "s"));
+        assert_eq!(tokio::spawn(assert_send(depth(3))).await.unwrap(), 3);
     });
 }
