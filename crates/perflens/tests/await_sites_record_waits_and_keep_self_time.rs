@@ -69,7 +69,10 @@ fn spin(ms: u64) {
     }
 }
 
-const LEAF_MS: u64 = 3;
+/// Large enough that the children's time wrongly kept by the awaiting
+/// function (2 x LEAF_MS a run) stands above the preemptions a loaded
+/// machine adds to wall times (several ms over a run on 2 busy cores).
+const LEAF_MS: u64 = 10;
 const OWN_MS: u64 = 5;
 const SUSPEND: u32 = 4;
 const GAP: Duration = Duration::from_millis(2);
@@ -248,14 +251,15 @@ fn a_site_counts_its_awaits_and_keeps_the_awaiting_self_time() {
     assert_eq!((t.calls, t.polls), (f.calls, f.polls));
     assert!(f.self_ns >= RUNS * OWN_MS * ms, "{f:?}");
     // Without the children's time passed back, the sites' function would
-    // claim 2 x LEAF_MS more a run.
+    // claim 2 x LEAF_MS more a run: allow half of that.
+    let tolerance = RUNS * LEAF_MS * ms;
     assert!(
-        f.self_ns.abs_diff(t.self_ns) < 2 * ms,
+        f.self_ns.abs_diff(t.self_ns) < tolerance,
         "self {} vs twin {}",
         f.self_ns,
         t.self_ns
     );
-    assert!(f.total_ns.abs_diff(t.total_ns) < 3 * ms, "{f:?} {t:?}");
+    assert!(f.total_ns.abs_diff(t.total_ns) < tolerance, "{f:?} {t:?}");
 
     // Sites are no function rows, and hot paths keep their frames.
     assert!(report.functions.iter().all(|r| !r.name.contains(file!())));
