@@ -182,15 +182,18 @@ impl Printer {
                     self.last = Last::Word;
                 }
                 TokenTree::Group(group) => self.group(group),
-                TokenTree::Punct(_) => {
+                TokenTree::Punct(first) => {
                     // A joint run of punctuation is one operator (`::`,
-                    // `=>`, `!=`, `..=`).
-                    let mut op = String::new();
-                    while let Some(TokenTree::Punct(p)) = tokens.get(i) {
-                        op.push(p.as_char());
-                        if p.spacing() == Spacing::Alone {
+                    // `=>`, `!=`, `..=`). A lifetime's `'` is joint to
+                    // the identifier after it, which the next turn prints.
+                    let mut op = String::from(first.as_char());
+                    let mut spacing = first.spacing();
+                    while spacing == Spacing::Joint {
+                        let Some(TokenTree::Punct(next)) = tokens.get(i + 1) else {
                             break;
-                        }
+                        };
+                        op.push(next.as_char());
+                        spacing = next.spacing();
                         i += 1;
                     }
                     self.punct(&op);
@@ -223,7 +226,7 @@ impl Printer {
             // Calls and indexing glue: `f(x)`, `a[0]`, `m!(x)`, `f::<T>(x)`,
             // `(a)(b)`; otherwise spaced: `x = (a, b)`, `return (a)`.
             let glued = matches!(self.last, Last::Open | Last::Glue | Last::Close)
-                || (self.last == Last::Word && !starts_with_keyword_before_group(&self.out));
+                || (self.last == Last::Word && !ends_with_keyword(&self.out));
             self.space_unless(glued);
         }
         self.out.push_str(open);
@@ -245,7 +248,7 @@ impl Printer {
 
     fn punct(&mut self, op: &str) {
         match op {
-            "." | "::" => {
+            "." | "::" | ".." | "..=" => {
                 self.last = Last::Glue;
                 self.out.push_str(op);
                 return;
@@ -258,6 +261,13 @@ impl Printer {
             "," | ";" | ":" => {
                 self.out.push_str(op);
                 self.last = Last::Spaced;
+                return;
+            }
+            "'" => {
+                // A lifetime: `&'a str`, `'outer`.
+                self.space_unless(matches!(self.last, Last::Open | Last::Glue));
+                self.out.push('\'');
+                self.last = Last::Glue;
                 return;
             }
             _ => {}
@@ -276,7 +286,8 @@ impl Printer {
             return;
         }
         let prefix = matches!(op, "&" | "!" | "*" | "-" | "#" | "&&")
-            && matches!(self.last, Last::Open | Last::Glue | Last::Spaced);
+            && (matches!(self.last, Last::Open | Last::Glue | Last::Spaced)
+                || (self.last == Last::Word && ends_with_keyword(&self.out)));
         if op == "!" && self.last == Last::Word {
             // A macro invocation: `println!(..)`.
             self.out.push('!');
@@ -310,7 +321,7 @@ impl Printer {
 
 /// Whether the text ends with a keyword that a parenthesized expression
 /// may follow (`return (a)`, `in (x)`), rather than a call's name.
-fn starts_with_keyword_before_group(out: &str) -> bool {
+fn ends_with_keyword(out: &str) -> bool {
     let word = out
         .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
         .next()

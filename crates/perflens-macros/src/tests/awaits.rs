@@ -175,6 +175,13 @@ fn short_text_of_an_expression() {
     assert_eq!(text(quote!(v[i].recv())), "v[i].recv()");
     assert_eq!(text(quote!(format!("{}", x))), "format!(\"{}\", x)");
     assert_eq!(text(quote!(a.b != c)), "a.b != c");
+    assert_eq!(text(quote!(f(0..=n, x as u8))), "f(0..=n, x as u8)");
+    assert_eq!(
+        text(quote!(get::<'static>(s as &'static str))),
+        "get::<'static>(s as &'static str)"
+    );
+    assert_eq!(text(quote!(lock(&mut *guard, -1))), "lock(&mut *guard, -1)");
+    assert_eq!(text(quote!(a.b()?.c[0].d)), "a.b()?.c[0].d");
     // Bodies are left out.
     assert_eq!(
         text(quote!(async move {
