@@ -413,3 +413,32 @@ fn an_await_dropped_while_suspended_is_cancelled_at_its_site() {
     let f = report.function(&name("dropped")).unwrap();
     assert_eq!((f.calls, f.cancelled, f.polls), (0, Some(1), Some(2)));
 }
+
+#[perflens::measure]
+async fn texts(v: &[u8]) -> u8 {
+    let sum = std::future::ready(v.iter().map(|x| x * 2).sum::<u8>()).await;
+    let s: &'static str = std::future::ready("a \"quoted\" é").await;
+    sum + std::future::ready(s.len() as u8).await
+}
+
+#[test]
+fn texts_are_the_source_compacted_and_cut() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let session = Session::builder().ignore_env().start().unwrap();
+    assert_eq!(block_on(texts(&[1, 2])), 6 + 13);
+    let raw = session.raw_snapshot();
+    drop(session.finish());
+    let sites = sites_under(&raw, &perflens_core::await_sites(), &name("texts"));
+    let exprs: Vec<&str> = sites.iter().map(|s| s.info.expr.as_str()).collect();
+    // As rustc hands the tokens to the macro: the same text as the unit
+    // tests' (which see proc-macro2's own tokens).
+    assert_eq!(
+        exprs,
+        [
+            "std::future::ready(v.iter().map(|x| {…}…",
+            "std::future::ready(\"a \\\"quoted\\\" é\")",
+            "std::future::ready(s.len() as u8)",
+        ]
+    );
+    assert!(exprs.iter().all(|e| e.chars().count() <= 40));
+}
