@@ -1,12 +1,13 @@
 //! Cost of an await site that does not suspend (issue 13: at most 5 ns
 //! over a bare `.await`).
 //!
-//! Two twins, each one measured future looping `n` times over
+//! Three twins, each one measured future looping `n` times over
 //! `black_box(std::future::ready(i)).await`, driven by one poll with a
-//! no-op waker, in a timed session each: one awaits through a site
-//! (`perflens::__private::awaited`, what the macro rewrite will emit),
-//! the other awaits bare. Each round runs both, bare first; the result is
-//! the median over rounds of the per-round difference per await.
+//! no-op waker, in a timed session each: one awaits bare, one through a
+//! site called by hand (`perflens::__private::awaited`), and one is a
+//! `#[perflens::measure] async fn` whose `.await` the macro rewrites
+//! into a site. Each round runs all three, bare first; the results are
+//! the medians over rounds of the per-round differences per await.
 
 use perflens::__private::{AwaitSite, Callsite, awaited, instrument};
 use std::future::{Future, ready};
@@ -35,6 +36,16 @@ async fn loop_sites(n: u64) -> u64 {
     acc
 }
 
+/// The same loop as `loop_sites`, its site made by the macro rewrite.
+#[perflens::measure(label = "bench::await_macro")]
+async fn loop_macro(n: u64) -> u64 {
+    let mut acc = 0u64;
+    for i in 0..n {
+        acc = acc.wrapping_add(black_box(ready(i)).await);
+    }
+    acc
+}
+
 /// Polls a future that never suspends, once.
 fn once<F: Future>(f: F) -> F::Output {
     let mut f = pin!(f);
@@ -44,9 +55,20 @@ fn once<F: Future>(f: F) -> F::Output {
     }
 }
 
-/// ns per await of `n` awaits in a timed session, through a site or
-/// bare. Checks that the site counted every await.
-pub fn run(sites: bool, n: u64, tsc: bool) -> f64 {
+/// How the awaits of a run are made.
+#[derive(Clone, Copy, PartialEq)]
+pub enum Kind {
+    /// A bare `.await`.
+    Bare,
+    /// `awaited(&SITE, ..).await`, written by hand.
+    Site,
+    /// A `.await` in a `#[perflens::measure] async fn`.
+    Macro,
+}
+
+/// ns per await of `n` awaits in a timed session, of `kind`. Checks that
+/// the site counted every await.
+pub fn run(kind: Kind, n: u64, tsc: bool) -> f64 {
     let builder = perflens::Session::builder()
         .ignore_env()
         .mode(perflens::Mode::Timed);
@@ -57,14 +79,14 @@ pub fn run(sites: bool, n: u64, tsc: bool) -> f64 {
     };
     let session = builder.start().expect("no other session");
     let start = Instant::now();
-    let acc = if sites {
-        once(instrument(&SITES, loop_sites(n)))
-    } else {
-        once(instrument(&BARE, loop_bare(n)))
+    let acc = match kind {
+        Kind::Bare => once(instrument(&BARE, loop_bare(n))),
+        Kind::Site => once(instrument(&SITES, loop_sites(n))),
+        Kind::Macro => once(loop_macro(n)),
     };
     let elapsed = start.elapsed();
     black_box(acc);
-    if sites {
+    if kind != Kind::Bare {
         let raw = session.raw_snapshot();
         let awaits: u64 = (raw.threads.iter().flat_map(|t| &t.nodes))
             .filter(|node| {
@@ -80,23 +102,27 @@ pub fn run(sites: bool, n: u64, tsc: bool) -> f64 {
     elapsed.as_nanos() as f64 / n as f64
 }
 
-/// Prints the per-round median of bare and site ns per await and of
-/// their difference.
+/// Prints the per-round medians of bare, site and macro-site ns per
+/// await and of their differences with bare.
 pub fn report(n: u64, rounds: usize) {
-    let mut bare = Vec::new();
-    let mut site = Vec::new();
-    let mut added = Vec::new();
+    let (mut bare, mut site, mut mac) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut added, mut added_macro) = (Vec::new(), Vec::new());
     for _ in 0..rounds {
-        let b = run(false, n, false);
-        let s = run(true, n, false);
+        let b = run(Kind::Bare, n, false);
+        let s = run(Kind::Site, n, false);
+        let m = run(Kind::Macro, n, false);
         bare.push(b);
         site.push(s);
+        mac.push(m);
         added.push(s - b);
+        added_macro.push(m - b);
     }
     println!(
-        "await site, no suspension, 1 thread, N = {n}: bare .await {:.2} ns, through a site {:.2} ns, added {:.2} ns (median of per-round differences; goal <= 5 ns)",
+        "await site, no suspension, 1 thread, N = {n}: bare .await {:.2} ns, through a site {:.2} ns (added {:.2} ns), through the macro's site {:.2} ns (added {:.2} ns) (medians of per-round differences; goal <= 5 ns)",
         crate::stats::median(bare),
         crate::stats::median(site),
         crate::stats::median(added),
+        crate::stats::median(mac),
+        crate::stats::median(added_macro),
     );
 }

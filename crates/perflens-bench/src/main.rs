@@ -31,8 +31,9 @@
 //! in shared memory (`Session::builder().live(true)`, issue 12): the
 //! line after each table gives its cost against the private session.
 //! The last line is the cost of an await site that does not suspend,
-//! against a bare `.await` (see `awaits.rs`).
-//! `PERFLENS_BENCH_ONLY=bare|timed|live|count|sampled|hotpath|await|await-bare` runs one variant
+//! against a bare `.await`, called by hand and made by the macro (see
+//! `awaits.rs`).
+//! `PERFLENS_BENCH_ONLY=bare|timed|live|count|sampled|hotpath|await|await-macro|await-bare` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
 //! callgrind, whose CPUID hides the invariant-TSC bit).
 
@@ -237,14 +238,20 @@ fn main() {
     let rounds: usize = stats::rounds(5);
 
     if let Ok(only) = std::env::var("PERFLENS_BENCH_ONLY") {
-        if only == "await" || only == "await-bare" {
-            println!("{:.2} ns per await", awaits::run(only == "await", n, true));
+        let kind = match only.as_str() {
+            "await" => Some(awaits::Kind::Site),
+            "await-macro" => Some(awaits::Kind::Macro),
+            "await-bare" => Some(awaits::Kind::Bare),
+            _ => None,
+        };
+        if let Some(kind) = kind {
+            println!("{:.2} ns per await", awaits::run(kind, n, true));
             return;
         }
         let Some(&v) = VARIANTS.iter().find(|v| v.key() == only) else {
             let keys: Vec<&str> = VARIANTS.iter().map(|v| v.key()).collect();
             eprintln!(
-                "PERFLENS_BENCH_ONLY: expected one of {keys:?}, \"await\" or \"await-bare\", got {only:?}"
+                "PERFLENS_BENCH_ONLY: expected one of {keys:?}, \"await\", \"await-macro\" or \"await-bare\", got {only:?}"
             );
             std::process::exit(2);
         };

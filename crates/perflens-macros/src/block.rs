@@ -13,7 +13,7 @@ const USAGE: &str = "measure_block!(\"parse\", { work() })";
 
 /// Expands `measure_block!(input)`.
 pub(crate) fn expand_measure_block(input: TokenStream2, enabled: bool) -> TokenStream2 {
-    let (label, block) = match parse_input.parse2(input) {
+    let (label, mut block) = match parse_input.parse2(input) {
         Ok(parsed) => parsed,
         Err(e) => return e.to_compile_error(),
     };
@@ -39,6 +39,9 @@ pub(crate) fn expand_measure_block(input: TokenStream2, enabled: bool) -> TokenS
         static __PERFLENS_CS: ::perflens::__private::Callsite = ::perflens::__private::Callsite::new(#label, || "");
     };
     if has_await {
+        // The block's awaits become sites; the `.await` of the measured
+        // block itself, added here, does not.
+        crate::awaits::rewrite_awaits(&mut block);
         quote! {
             ::perflens::__private::instrument({ #callsite &__PERFLENS_CS }, async #block).await
         }

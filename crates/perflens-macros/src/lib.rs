@@ -37,6 +37,19 @@
 //! times each poll. When another attribute macro follows (such as
 //! `#[tokio::test]`), the `async fn` is kept and its body is wrapped instead.
 //!
+//! Each `expr.await` in the body becomes an await site,
+//! `::perflens::__private::awaited(&SITE, expr).await`, where `SITE` is a
+//! `static AwaitSite` holding `file!()`, the line and column of the
+//! `.await`, and the expression's text shortened to 40 characters. It
+//! behaves as `expr.await` (same types, same evaluation order, `?` and
+//! `return` inside `expr` unchanged) and records the await and the time
+//! suspended there. The same holds in an async `#[perflens::main]` and in
+//! `measure_block!` with `.await`. Awaits inside closures, nested `async`
+//! blocks, nested items and macro invocations (`println!`, `select!`) are
+//! left as they are: the first three belong to another future or
+//! function, and a macro's tokens cannot be rewritten without re-emitting
+//! its body from a parse, which breaks macros with their own syntax.
+//!
 //! `const fn` cannot be measured (the guard cannot run in const evaluation).
 //!
 //! # `#[perflens::measure_all]` and `#[perflens::skip]`
@@ -122,6 +135,7 @@
 use proc_macro::TokenStream;
 
 mod args;
+mod awaits;
 mod block;
 mod main_fn;
 mod measure;

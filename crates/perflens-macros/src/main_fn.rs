@@ -89,10 +89,12 @@ pub(crate) fn expand_main(
         let #session = ::perflens::__private::MainGuard::start(#options);
     };
     let label = args::str_lit("", Span::call_site());
-    let block = &func.block;
-    func.block = if func.sig.asyncness.is_some() {
+    let block = &mut func.block;
+    *block = if func.sig.asyncness.is_some() {
         // We run before the async runtime's attribute (e.g. `#[tokio::main]`
-        // below us), which needs to see an `async fn`.
+        // below us), which needs to see an `async fn`. The body's awaits
+        // become sites, not the `.await` of the measured body added here.
+        crate::awaits::rewrite_awaits(block);
         let cs = measure::callsite_ref(&label);
         let body = measure::typed_body(&func.sig.output, &TokenStream2::new(), block);
         parse_quote!({

@@ -94,6 +94,9 @@ pub(crate) fn instrument_fn(
     } else if has_macro_attrs(attrs) {
         // Another attribute macro (e.g. `#[tokio::main]`) comes after us and
         // needs to see an `async fn`: keep it, and wrap the body instead.
+        // The body's awaits become sites; the `.await` added here (the
+        // measured future itself, awaited by the caller) does not.
+        crate::awaits::rewrite_awaits(block);
         let cs = callsite_ref(label);
         let body = typed_body(&sig.output, &TokenStream2::new(), block);
         *block = parse_quote!({
@@ -154,6 +157,7 @@ fn desugar_async(sig: &mut Signature, block: &mut Block, label: &LitStr) {
             }
         }
     }
+    crate::awaits::rewrite_awaits(block);
     let cs = callsite_ref(label);
     let moves: TokenStream2 = moves.into_iter().collect();
     let body = typed_body(&original_output, &moves, block);

@@ -8,7 +8,8 @@
 //! - no call is dropped or overflows;
 //! - timed: for every path, in clock-exact sums, self <= total for sync
 //!   code, and self <= busy <= wall for futures (cancelled ones
-//!   included);
+//!   included); an await site's measured time inside (`a0`'s and `a1`'s
+//!   `.await`s are sites) is within the awaiting future's busy time;
 //! - every report row and hot-path segment keeps self <= total, and an
 //!   async row's busy <= total.
 #![cfg(feature = "enabled")]
@@ -226,6 +227,11 @@ fn check_paths(raw: &RawSnapshot) -> Result<(), TestCaseError> {
         wall: u64,
         is_async: bool,
     }
+    // Await sites' counters mean other things (waits, not calls' time).
+    let is_await = |path: u32| {
+        let cs = raw.paths[path as usize].callsite as usize;
+        raw.callsites[cs].kind == perflens_core::CallsiteKind::Await
+    };
     let mut by_path: HashMap<u32, Sums> = HashMap::new();
     for n in raw.threads.iter().flat_map(|t| &t.nodes) {
         if n.path <= 1 {
@@ -244,7 +250,15 @@ fn check_paths(raw: &RawSnapshot) -> Result<(), TestCaseError> {
     }
     for (path, s) in &by_path {
         let slack = s.nodes;
-        if s.is_async {
+        if is_await(*path) {
+            let parent = raw.paths[*path as usize].parent;
+            let p_busy = by_path.get(&parent).map_or(0, |p| p.busy);
+            prop_assert!(
+                s.busy <= p_busy + slack,
+                "await path {path}: measured inside {} > the awaiting future's busy {p_busy}",
+                s.busy
+            );
+        } else if s.is_async {
             prop_assert!(
                 s.self_ <= s.busy + slack,
                 "path {path}: self {} > busy {}",

@@ -58,8 +58,9 @@ fn awaiting_block_is_an_instrumented_async_block() {
     assert!(contains(&out, "::perflens::__private::instrument({"));
     assert!(contains(
         &out,
-        "Callsite::new(\"io\", || \"\"); &__PERFLENS_CS }, async { let x = read().await; x.len() }).await"
+        "Callsite::new(\"io\", || \"\"); &__PERFLENS_CS }, async { let x = ::perflens::__private::awaited({"
     ));
+    assert!(contains(&out, "}, read()).await; x.len() }).await"));
 }
 
 #[test]

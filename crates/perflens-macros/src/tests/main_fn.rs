@@ -129,7 +129,11 @@ fn async_main_stays_async_and_awaits_its_body() {
     assert!(contains(&out, "#[tokio::main] async fn main() {"));
     assert!(contains(&out, "Some(::perflens::__private::Format::None)"));
     assert!(contains(&out, "::perflens::__private::instrument({"));
-    assert!(contains(&out, "async move { { work().await } }).await }"));
+    assert!(contains(
+        &out,
+        "async move { { ::perflens::__private::awaited({"
+    ));
+    assert!(contains(&out, "}, work()).await } }).await }"));
 }
 
 #[test]

@@ -114,10 +114,12 @@ fn async_fn_becomes_fn_returning_instrumented_future() {
         &out,
         "let __perflens_arg3 = __perflens_arg3; let _ = __perflens_arg3;"
     ));
+    // The body's await is a site (see tests/awaits.rs).
     assert!(contains(
         &out,
-        "let __perflens_ret: Result<Row, Error> = { let r = get(id).await?; Ok(r) };"
+        "let __perflens_ret: Result<Row, Error> = { let r = ::perflens::__private::awaited({"
     ));
+    assert!(contains(&out, "}, get(id)).await?; Ok(r) };"));
     assert!(
         !contains(&out, ".await }"),
         "the future is returned, not awaited"

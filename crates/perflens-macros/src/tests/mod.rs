@@ -3,6 +3,7 @@
 
 use proc_macro2::{TokenStream as TokenStream2, TokenTree};
 
+mod awaits;
 mod block;
 mod main_fn;
 mod measure;
