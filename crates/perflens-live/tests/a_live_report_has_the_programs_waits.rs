@@ -45,16 +45,24 @@ static SLEEP: AwaitSite = AwaitSite::new("src/server.rs", 30, 13, "PendingN(2)")
 static LOOKUP: AwaitSite = AwaitSite::new("src/server.rs", 31, 13, "lookup()");
 static READY: AwaitSite = AwaitSite::new("src/server.rs", 32, 13, "ready(())");
 
+/// `e.await`, out of the macro rewrite's reach (awaits inside macro
+/// invocations are no sites): the sites are the test's own.
+macro_rules! bare {
+    ($e:expr) => {
+        $e.await
+    };
+}
+
 #[perflens::measure]
 async fn lookup() {
-    PendingN(1).await;
+    bare!(PendingN(1));
 }
 
 #[perflens::measure]
 async fn serve() {
-    awaited(&SLEEP, PendingN(2)).await;
-    awaited(&LOOKUP, lookup()).await;
-    awaited(&READY, std::future::ready(())).await;
+    bare!(awaited(&SLEEP, PendingN(2)));
+    bare!(awaited(&LOOKUP, lookup()));
+    bare!(awaited(&READY, std::future::ready(())));
 }
 
 /// The program's final report and the live one of the same session,

@@ -61,6 +61,8 @@ mod main_guard;
 mod session;
 #[cfg(feature = "enabled")]
 mod stop_signals;
+#[cfg(feature = "enabled")]
+mod trace;
 
 #[cfg(feature = "enabled")]
 pub use perflens_core::{ClockSource, Mode, RawSnapshot, Recursion};

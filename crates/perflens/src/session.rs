@@ -16,6 +16,7 @@ pub struct SessionBuilder {
     use_env: bool,
     live: bool,
     live_keep: bool,
+    trace: Option<std::path::PathBuf>,
     #[cfg(feature = "cpu")]
     cpu: bool,
 }
@@ -136,6 +137,27 @@ impl SessionBuilder {
         self
     }
 
+    /// Trace mode: also record a timeline of the measured calls, each
+    /// thread's in order, and write it to `path` when the session ends
+    /// (the same as `PERFLENS_TRACE`, which overrides it): Chrome Trace
+    /// Event JSON for a `.json` path, Perfetto's protobuf for `.pftrace`.
+    /// The traced calls are the timed ones: a session in another mode is
+    /// timed instead. The events go to a buffer of 64 MiB
+    /// ([`SessionBuilder::trace_buffer`]) that keeps the newest ones.
+    pub fn trace(mut self, path: impl Into<std::path::PathBuf>) -> Self {
+        self.trace = Some(path.into());
+        self
+    }
+
+    /// The trace buffer's size in bytes (default 64 MiB, at least 1 MiB;
+    /// the same as `PERFLENS_TRACE_BUFFER`, which overrides it). When it
+    /// is full, the oldest events make room, and the trace says how many
+    /// were dropped and up to when.
+    pub fn trace_buffer(mut self, bytes: usize) -> Self {
+        self.config.trace_buffer = Some(bytes);
+        self
+    }
+
     /// Do not read `PERFLENS_*` variables.
     pub fn ignore_env(mut self) -> Self {
         self.use_env = false;
@@ -155,6 +177,21 @@ impl SessionBuilder {
             keep = env_flag("PERFLENS_LIVE_KEEP").unwrap_or(keep);
         }
         config.live = live.then_some(perflens_core::LiveConfig { keep, root: None });
+        let mut trace = self.trace;
+        if self.use_env {
+            crate::trace::apply_env(&mut trace, &mut config.trace_buffer);
+        }
+        config.trace_buffer = trace.as_ref().map(|_| {
+            config
+                .trace_buffer
+                .unwrap_or(perflens_core::trace::DEFAULT_BUFFER)
+        });
+        if trace.is_some() && config.mode != Mode::Timed {
+            eprintln!(
+                "[perflens] trace: the traced calls are the timed ones: {} mode becomes timed.",
+                config.mode.name()
+            );
+        }
         let mut options = self.options;
         if self.use_env {
             crate::main_guard::apply_report_env(&mut options);
@@ -196,6 +233,7 @@ impl SessionBuilder {
         Ok(Session {
             recording,
             options,
+            trace,
             use_env: self.use_env,
             #[cfg(feature = "cpu")]
             cpu,
@@ -207,6 +245,8 @@ impl SessionBuilder {
 pub struct Session {
     recording: Recording,
     options: ReportOptions,
+    /// Where the trace goes (trace mode).
+    trace: Option<std::path::PathBuf>,
     /// Whether `PERFLENS_*` variables apply (`PERFLENS_JSON` at finish).
     use_env: bool,
     #[cfg(feature = "cpu")]
@@ -231,6 +271,7 @@ impl Session {
             use_env: true,
             live: false,
             live_keep: false,
+            trace: None,
             #[cfg(feature = "cpu")]
             cpu: false,
         }
@@ -276,7 +317,7 @@ impl Session {
         // sampled; the paths the samples refer to stay valid.
         #[cfg(feature = "cpu")]
         let cpu = self.cpu.take().map(crate::cpu::CpuSession::stop);
-        let (snap, live) = self.recording.finish_live();
+        let (snap, live, trace) = self.recording.finish_traced();
         let _internal = perflens_core::Internal::enter();
         let sites = perflens_core::await_sites();
         let mut report = Report::from_snapshot_with_sites(&snap, &sites, &self.options);
@@ -291,6 +332,9 @@ impl Session {
             }
         }
         live.close();
+        if let Some(path) = &self.trace {
+            crate::trace::write(path, trace.as_ref(), &snap);
+        }
         report
     }
 

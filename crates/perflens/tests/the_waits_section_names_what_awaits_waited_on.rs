@@ -1,7 +1,8 @@
 //! The report's Waits section from a real session: await sites written
-//! by hand (`perflens::__private::awaited`, as the macro rewrite will
-//! emit them), polled by a ten-line `block_on` that sleeps a known time
-//! after each `Pending`.
+//! by hand (`perflens::__private::awaited`, as the macro rewrite emits
+//! them, out of its reach in a macro, so that each site's place and text
+//! are the test's), polled by a ten-line `block_on` that sleeps a known
+//! time after each `Pending`.
 //!
 //! - an await of an unmeasured future is `uninstrumented`, with its file,
 //!   line and expression, and waits at least the sleeps;
@@ -19,6 +20,14 @@ use std::process::Command;
 use std::sync::Mutex;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
+
+/// `e.await`, out of the macro rewrite's reach (awaits inside macro
+/// invocations are no sites).
+macro_rules! bare {
+    ($e:expr) => {
+        $e.await
+    };
+}
 
 /// Sessions are process-wide: the tests of this file take turns.
 static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
@@ -71,7 +80,7 @@ fn parse() -> u32 {
 #[perflens::measure]
 async fn fetch() -> u32 {
     let v = parse();
-    PendingN { left: 1 }.await;
+    bare!(PendingN { left: 1 });
     v
 }
 
@@ -86,9 +95,9 @@ static READY: AwaitSite = AwaitSite::new(file!(), READY_LINE, 9, "ready(())");
 
 #[perflens::measure]
 async fn handler() -> u32 {
-    awaited(&SLEEP, PendingN { left: 3 }).await;
-    let v = awaited(&FETCH, fetch()).await;
-    awaited(&READY, std::future::ready(())).await;
+    bare!(awaited(&SLEEP, PendingN { left: 3 }));
+    let v = bare!(awaited(&FETCH, fetch()));
+    bare!(awaited(&READY, std::future::ready(())));
     v
 }
 
@@ -281,13 +290,12 @@ static SOMETIMES: AwaitSite = AwaitSite::new(file!(), 104, 9, "PendingN{left}");
 /// Suspends at the site once when `suspend`.
 #[perflens::measure]
 async fn sometimes(suspend: bool) {
-    awaited(
+    bare!(awaited(
         &SOMETIMES,
         PendingN {
             left: suspend as u32,
         },
-    )
-    .await;
+    ));
 }
 
 #[test]

@@ -14,8 +14,14 @@
 //!   tracks, named `short-lived threads (k)`, so a program that spawns
 //!   thousands of brief threads does not draw thousands of near-empty
 //!   tracks;
+//! - [`model`]: the [`Timeline`](model::Timeline) a recorded trace makes:
+//!   each thread's measured calls as nested slices;
+//! - [`chrome`]: Chrome Trace Event JSON, which Perfetto UI and
+//!   `chrome://tracing` load;
 //! - [`pftrace`]: native Perfetto protobuf (`.pftrace`), which Perfetto UI
 //!   and `trace_processor` read directly.
 
+pub mod chrome;
 pub mod collapse;
+pub mod model;
 pub mod pftrace;

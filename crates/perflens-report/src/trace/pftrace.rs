@@ -526,6 +526,64 @@ fn put_message(buf: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
     buf[start..].rotate_right(len_bytes);
 }
 
+/// Writes `timeline` (of process `pid`, named `program`) as a `.pftrace`
+/// to `out`: a process track, a thread track per thread (uuid 2 + its
+/// index), each measured call a slice (`truncated` annotated where its
+/// begin or end was not recorded), and for a thread that lost events an
+/// instant saying how many, at the time of the last one lost.
+pub fn write_timeline(
+    timeline: &super::model::Timeline,
+    pid: u32,
+    program: &str,
+    out: impl Write,
+) -> io::Result<()> {
+    use super::chrome::{dropped_label, tid_of};
+    const PROCESS: u64 = 1;
+    let pid = i32::try_from(pid).unwrap_or(i32::MAX);
+    let mut w = PftraceWriter::new(io::BufWriter::new(out));
+    w.process(PROCESS, pid, program)?;
+    let truncated = [Annotation {
+        name: "truncated",
+        value: AnnotationValue::Bool(true),
+    }];
+    for t in &timeline.threads {
+        let track = 2 + u64::from(t.index);
+        let tid = i64::try_from(tid_of(t.tid, t.index)).unwrap_or(i64::MAX);
+        w.thread(track, PROCESS, pid, tid, &t.name)?;
+        if let Some(at) = t.dropped_until_ns {
+            let label = dropped_label(t.dropped);
+            w.instant(
+                at,
+                track,
+                &Event {
+                    name: &label,
+                    ..Event::default()
+                },
+            )?;
+        }
+        // Slices come parent first: a slice ends every open one at its
+        // depth or deeper (its earlier siblings and their children).
+        let mut open: Vec<(u32, u64)> = Vec::new();
+        for s in &t.slices {
+            while open.last().is_some_and(|&(depth, _)| depth >= s.depth) {
+                let (_, end) = open.pop().unwrap_or_default();
+                w.slice_end(end, track)?;
+            }
+            let ev = Event {
+                name: &s.name,
+                annotations: if s.truncated { &truncated } else { &[] },
+                ..Event::default()
+            };
+            w.slice_begin(s.begin_ns, track, &ev)?;
+            open.push((s.depth, s.end_ns));
+        }
+        while let Some((_, end)) = open.pop() {
+            w.slice_end(end, track)?;
+        }
+    }
+    w.finish()?.flush()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,138 @@
+//! Chrome Trace Event JSON, which Perfetto UI and `chrome://tracing`
+//! load: one process, a track per thread (named, in the session's
+//! order), each measured call a complete (`"X"`) event, so that no begin
+//! is ever left without its end.
+//!
+//! Times are microseconds from the session's start, written with exactly
+//! three decimals (whole nanoseconds). `otherData.perflens` holds the
+//! buffer size and the dropped events; each thread that lost events has
+//! an instant saying how many, at the time of the last one lost.
+
+use super::model::Timeline;
+use std::io::{self, Write};
+
+/// Writes `timeline` (of process `pid`, named `program`) to `out`.
+pub fn write_chrome_json(
+    timeline: &Timeline,
+    pid: u32,
+    program: &str,
+    out: impl Write,
+) -> io::Result<()> {
+    let mut out = io::BufWriter::new(out);
+    let text = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    writeln!(
+        out,
+        "{{\"displayTimeUnit\":\"ns\",\"otherData\":{{\"perflens\":{{\"buffer_bytes\":{},\
+         \"dropped_events\":{},\"dropped_without_room\":{},\"end_us\":{}}}}},\"traceEvents\":[",
+        timeline.buffer_bytes,
+        timeline.dropped(),
+        timeline.dropped_without_room,
+        us(timeline.end_ns),
+    )?;
+    write!(
+        out,
+        "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"args\":{{\"name\":{}}}}}",
+        text(program)
+    )?;
+    for (k, t) in timeline.threads.iter().enumerate() {
+        let tid = tid_of(t.tid, t.index);
+        write!(
+            out,
+            ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\
+             \"args\":{{\"name\":{}}}}}",
+            text(&t.name)
+        )?;
+        write!(
+            out,
+            ",\n{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\
+             \"args\":{{\"sort_index\":{k}}}}}"
+        )?;
+        if let Some(at) = t.dropped_until_ns {
+            write!(
+                out,
+                ",\n{{\"ph\":\"i\",\"s\":\"t\",\"name\":{},\"pid\":{pid},\"tid\":{tid},\"ts\":{}}}",
+                text(&dropped_label(t.dropped)),
+                us(at)
+            )?;
+        }
+        for s in &t.slices {
+            write!(
+                out,
+                ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{tid},\
+                 \"ts\":{},\"dur\":{}",
+                text(&s.name),
+                us(s.begin_ns),
+                us(s.end_ns - s.begin_ns)
+            )?;
+            if s.truncated {
+                out.write_all(b",\"args\":{\"truncated\":true}")?;
+            }
+            out.write_all(b"}")?;
+        }
+    }
+    out.write_all(b"\n]}\n")?;
+    out.flush()
+}
+
+/// Nanoseconds as microseconds with three decimals.
+fn us(ns: u64) -> String {
+    format!("{}.{:03}", ns / 1000, ns % 1000)
+}
+
+/// A track's id: the OS thread id, or the thread's index where it is not
+/// known (ids are distinct either way: an OS id is never below the
+/// process's).
+pub(crate) fn tid_of(tid: u64, index: u32) -> u64 {
+    if tid != 0 { tid } else { u64::from(index) }
+}
+
+/// What a thread's instant for its dropped events says.
+pub(crate) fn dropped_label(n: u64) -> String {
+    format!("perflens: {n} events dropped before this (trace buffer full)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::model::{Slice, ThreadTrack, Timeline};
+    use super::*;
+
+    #[test]
+    fn exact_bytes() {
+        let slice = |name: &str, begin_ns, end_ns, depth, truncated| Slice {
+            name: name.into(),
+            begin_ns,
+            end_ns,
+            depth,
+            truncated,
+        };
+        let timeline = Timeline {
+            threads: vec![ThreadTrack {
+                index: 1,
+                tid: 0,
+                name: "w\"1".into(),
+                exited: true,
+                slices: vec![
+                    slice("a", 1_500, 9_001, 0, true),
+                    slice("b", 2_000, 2_999, 1, false),
+                ],
+                dropped: 7,
+                dropped_until_ns: Some(1_000),
+            }],
+            end_ns: 12_345_678,
+            buffer_bytes: 1 << 20,
+            dropped_without_room: 1,
+        };
+        let mut out = Vec::new();
+        write_chrome_json(&timeline, 42, "demo", &mut out).unwrap();
+        let want = r#"{"displayTimeUnit":"ns","otherData":{"perflens":{"buffer_bytes":1048576,"dropped_events":8,"dropped_without_room":1,"end_us":12345.678}},"traceEvents":[
+{"ph":"M","name":"process_name","pid":42,"args":{"name":"demo"}},
+{"ph":"M","name":"thread_name","pid":42,"tid":1,"args":{"name":"w\"1"}},
+{"ph":"M","name":"thread_sort_index","pid":42,"tid":1,"args":{"sort_index":0}},
+{"ph":"i","s":"t","name":"perflens: 7 events dropped before this (trace buffer full)","pid":42,"tid":1,"ts":1.000},
+{"ph":"X","cat":"sync","name":"a","pid":42,"tid":1,"ts":1.500,"dur":7.501,"args":{"truncated":true}},
+{"ph":"X","cat":"sync","name":"b","pid":42,"tid":1,"ts":2.000,"dur":0.999}
+]}
+"#;
+        assert_eq!(String::from_utf8(out).unwrap(), want);
+    }
+}

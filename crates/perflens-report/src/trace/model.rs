@@ -1,0 +1,255 @@
+//! The timeline a trace's events make: for each thread, the slices of its
+//! measured calls, nested, in nanoseconds from the session's start.
+//!
+//! Each thread's events are replayed with a stack. The flight recorder
+//! may have dropped a thread's oldest events, and a session may end while
+//! calls are open, so the replay accepts any stream:
+//! - an end whose begin was dropped begins at the thread's first kept
+//!   event;
+//! - a begin still open at the end ends at the thread's last event if it
+//!   exited, else at the session's end;
+//! - an end that closes a call below open ones (their guards were leaked)
+//!   ends those at the same time; an end of a call not open is ignored.
+//!
+//! All of these slices are marked `truncated`.
+
+use perflens_core::RawSnapshot;
+use perflens_core::trace::{RawTrace, SPAN_BEGIN, SPAN_END};
+
+/// A trace laid out for viewers.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Timeline {
+    /// One per thread that wrote events, by thread index.
+    pub threads: Vec<ThreadTrack>,
+    /// The session's length.
+    pub end_ns: u64,
+    /// The trace buffer's size.
+    pub buffer_bytes: u64,
+    /// Events dropped because no room could be made at all.
+    pub dropped_without_room: u64,
+}
+
+/// One thread's lane.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThreadTrack {
+    /// The thread's index in the session.
+    pub index: u32,
+    /// Its OS id (0: not known).
+    pub tid: u64,
+    /// Its name, or `thread #index`.
+    pub name: String,
+    /// Whether it had exited when the session ended.
+    pub exited: bool,
+    /// Slices sorted by begin, a parent before its children.
+    pub slices: Vec<Slice>,
+    /// Events of this thread the flight recorder dropped.
+    pub dropped: u64,
+    /// The time of the last of those.
+    pub dropped_until_ns: Option<u64>,
+}
+
+/// One measured call.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Slice {
+    /// The measured function.
+    pub name: String,
+    /// When it began, from the session's start.
+    pub begin_ns: u64,
+    /// When it ended.
+    pub end_ns: u64,
+    /// Nesting on its track: 0 for an outermost call.
+    pub depth: u32,
+    /// Its begin or end was not recorded (see the module's doc).
+    pub truncated: bool,
+}
+
+impl Timeline {
+    /// The timeline of `trace`, named with `snap`, the session's final
+    /// snapshot (its callsites, paths, threads and clock rate).
+    pub fn new(trace: &RawTrace, snap: &RawSnapshot) -> Timeline {
+        let to_ns = |ticks: u64| {
+            (ticks.saturating_sub(trace.start_ticks) as f64 * snap.ns_per_tick).round() as u64
+        };
+        let end_ns = to_ns(trace.end_ticks);
+        let name_of = |paths: &[u32], node: u32| -> String {
+            (paths.get(node as usize))
+                .and_then(|&p| snap.paths.get(p as usize))
+                .and_then(|p| snap.callsites.get(p.callsite as usize))
+                .map_or_else(|| format!("node #{node}"), |c| c.name.clone())
+        };
+        let threads = (trace.threads.iter())
+            .map(|t| {
+                let info = snap.threads.iter().find(|s| s.index == t.index);
+                let exited = info.is_some_and(|s| s.exited);
+                let first = t.events.first().map_or(0, |e| to_ns(e.ticks));
+                let last = t.events.last().map_or(0, |e| to_ns(e.ticks));
+                // A call still open ends with its thread, or the session.
+                let end = if exited { last } else { end_ns.max(last) };
+                let events = t.events.iter().map(|e| (e.kind, e.arg, to_ns(e.ticks)));
+                let mut slices = replay(events, first, end);
+                // Parents began no later than their children, and end
+                // after them: by begin, then depth.
+                slices.sort_by_key(|s| (s.begin_ns, s.depth));
+                let slices = (slices.into_iter())
+                    .map(|s| Slice {
+                        name: name_of(&t.node_paths, s.node),
+                        begin_ns: s.begin_ns,
+                        end_ns: s.end_ns,
+                        depth: s.depth,
+                        truncated: s.truncated,
+                    })
+                    .collect();
+                ThreadTrack {
+                    index: t.index,
+                    tid: info.map_or(0, |s| s.tid),
+                    name: (info.and_then(|s| s.name.clone()))
+                        .unwrap_or_else(|| format!("thread #{}", t.index)),
+                    exited,
+                    slices,
+                    dropped: t.dropped,
+                    dropped_until_ns: (t.dropped != 0).then(|| to_ns(t.dropped_until_ticks)),
+                }
+            })
+            .collect();
+        Timeline {
+            threads,
+            end_ns,
+            buffer_bytes: trace.buffer_bytes as u64,
+            dropped_without_room: trace.dropped_without_room,
+        }
+    }
+
+    /// Slices on all tracks.
+    pub fn slices(&self) -> usize {
+        self.threads.iter().map(|t| t.slices.len()).sum()
+    }
+
+    /// Events dropped, on all threads.
+    pub fn dropped(&self) -> u64 {
+        (self.threads.iter().map(|t| t.dropped)).sum::<u64>() + self.dropped_without_room
+    }
+}
+
+/// A slice of a node, before it is named.
+struct Raw {
+    node: u32,
+    begin_ns: u64,
+    end_ns: u64,
+    depth: u32,
+    truncated: bool,
+}
+
+/// The slices of one thread's events (`(kind, node, ns)`, oldest first);
+/// `first` is its first kept event's time, `end` when calls still open
+/// end (see the module's doc).
+fn replay(events: impl Iterator<Item = (u8, u32, u64)>, first: u64, end: u64) -> Vec<Raw> {
+    let mut slices: Vec<Raw> = Vec::new();
+    // Open calls: node, begin, whether their begin was lost.
+    let mut open: Vec<(u32, u64, bool)> = Vec::new();
+    let close = |open: &mut Vec<(u32, u64, bool)>, slices: &mut Vec<Raw>, end: u64, cut: bool| {
+        if let Some((node, begin, lost)) = open.pop() {
+            slices.push(Raw {
+                node,
+                begin_ns: begin,
+                end_ns: end.max(begin),
+                depth: open.len() as u32,
+                truncated: cut || lost,
+            });
+        }
+    };
+    for (kind, node, at) in events {
+        match kind {
+            SPAN_BEGIN => open.push((node, at, false)),
+            SPAN_END => match open.iter().rposition(|o| o.0 == node) {
+                Some(k) => {
+                    while open.len() > k + 1 {
+                        close(&mut open, &mut slices, at, true);
+                    }
+                    close(&mut open, &mut slices, at, false);
+                }
+                // Its begin was dropped: it began before every kept
+                // event, and the calls that ended so far ran inside it.
+                None if open.is_empty() => {
+                    for s in &mut slices {
+                        s.depth += 1;
+                    }
+                    open.push((node, first, true));
+                    close(&mut open, &mut slices, at, true);
+                }
+                None => {}
+            },
+            _ => {}
+        }
+    }
+    while !open.is_empty() {
+        close(&mut open, &mut slices, end, true);
+    }
+    slices
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `(node, begin, end, depth, truncated)` of each slice, by begin.
+    fn slices(events: &[(u8, u32, u64)], end: u64) -> Vec<(u32, u64, u64, u32, bool)> {
+        let first = events.first().map_or(0, |e| e.2);
+        let mut out: Vec<_> = replay(events.iter().copied(), first, end)
+            .into_iter()
+            .map(|s| (s.node, s.begin_ns, s.end_ns, s.depth, s.truncated))
+            .collect();
+        out.sort_by_key(|s| (s.1, s.3));
+        out
+    }
+
+    const B: u8 = SPAN_BEGIN;
+    const E: u8 = SPAN_END;
+
+    #[test]
+    fn whole_calls_nest() {
+        let ev = [
+            (B, 1, 10),
+            (B, 2, 11),
+            (E, 2, 15),
+            (B, 2, 16),
+            (E, 2, 17),
+            (E, 1, 20),
+        ];
+        assert_eq!(
+            slices(&ev, 99),
+            [
+                (1, 10, 20, 0, false),
+                (2, 11, 15, 1, false),
+                (2, 16, 17, 1, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn an_end_whose_begin_was_dropped_begins_at_the_first_event() {
+        // `1` began before the kept events; `2` ran inside it.
+        let ev = [(B, 2, 5), (E, 2, 7), (E, 1, 9), (B, 3, 12), (E, 3, 13)];
+        assert_eq!(
+            slices(&ev, 99),
+            [
+                (1, 5, 9, 0, true),
+                (2, 5, 7, 1, false),
+                (3, 12, 13, 0, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn calls_open_at_the_end_end_there() {
+        let ev = [(B, 1, 1), (B, 2, 2)];
+        assert_eq!(slices(&ev, 10), [(1, 1, 10, 0, true), (2, 2, 10, 1, true)]);
+    }
+
+    #[test]
+    fn leaked_calls_end_with_the_call_below_and_stray_ends_are_ignored() {
+        // `2`'s guard was leaked: it ends when `1` does. `3` never began
+        // while `1` is open.
+        let ev = [(B, 1, 1), (B, 2, 2), (E, 3, 3), (E, 1, 5)];
+        assert_eq!(slices(&ev, 10), [(1, 1, 5, 0, false), (2, 2, 5, 1, true)]);
+    }
+}

@@ -1,0 +1,276 @@
+//! Trace mode (`SessionBuilder::trace`, `PERFLENS_TRACE`) writes each
+//! thread's measured calls as nested slices: Chrome Trace Event JSON for
+//! a `.json` path, Perfetto's protobuf for `.pftrace`. Checked exactly:
+//! the tracks and their names, the slices per function and thread, that
+//! every track's slices nest and come in time order, and that the slices'
+//! durations are the report's totals (the same clock ticks).
+#![cfg(feature = "enabled")]
+
+use perflens::{Report, Session};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Sessions are process-wide: the tests of this file take turns.
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+fn name(f: &str) -> String {
+    format!("{}::{f}", module_path!())
+}
+
+#[perflens::measure]
+fn inner() {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_micros(50) {
+        std::hint::black_box(0);
+    }
+}
+
+#[perflens::measure]
+fn outer() {
+    inner();
+    inner();
+}
+
+/// 3 calls of `outer` on this thread, 2 on a thread named `worker`.
+fn workload() {
+    for _ in 0..3 {
+        outer();
+    }
+    std::thread::Builder::new()
+        .name("worker".into())
+        .spawn(|| {
+            for _ in 0..2 {
+                outer();
+            }
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn temp(ext: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("perflens-trace-{}-{ext}.{ext}", std::process::id()))
+}
+
+fn traced(path: &Path) -> Report {
+    let session = Session::builder().ignore_env().trace(path).start().unwrap();
+    workload();
+    session.finish()
+}
+
+/// A slice: name, begin and end in ns.
+type Slice = (String, u64, u64);
+
+/// Checks that `slices` (of one track, in the order written) come in time
+/// order and nest: each begins inside the open one, or after it ended.
+fn check_nesting(track: &str, slices: &[Slice]) {
+    let mut open: Vec<&Slice> = Vec::new();
+    for (k, s) in slices.iter().enumerate() {
+        if k > 0 {
+            assert!(slices[k - 1].1 <= s.1, "{track}: out of order at {s:?}");
+        }
+        assert!(s.1 <= s.2, "{track}: {s:?}");
+        while open.last().is_some_and(|o| o.2 <= s.1 && o.1 != s.1) {
+            open.pop();
+        }
+        if let Some(o) = open.last() {
+            assert!(s.2 <= o.2, "{track}: {s:?} crosses {o:?}");
+        }
+        open.push(s);
+    }
+}
+
+/// What both formats must show: per track name, the calls of each
+/// function, and their total time per function.
+fn check_tracks(tracks: &BTreeMap<String, Vec<Slice>>, report: &Report) {
+    let count = |track: &str, f: &str| tracks[track].iter().filter(|s| s.0 == name(f)).count();
+    assert!(tracks.contains_key("worker"), "{:?}", tracks.keys());
+    let main = (tracks.keys())
+        .find(|t| *t != "worker")
+        .expect("the main thread's track")
+        .clone();
+    assert_eq!(tracks.len(), 2, "{:?}", tracks.keys());
+    assert_eq!((count(&main, "outer"), count(&main, "inner")), (3, 6));
+    assert_eq!((count("worker", "outer"), count("worker", "inner")), (2, 4));
+    for (track, slices) in tracks {
+        check_nesting(track, slices);
+    }
+    // The same ticks as the report's totals (each side rounds to ns).
+    for f in ["outer", "inner"] {
+        let row = report.function(&name(f)).unwrap();
+        let spans: Vec<u64> = (tracks.values().flatten())
+            .filter(|s| s.0 == name(f))
+            .map(|s| s.2 - s.1)
+            .collect();
+        let sum: u64 = spans.iter().sum();
+        assert!(
+            sum.abs_diff(row.total_ns) <= spans.len() as u64,
+            "{f}: {sum} vs {}",
+            row.total_ns
+        );
+        assert!(sum >= row.calls * 50_000, "{f}: {sum}");
+    }
+}
+
+/// Microseconds as ns (written with three decimals: whole ns).
+fn ns(v: &Value) -> u64 {
+    (v.as_f64().unwrap() * 1000.0).round() as u64
+}
+
+/// Every `"ts"` and `"dur"` of `text` has exactly three decimals.
+fn three_decimals(text: &str) {
+    for key in ["\"ts\":", "\"dur\":"] {
+        for (at, _) in text.match_indices(key) {
+            let rest = &text[at + key.len()..];
+            let number = &rest[..rest.find([',', '}']).unwrap()];
+            let (_, frac) = number.split_once('.').expect(number);
+            assert_eq!(frac.len(), 3, "{number}");
+        }
+    }
+}
+
+#[test]
+fn a_json_trace_has_each_threads_calls_nested() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let path = temp("json");
+    let report = traced(&path);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    three_decimals(&text);
+    let json: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["displayTimeUnit"], "ns");
+    assert_eq!(json["otherData"]["perflens"]["dropped_events"], 0);
+    assert_eq!(json["otherData"]["perflens"]["buffer_bytes"], 64 << 20);
+    let events = json["traceEvents"].as_array().unwrap();
+    let pid = u64::from(std::process::id());
+    assert!(events.iter().all(|e| e["pid"] == pid));
+    assert!(events.iter().any(|e| e["name"] == "process_name"));
+    let mut names: BTreeMap<u64, String> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["name"] == "thread_name") {
+        let tid = e["tid"].as_u64().unwrap();
+        names.insert(tid, e["args"]["name"].as_str().unwrap().to_string());
+    }
+    let mut tracks: BTreeMap<String, Vec<Slice>> = BTreeMap::new();
+    for e in events.iter().filter(|e| e["ph"] == "X") {
+        assert_eq!(e["cat"], "sync");
+        let track = names[&e["tid"].as_u64().unwrap()].clone();
+        let begin = ns(&e["ts"]);
+        let s = (
+            e["name"].as_str().unwrap().to_string(),
+            begin,
+            begin + ns(&e["dur"]),
+        );
+        tracks.entry(track).or_default().push(s);
+    }
+    // Nothing else: no instant (nothing dropped), no begin/end pairs.
+    let kinds: Vec<&str> = events.iter().map(|e| e["ph"].as_str().unwrap()).collect();
+    assert!(kinds.iter().all(|k| ["M", "X"].contains(k)), "{kinds:?}");
+    check_tracks(&tracks, &report);
+}
+
+#[test]
+fn a_pftrace_reads_in_perfetto_with_the_same_slices() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let available = Command::new("python3")
+        .args([
+            "-c",
+            "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "python3 cannot import Perfetto's bindings, which this test needs under CI \
+             (`python3 -m pip install --target ~/.cache/perflens-py perfetto`, \
+             PYTHONPATH=~/.cache/perflens-py)"
+        );
+        eprintln!("skipped: python3 cannot import Perfetto's protobuf bindings");
+        return;
+    }
+    let path = temp("pftrace");
+    let report = traced(&path);
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(&path)
+        .output()
+        .unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "check_pftrace.py failed:\n{stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut name_of: BTreeMap<String, String> = BTreeMap::new();
+    for t in summary["tracks"].as_array().unwrap() {
+        name_of.insert(t["uuid"].to_string(), t["name"].as_str().unwrap().into());
+        if t["tid"].is_null() {
+            assert_eq!(t["pid"], u64::from(std::process::id()));
+        }
+    }
+    let mut tracks: BTreeMap<String, Vec<Slice>> = BTreeMap::new();
+    for (uuid, slices) in summary["slices"].as_object().unwrap() {
+        let list = tracks.entry(name_of[uuid].clone()).or_default();
+        for s in slices.as_array().unwrap() {
+            let end = s[2].as_u64().expect("slices, no instant");
+            list.push((s[0].as_str().unwrap().into(), s[1].as_u64().unwrap(), end));
+        }
+    }
+    check_tracks(&tracks, &report);
+}
+
+/// `PERFLENS_TRACE` and `PERFLENS_TRACE_BUFFER` in a child process, in
+/// count mode (which trace mode turns into timed mode, saying so).
+#[test]
+fn perflens_trace_writes_the_file_and_says_so() {
+    if std::env::var_os("PERFLENS_TRACE_CHILD").is_some() {
+        let session = Session::start().unwrap();
+        workload();
+        drop(session.finish());
+        return;
+    }
+    let path = temp("env.json");
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "perflens_trace_writes_the_file_and_says_so",
+        "--nocapture",
+    ]);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("PERFLENS_") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd
+        .env("PERFLENS_TRACE_CHILD", "1")
+        .env("PERFLENS_TRACE", &path)
+        .env("PERFLENS_TRACE_BUFFER", "1MiB")
+        .env("PERFLENS_MODE", "count")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(
+            "[perflens] trace: the traced calls are the timed ones: count mode becomes timed."
+        ),
+        "{stderr}"
+    );
+    let said = format!(
+        "[perflens] trace: {} (15 calls on 2 threads)",
+        path.display()
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert_eq!(json["otherData"]["perflens"]["buffer_bytes"], 1 << 20);
+    let slices = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X");
+    assert_eq!(slices.count(), 15);
+}
