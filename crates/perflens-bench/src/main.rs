@@ -30,10 +30,14 @@
 //! "perflens timed, live" is the timed variant with the session published
 //! in shared memory (`Session::builder().live(true)`, issue 12): the
 //! line after each table gives its cost against the private session.
+//! "perflens traced" is the timed variant in trace mode
+//! (`SessionBuilder::trace`, issue 13) with a 1 MiB buffer, full from the
+//! first 32,640 calls on (the flight recorder then takes its oldest
+//! chunks back): the next line gives its cost against the timed one.
 //! The last line is the cost of an await site that does not suspend,
 //! against a bare `.await`, called by hand and made by the macro (see
 //! `awaits.rs`).
-//! `PERFLENS_BENCH_ONLY=bare|timed|live|count|sampled|hotpath|await|await-macro|await-bare` runs one variant
+//! `PERFLENS_BENCH_ONLY=bare|timed|live|traced|count|sampled|hotpath|await|await-macro|await-bare` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
 //! callgrind, whose CPUID hides the invariant-TSC bit).
 
@@ -76,15 +80,17 @@ enum Variant {
     Bare,
     Timed,
     TimedLive,
+    Traced,
     Count,
     Sampled64,
     Hotpath,
 }
 
-const VARIANTS: [Variant; 6] = [
+const VARIANTS: [Variant; 7] = [
     Variant::Bare,
     Variant::Timed,
     Variant::TimedLive,
+    Variant::Traced,
     Variant::Count,
     Variant::Sampled64,
     Variant::Hotpath,
@@ -96,6 +102,7 @@ impl Variant {
             Variant::Bare => "uninstrumented",
             Variant::Timed => "perflens timed",
             Variant::TimedLive => "perflens timed, live",
+            Variant::Traced => "perflens traced",
             Variant::Count => "perflens count-only",
             Variant::Sampled64 => "perflens sampled 1/64",
             Variant::Hotpath => "hotpath 0.30 measure",
@@ -108,6 +115,7 @@ impl Variant {
             Variant::Bare => "bare",
             Variant::Timed => "timed",
             Variant::TimedLive => "live",
+            Variant::Traced => "traced",
             Variant::Count => "count",
             Variant::Sampled64 => "sampled",
             Variant::Hotpath => "hotpath",
@@ -116,7 +124,7 @@ impl Variant {
 
     fn mode(self) -> Option<perflens::Mode> {
         match self {
-            Variant::Timed | Variant::TimedLive => Some(perflens::Mode::Timed),
+            Variant::Timed | Variant::TimedLive | Variant::Traced => Some(perflens::Mode::Timed),
             Variant::Count => Some(perflens::Mode::Count),
             Variant::Sampled64 => Some(perflens::Mode::Sampled { every: 64 }),
             _ => None,
@@ -156,6 +164,13 @@ fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
             .ignore_env()
             .mode(mode)
             .live(v == Variant::TimedLive);
+        // A 1 MiB buffer: full after 32,640 calls, so the runs measure
+        // the flight recorder taking its oldest chunks back, and the
+        // file written at the end stays small.
+        let builder = match v {
+            Variant::Traced => builder.trace(trace_file()).trace_buffer(1 << 20),
+            _ => builder,
+        };
         let builder = if FORCE_TSC.load(Ordering::Relaxed) {
             builder.clock(perflens::ClockSource::Tsc)
         } else {
@@ -191,10 +206,18 @@ fn run(v: Variant, n: u64, threads: usize) -> (f64, i64) {
         let calls: u64 = report.functions.iter().map(|f| f.calls).sum();
         assert_eq!(calls, n * threads as u64, "perflens must count every call");
     }
+    if v == Variant::Traced {
+        let _ = std::fs::remove_file(trace_file());
+    }
     // Drains what hotpath has not processed yet and builds its report.
     drop(hotpath);
     let mean = results.iter().map(|r| r.0).sum::<f64>() / threads as f64;
     (mean, results[0].1)
+}
+
+/// Where the traced variant's trace goes (removed after each run).
+fn trace_file() -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("perflens-bench-{}.pftrace", std::process::id()))
 }
 
 /// ns per `rdtsc` on each of `threads` threads at once (mean).
@@ -338,13 +361,19 @@ fn main() {
                 rss_col
             );
         }
-        let (timed, live) = (1, 2);
+        let (timed, live, traced) = (1, 2, 3);
         println!(
             "live on / off, {threads} thread(s): timed call added {:.2} vs {:.2} ns, ratio {:.3} (median of per-round ratios; ns/call ratio {:.3})",
             per_round(rounds, |r| added(live, r)),
             per_round(rounds, |r| added(timed, r)),
             per_round(rounds, |r| added(live, r) / added(timed, r).max(0.01)),
             per_round(rounds, |r| ns[live][r] / ns[timed][r]),
+        );
+        println!(
+            "trace on / off, {threads} thread(s): timed call added {:.2} vs {:.2} ns, ratio {:.2} (median of per-round ratios)",
+            per_round(rounds, |r| added(traced, r)),
+            per_round(rounds, |r| added(timed, r)),
+            per_round(rounds, |r| added(traced, r) / added(timed, r).max(0.01)),
         );
         println!();
     }

@@ -67,6 +67,8 @@ impl Guard {
                                 UNTIMED
                             }
                         }
+                        // Only trace mode and the `Instant` clock come here.
+                        FAST_TRACE => return Guard::enter_traced(hot, np),
                         _ => return Guard::enter_slow(callsite),
                     };
                     f.np = np;
@@ -90,6 +92,38 @@ impl Guard {
             }
         }
         Guard::enter_slow(callsite)
+    }
+
+    /// [`Guard::enter`]'s inlined path in trace mode (its node known, the
+    /// stack with room), out of line: the frame is timed with the TSC
+    /// and marked [`TRACE_FRAME`], and its begin is written to the trace.
+    #[inline(never)]
+    fn enter_traced(hot: &mut thread::Hot, np: crate::block::NodePath) -> Guard {
+        let d = hot.depth;
+        let frames = hot.frames;
+        // SAFETY: the caller checked 1 <= d < stack_cap (attached); frame
+        // d is above the top, no reference to it is alive.
+        let f = unsafe { &mut *frames.add(d as usize) };
+        f.np = np;
+        f.timed = TIMED_TSC | TRACE_FRAME;
+        f.cache_cs = 0;
+        frame::note_top_at(frames, np.node);
+        #[cfg(feature = "alloc")]
+        {
+            f.alloc_start = frame::alloc_mark_at(frames);
+        }
+        f.child = 0;
+        f.start = arch::read_tsc();
+        let start = f.start;
+        // The frame before the depth, as in `enter`.
+        compiler_fence(Ordering::Release);
+        hot.depth = d + 1;
+        trace::emit(
+            hot.epoch,
+            trace::owner(hot),
+            span(SPAN_BEGIN, np.node, start),
+        );
+        Guard { depth: d }
     }
 
     #[cold]
@@ -154,6 +188,38 @@ fn drop_slow(depth: u32) {
         }
     }
     frame::record(hot, f.np.node, timing);
+}
+
+/// [`Guard`]'s drop of a traced frame on top (trace mode): the timed
+/// path, and its end written to the trace with the same clock reading.
+#[inline(never)]
+fn drop_traced(d: u32) {
+    // SAFETY: owner thread; no other reference to the hot state is alive.
+    let hot = unsafe { &mut *thread::hot() };
+    let frames = hot.frames;
+    let now = arch::read_tsc();
+    frame::boundary_top_at(frames);
+    // SAFETY: the caller saw frame d on top: d < hot.depth <= stack_cap.
+    let f = unsafe { &*frames.add(d as usize) };
+    #[cfg(feature = "alloc")]
+    frame::record_alloc_at(hot, frames, f);
+    let (nodes, hist) = (hot.nodes, hot.hist);
+    hot.depth = d;
+    let (node, start, child) = (f.np.node, f.start, f.child);
+    let incl = now.saturating_sub(start);
+    let excl = incl.saturating_sub(child);
+    // SAFETY: 1 <= d (frame 0 is the root sentinel, never popped), so
+    // frame d-1 exists; node < node_cap.
+    unsafe {
+        let parent = &mut *frames.add(d as usize - 1);
+        parent.child = parent.child.wrapping_add(incl);
+        frame::note_top_at(frames, parent.np.node);
+        let n = &*nodes.add(node as usize);
+        bump(&n.total, incl);
+        bump(&n.self_, excl);
+        frame::hist_defer(frames, hist, node, incl, excl);
+    }
+    trace::emit(hot.epoch, trace::owner(hot), span(SPAN_END, node, now));
 }
 
 /// A span event of node `node`.
@@ -229,6 +295,10 @@ impl Drop for Guard {
                     bump(&n.self_, excl);
                     frame::hist_defer(frames, hist, node, incl, excl);
                 }
+                return;
+            }
+            if timed == TIMED_TSC | TRACE_FRAME {
+                drop_traced(d);
                 return;
             }
         }

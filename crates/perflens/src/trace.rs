@@ -89,10 +89,11 @@ pub(crate) fn write(path: &Path, trace: Option<&RawTrace>, snap: &RawSnapshot) {
                     timeline.buffer_bytes >> 20
                 ),
             };
+            let threads = timeline.threads.len();
             eprintln!(
-                "[perflens] trace: {shown} ({} calls on {} threads{dropped})",
+                "[perflens] trace: {shown} ({} calls on {threads} thread{}{dropped})",
                 timeline.slices(),
-                timeline.threads.len()
+                if threads == 1 { "" } else { "s" }
             );
         }
         Err(e) => eprintln!("[perflens] trace: cannot write {shown}: {e}"),
