@@ -57,6 +57,52 @@ fn trace_mode() {
     a_small_buffer_keeps_the_newest_and_counts_the_rest();
     threads_each_have_their_own_stream_and_exited_ones_give_room_back();
     a_session_without_a_trace_writes_none();
+    memory_stays_within_the_buffer_at_any_rate();
+}
+
+/// The process's resident memory, in KiB.
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Millions of events into a 4 MiB buffer: resident memory grows by the
+/// buffer at most (plus a little for the pool's bookkeeping), every
+/// event is kept or counted, and the pages go back at the end.
+fn memory_stays_within_the_buffer_at_any_rate() {
+    const BUFFER: usize = 4 << 20;
+    const CALLS: u64 = 3_000_000;
+    let before = rss_kib();
+    let mut peak = 0;
+    let (_, trace) = traced(BUFFER, || {
+        for k in 0..CALLS {
+            let _g = Guard::enter(&B);
+            if k % 500_000 == 0 {
+                peak = peak.max(rss_kib());
+            }
+        }
+        peak = peak.max(rss_kib());
+    });
+    let grown = peak.saturating_sub(before);
+    assert!(
+        grown <= (BUFFER >> 10) as u64 + 1024,
+        "RSS grew {grown} KiB"
+    );
+    assert_eq!(trace.events() as u64 + trace.dropped(), 2 * CALLS);
+    assert!(trace.dropped() > CALLS);
+    assert_eq!(
+        trace.events(),
+        (BUFFER / CHUNK_BYTES - 1) * SLOTS + (2 * CALLS as usize) % SLOTS
+    );
+    // Given back (madvise): the buffer's pages are no longer resident
+    // (once the decoded events are freed too).
+    drop(trace);
+    assert!(
+        rss_kib() < peak.saturating_sub((BUFFER >> 10) as u64 / 2),
+        "{} vs {peak}",
+        rss_kib()
+    );
 }
 
 fn spans_in_order_with_the_aggregates_ticks() {
