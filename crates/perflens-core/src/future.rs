@@ -19,13 +19,14 @@
 //! - if dropped before `Ready`, counts a cancellation (its busy time and
 //!   polls still count).
 
-use crate::block::{AWAIT_FRAME, Frame, OVERFLOW_NODE, bump, tag};
+use crate::block::{AWAIT_FRAME, Frame, OVERFLOW_NODE, TRACE_FRAME, bump, tag};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, Hot};
+use crate::thread::{self, FAST_TRACE, Hot};
+use crate::trace::{self, Event, POLL_BEGIN, POLL_END};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -96,6 +97,17 @@ fn reparent_under_await(hot: &Hot, parent: &mut u32) {
     }
 }
 
+/// A poll event of the future of node `node` (trace mode).
+fn poll_event(kind: u8, node: u32, ticks: u64, flags: u8) -> Event {
+    Event {
+        ticks,
+        kind,
+        flags,
+        arg: node,
+        ids: [0, 0],
+    }
+}
+
 /// A measured future; see [`instrument`].
 #[must_use = "futures do nothing unless polled"]
 pub struct Instrumented<F> {
@@ -131,9 +143,10 @@ struct PollFrame {
 }
 
 impl PollFrame {
-    /// Pops the frame and adds the poll to the future's sums. False when
-    /// the frame is no longer ours (a new session reset the stack).
-    fn end(&mut self) -> bool {
+    /// Pops the frame and adds the poll to the future's sums (and, traced,
+    /// writes its end with `flags`). False when the frame is no longer
+    /// ours (a new session reset the stack).
+    fn end(&mut self, flags: u8) -> bool {
         self.ended = true;
         // SAFETY: owner thread; the reference taken by `poll` is not used
         // after the inner poll, which may have touched the hot state.
@@ -147,6 +160,12 @@ impl PollFrame {
         let (f, acc) = unsafe { (&*self.frame, &mut *self.acc) };
         acc.allocated = acc.allocated.wrapping_add(frame::alloc_since(hot, f));
         let timing = frame::pop(hot, f, self.depth);
+        if f.timed & TRACE_FRAME != 0 {
+            if let Some((dur, _)) = timing {
+                let end = poll_event(POLL_END, f.np.node, f.start.wrapping_add(dur), flags);
+                trace::emit(hot.epoch, trace::owner(hot), end);
+            }
+        }
         acc.count += 1;
         if let Some((dur, excl)) = timing {
             acc.busy += dur;
@@ -160,7 +179,7 @@ impl Drop for PollFrame {
     fn drop(&mut self) {
         if !self.ended {
             // Unwinding out of the inner poll.
-            self.end();
+            self.end(0);
         }
     }
 }
@@ -196,6 +215,14 @@ impl<F: Future> Future for Instrumented<F> {
         let Some((fp, depth)) = frame::push(hot, to, this.timed) else {
             return inner.poll(cx);
         };
+        if hot.fast == FAST_TRACE && this.timed {
+            // SAFETY: the frame just pushed, below hot.depth; owner
+            // thread, no other reference to it alive.
+            let f = unsafe { &mut *fp };
+            f.timed |= TRACE_FRAME;
+            let begin = poll_event(POLL_BEGIN, node, f.start, 0);
+            trace::emit(hot.epoch, trace::owner(hot), begin);
+        }
         let mut poll_frame = PollFrame {
             epoch: this.epoch,
             depth,
@@ -205,7 +232,8 @@ impl<F: Future> Future for Instrumented<F> {
         };
         // The inner poll runs measured code that uses the hot state too.
         let result = inner.poll(cx);
-        if !poll_frame.end() {
+        let ready = if result.is_ready() { trace::READY } else { 0 };
+        if !poll_frame.end(ready) {
             return result;
         }
         // SAFETY: owner thread; no other reference to the hot state is

@@ -35,11 +35,18 @@ pub const DEFAULT_BUFFER: usize = 64 << 20;
 pub const SPAN_BEGIN: u8 = 1;
 /// A measured sync call ended (`arg`: its node).
 pub const SPAN_END: u8 = 2;
+/// A poll of a measured future began (`arg`: the future's node).
+pub const POLL_BEGIN: u8 = 4;
+/// A poll of a measured future ended (`arg`: its node; `flags`:
+/// [`READY`] when the future completed).
+pub const POLL_END: u8 = 5;
+/// [`POLL_END`]'s flag: the poll returned `Ready`.
+pub const READY: u8 = 1;
 
 /// How many slots an event of `kind` takes (0: not a kind).
 fn slots_of(kind: u8) -> usize {
     match kind {
-        SPAN_BEGIN | SPAN_END => 1,
+        SPAN_BEGIN | SPAN_END | POLL_BEGIN | POLL_END => 1,
         _ => 0,
     }
 }
@@ -49,7 +56,7 @@ fn slots_of(kind: u8) -> usize {
 pub struct Event {
     /// Clock ticks, as the aggregates count them.
     pub ticks: u64,
-    /// [`SPAN_BEGIN`], [`SPAN_END`].
+    /// [`SPAN_BEGIN`], [`SPAN_END`], [`POLL_BEGIN`], [`POLL_END`].
     pub kind: u8,
     /// Kind-specific flags.
     pub flags: u8,

@@ -4,12 +4,32 @@
 //! exited threads give their chunks back; a session without a trace
 //! writes none.
 
-use perflens_core::trace::{CHUNK_BYTES, MIN_BUFFER, RawTrace, SLOTS, SPAN_BEGIN, SPAN_END};
-use perflens_core::{Callsite, ClockSource, Config, Guard, Mode, RawSnapshot, start};
+use perflens_core::trace::{
+    CHUNK_BYTES, MIN_BUFFER, POLL_BEGIN, POLL_END, READY, RawTrace, SLOTS, SPAN_BEGIN, SPAN_END,
+};
+use perflens_core::{Callsite, ClockSource, Config, Guard, Mode, RawSnapshot, instrument, start};
+use std::future::Future;
+use std::pin::{Pin, pin};
 use std::sync::Mutex;
+use std::task::{Context, Poll, Waker};
 
 static A: Callsite = Callsite::new("app::a", || "");
 static B: Callsite = Callsite::new("app::b", || "");
+static F: Callsite = Callsite::new("app::f", || "");
+
+/// `Pending` once (waking its task), then `Ready`.
+struct Once(bool);
+
+impl Future for Once {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
+    }
+}
 
 /// One session at a time in this process.
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -58,6 +78,38 @@ fn trace_mode() {
     threads_each_have_their_own_stream_and_exited_ones_give_room_back();
     a_session_without_a_trace_writes_none();
     memory_stays_within_the_buffer_at_any_rate();
+    a_futures_polls_are_slices_around_what_they_ran();
+}
+
+fn a_futures_polls_are_slices_around_what_they_ran() {
+    let (snap, trace) = traced(MIN_BUFFER, || {
+        let mut fut = pin!(instrument(&F, async {
+            a();
+            Once(false).await;
+            a();
+        }));
+        let mut cx = Context::from_waker(Waker::noop());
+        while fut.as_mut().poll(&mut cx).is_pending() {}
+    });
+    let t = &trace.threads[0];
+    let shown: Vec<(u8, u8, &str)> = (t.events.iter())
+        .map(|e| (e.kind, e.flags, name_of(&snap, t.index, e.arg)))
+        .collect();
+    let call = [
+        (SPAN_BEGIN, 0, "app::a"),
+        (SPAN_BEGIN, 0, "app::b"),
+        (SPAN_END, 0, "app::b"),
+        (SPAN_BEGIN, 0, "app::b"),
+        (SPAN_END, 0, "app::b"),
+        (SPAN_END, 0, "app::a"),
+    ];
+    let poll = |ready: u8| {
+        let mut p = vec![(POLL_BEGIN, 0, "app::f")];
+        p.extend(call);
+        p.push((POLL_END, ready, "app::f"));
+        p
+    };
+    assert_eq!(shown, [poll(0), poll(READY)].concat());
 }
 
 /// The process's resident memory, in KiB.

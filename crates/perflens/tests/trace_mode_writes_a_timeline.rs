@@ -274,3 +274,82 @@ fn perflens_trace_writes_the_file_and_says_so() {
         .filter(|e| e["ph"] == "X");
     assert_eq!(slices.count(), 15);
 }
+
+/// `Pending` once (waking its task), then `Ready`.
+struct Once(bool);
+
+impl std::future::Future for Once {
+    type Output = ();
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<()> {
+        if std::mem::replace(&mut self.0, true) {
+            return std::task::Poll::Ready(());
+        }
+        cx.waker().wake_by_ref();
+        std::task::Poll::Pending
+    }
+}
+
+#[perflens::measure]
+async fn fetch() {
+    inner();
+    Once(false).await;
+    inner();
+}
+
+#[test]
+fn a_futures_polls_are_slices_around_the_calls_they_made() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let path = temp("polls.json");
+    let session = Session::builder()
+        .ignore_env()
+        .trace(&path)
+        .start()
+        .unwrap();
+    for _ in 0..2 {
+        let mut fut = std::pin::pin!(fetch());
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        while fut.as_mut().poll(&mut cx).is_pending() {}
+    }
+    drop(session.finish());
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let slices: Vec<&Value> = (json["traceEvents"].as_array().unwrap().iter())
+        .filter(|e| e["ph"] == "X")
+        .collect();
+    let shown: Vec<(String, &str, bool)> = (slices.iter())
+        .map(|e| {
+            let short = e["name"]
+                .as_str()
+                .unwrap()
+                .rsplit("::")
+                .next()
+                .unwrap()
+                .to_string();
+            (
+                short,
+                e["cat"].as_str().unwrap(),
+                e["args"]["ready"] == true,
+            )
+        })
+        .collect();
+    let poll = |ready| {
+        [
+            ("fetch".to_string(), "poll", ready),
+            ("inner".to_string(), "sync", false),
+        ]
+    };
+    // Two runs: a poll that suspends, then the one that completes.
+    assert_eq!(
+        shown,
+        [poll(false), poll(true), poll(false), poll(true)].concat()
+    );
+    // Each call inside its poll.
+    for pair in slices.chunks(2) {
+        let (p, c) = (pair[0], pair[1]);
+        assert!(ns(&p["ts"]) <= ns(&c["ts"]));
+        assert!(ns(&c["ts"]) + ns(&c["dur"]) <= ns(&p["ts"]) + ns(&p["dur"]));
+    }
+}

@@ -1,14 +1,15 @@
 //! Chrome Trace Event JSON, which Perfetto UI and `chrome://tracing`
 //! load: one process, a track per thread (named, in the session's
-//! order), each measured call a complete (`"X"`) event, so that no begin
-//! is ever left without its end.
+//! order), each measured call (`cat` `sync`) and each poll of a measured
+//! future (`poll`, with `ready` on the one that completed it) a complete
+//! (`"X"`) event, so that no begin is ever left without its end.
 //!
 //! Times are microseconds from the session's start, written with exactly
 //! three decimals (whole nanoseconds). `otherData.perflens` holds the
 //! buffer size and the dropped events; each thread that lost events has
 //! an instant saying how many, at the time of the last one lost.
 
-use super::model::Timeline;
+use super::model::{SliceKind, Timeline};
 use std::io::{self, Write};
 
 /// Writes `timeline` (of process `pid`, named `program`) to `out`.
@@ -56,16 +57,24 @@ pub fn write_chrome_json(
             )?;
         }
         for s in &t.slices {
+            let cat = match s.kind {
+                SliceKind::Call => "sync",
+                SliceKind::Poll { .. } => "poll",
+            };
             write!(
                 out,
-                ",\n{{\"ph\":\"X\",\"cat\":\"sync\",\"name\":{},\"pid\":{pid},\"tid\":{tid},\
+                ",\n{{\"ph\":\"X\",\"cat\":\"{cat}\",\"name\":{},\"pid\":{pid},\"tid\":{tid},\
                  \"ts\":{},\"dur\":{}",
                 text(&s.name),
                 us(s.begin_ns),
                 us(s.end_ns - s.begin_ns)
             )?;
-            if s.truncated {
-                out.write_all(b",\"args\":{\"truncated\":true}")?;
+            let ready = s.kind == SliceKind::Poll { ready: true };
+            match (ready, s.truncated) {
+                (false, false) => {}
+                (true, false) => out.write_all(b",\"args\":{\"ready\":true}")?,
+                (false, true) => out.write_all(b",\"args\":{\"truncated\":true}")?,
+                (true, true) => out.write_all(b",\"args\":{\"ready\":true,\"truncated\":true}")?,
             }
             out.write_all(b"}")?;
         }
@@ -100,6 +109,7 @@ mod tests {
     fn exact_bytes() {
         let slice = |name: &str, begin_ns, end_ns, depth, truncated| Slice {
             name: name.into(),
+            kind: SliceKind::Call,
             begin_ns,
             end_ns,
             depth,
@@ -114,6 +124,10 @@ mod tests {
                 slices: vec![
                     slice("a", 1_500, 9_001, 0, true),
                     slice("b", 2_000, 2_999, 1, false),
+                    Slice {
+                        kind: SliceKind::Poll { ready: true },
+                        ..slice("f", 9_500, 9_600, 0, false)
+                    },
                 ],
                 dropped: 7,
                 dropped_until_ns: Some(1_000),
@@ -130,7 +144,8 @@ mod tests {
 {"ph":"M","name":"thread_sort_index","pid":42,"tid":1,"args":{"sort_index":0}},
 {"ph":"i","s":"t","name":"perflens: 7 events dropped before this (trace buffer full)","pid":42,"tid":1,"ts":1.000},
 {"ph":"X","cat":"sync","name":"a","pid":42,"tid":1,"ts":1.500,"dur":7.501,"args":{"truncated":true}},
-{"ph":"X","cat":"sync","name":"b","pid":42,"tid":1,"ts":2.000,"dur":0.999}
+{"ph":"X","cat":"sync","name":"b","pid":42,"tid":1,"ts":2.000,"dur":0.999},
+{"ph":"X","cat":"poll","name":"f","pid":42,"tid":1,"ts":9.500,"dur":0.100,"args":{"ready":true}}
 ]}
 "#;
         assert_eq!(String::from_utf8(out).unwrap(), want);

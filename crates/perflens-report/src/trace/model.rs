@@ -1,5 +1,6 @@
 //! The timeline a trace's events make: for each thread, the slices of its
-//! measured calls, nested, in nanoseconds from the session's start.
+//! measured calls and of the polls of its measured futures, nested, in
+//! nanoseconds from the session's start.
 //!
 //! Each thread's events are replayed with a stack. The flight recorder
 //! may have dropped a thread's oldest events, and a session may end while
@@ -14,7 +15,7 @@
 //! All of these slices are marked `truncated`.
 
 use perflens_core::RawSnapshot;
-use perflens_core::trace::{RawTrace, SPAN_BEGIN, SPAN_END};
+use perflens_core::trace::{POLL_BEGIN, POLL_END, READY, RawTrace, SPAN_BEGIN, SPAN_END};
 
 /// A trace laid out for viewers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,11 +49,26 @@ pub struct ThreadTrack {
     pub dropped_until_ns: Option<u64>,
 }
 
-/// One measured call.
+/// What a slice is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SliceKind {
+    /// A call of a measured sync function.
+    #[default]
+    Call,
+    /// A poll of a measured future; `ready`: it completed there.
+    Poll {
+        /// The poll returned `Ready`.
+        ready: bool,
+    },
+}
+
+/// One measured call, or one poll of a measured future.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Slice {
     /// The measured function.
     pub name: String,
+    /// A call or a poll.
+    pub kind: SliceKind,
     /// When it began, from the session's start.
     pub begin_ns: u64,
     /// When it ended.
@@ -85,7 +101,7 @@ impl Timeline {
                 let last = t.events.last().map_or(0, |e| to_ns(e.ticks));
                 // A call still open ends with its thread, or the session.
                 let end = if exited { last } else { end_ns.max(last) };
-                let events = t.events.iter().map(|e| (e.kind, e.arg, to_ns(e.ticks)));
+                let events = (t.events.iter()).map(|e| (e.kind, e.flags, e.arg, to_ns(e.ticks)));
                 let mut slices = replay(events, first, end);
                 // Parents began no later than their children, and end
                 // after them: by begin, then depth.
@@ -93,6 +109,7 @@ impl Timeline {
                 let slices = (slices.into_iter())
                     .map(|s| Slice {
                         name: name_of(&t.node_paths, s.node),
+                        kind: s.kind,
                         begin_ns: s.begin_ns,
                         end_ns: s.end_ns,
                         depth: s.depth,
@@ -133,6 +150,7 @@ impl Timeline {
 /// A slice of a node, before it is named.
 struct Raw {
     node: u32,
+    kind: SliceKind,
     begin_ns: u64,
     end_ns: u64,
     depth: u32,
@@ -142,14 +160,23 @@ struct Raw {
 /// The slices of one thread's events (`(kind, node, ns)`, oldest first);
 /// `first` is its first kept event's time, `end` when calls still open
 /// end (see the module's doc).
-fn replay(events: impl Iterator<Item = (u8, u32, u64)>, first: u64, end: u64) -> Vec<Raw> {
+fn replay(events: impl Iterator<Item = (u8, u8, u32, u64)>, first: u64, end: u64) -> Vec<Raw> {
     let mut slices: Vec<Raw> = Vec::new();
-    // Open calls: node, begin, whether their begin was lost.
-    let mut open: Vec<(u32, u64, bool)> = Vec::new();
-    let close = |open: &mut Vec<(u32, u64, bool)>, slices: &mut Vec<Raw>, end: u64, cut: bool| {
-        if let Some((node, begin, lost)) = open.pop() {
+    // Open slices: node, kind, begin, whether their begin was lost.
+    let mut open: Vec<(u32, SliceKind, u64, bool)> = Vec::new();
+    let close = |open: &mut Vec<(u32, SliceKind, u64, bool)>,
+                 slices: &mut Vec<Raw>,
+                 end: u64,
+                 cut: bool,
+                 ready: bool| {
+        if let Some((node, kind, begin, lost)) = open.pop() {
+            let kind = match kind {
+                SliceKind::Poll { .. } => SliceKind::Poll { ready },
+                k => k,
+            };
             slices.push(Raw {
                 node,
+                kind,
                 begin_ns: begin,
                 end_ns: end.max(begin),
                 depth: open.len() as u32,
@@ -157,32 +184,41 @@ fn replay(events: impl Iterator<Item = (u8, u32, u64)>, first: u64, end: u64) ->
             });
         }
     };
-    for (kind, node, at) in events {
-        match kind {
-            SPAN_BEGIN => open.push((node, at, false)),
-            SPAN_END => match open.iter().rposition(|o| o.0 == node) {
-                Some(k) => {
-                    while open.len() > k + 1 {
-                        close(&mut open, &mut slices, at, true);
-                    }
-                    close(&mut open, &mut slices, at, false);
+    for (kind, flags, node, at) in events {
+        let slice = match kind {
+            SPAN_BEGIN | SPAN_END => SliceKind::Call,
+            POLL_BEGIN | POLL_END => SliceKind::Poll { ready: false },
+            _ => continue,
+        };
+        let same = |o: &(u32, SliceKind, u64, bool)| {
+            o.0 == node && matches!(o.1, SliceKind::Call) == matches!(slice, SliceKind::Call)
+        };
+        if matches!(kind, SPAN_BEGIN | POLL_BEGIN) {
+            open.push((node, slice, at, false));
+            continue;
+        }
+        let ready = kind == POLL_END && flags & READY != 0;
+        match open.iter().rposition(same) {
+            Some(k) => {
+                while open.len() > k + 1 {
+                    close(&mut open, &mut slices, at, true, false);
                 }
-                // Its begin was dropped: it began before every kept
-                // event, and the calls that ended so far ran inside it.
-                None if open.is_empty() => {
-                    for s in &mut slices {
-                        s.depth += 1;
-                    }
-                    open.push((node, first, true));
-                    close(&mut open, &mut slices, at, true);
+                close(&mut open, &mut slices, at, false, ready);
+            }
+            // Its begin was dropped: it began before every kept event,
+            // and the slices that ended so far were inside it.
+            None if open.is_empty() => {
+                for s in &mut slices {
+                    s.depth += 1;
                 }
-                None => {}
-            },
-            _ => {}
+                open.push((node, slice, first, true));
+                close(&mut open, &mut slices, at, true, ready);
+            }
+            None => {}
         }
     }
     while !open.is_empty() {
-        close(&mut open, &mut slices, end, true);
+        close(&mut open, &mut slices, end, true, false);
     }
     slices
 }
@@ -194,7 +230,8 @@ mod tests {
     /// `(node, begin, end, depth, truncated)` of each slice, by begin.
     fn slices(events: &[(u8, u32, u64)], end: u64) -> Vec<(u32, u64, u64, u32, bool)> {
         let first = events.first().map_or(0, |e| e.2);
-        let mut out: Vec<_> = replay(events.iter().copied(), first, end)
+        let events = events.iter().map(|&(k, n, t)| (k, 0, n, t));
+        let mut out: Vec<_> = replay(events, first, end)
             .into_iter()
             .map(|s| (s.node, s.begin_ns, s.end_ns, s.depth, s.truncated))
             .collect();
@@ -251,5 +288,29 @@ mod tests {
         // while `1` is open.
         let ev = [(B, 1, 1), (B, 2, 2), (E, 3, 3), (E, 1, 5)];
         assert_eq!(slices(&ev, 10), [(1, 1, 5, 0, false), (2, 2, 5, 1, true)]);
+    }
+
+    #[test]
+    fn polls_are_slices_that_say_whether_they_completed() {
+        let ev = [
+            (POLL_BEGIN, 0, 1, 10),
+            (SPAN_BEGIN, 0, 2, 11),
+            (SPAN_END, 0, 2, 12),
+            (POLL_END, 0, 1, 13),
+            (POLL_BEGIN, 0, 1, 20),
+            (POLL_END, READY, 1, 25),
+        ];
+        let got: Vec<(u32, SliceKind, u64, u64, u32)> = replay(ev.into_iter(), 10, 99)
+            .into_iter()
+            .map(|s| (s.node, s.kind, s.begin_ns, s.end_ns, s.depth))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (2, SliceKind::Call, 11, 12, 1),
+                (1, SliceKind::Poll { ready: false }, 10, 13, 0),
+                (1, SliceKind::Poll { ready: true }, 20, 25, 0),
+            ]
+        );
     }
 }

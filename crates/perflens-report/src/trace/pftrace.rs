@@ -528,8 +528,9 @@ fn put_message(buf: &mut Vec<u8>, field: u32, body: impl FnOnce(&mut Vec<u8>)) {
 
 /// Writes `timeline` (of process `pid`, named `program`) as a `.pftrace`
 /// to `out`: a process track, a thread track per thread (uuid 2 + its
-/// index), each measured call a slice (`truncated` annotated where its
-/// begin or end was not recorded), and for a thread that lost events an
+/// index), each measured call and each poll of a measured future a slice
+/// (annotated `ready` on the poll that completed its future, `truncated`
+/// where its begin or end was not recorded), and for a thread that lost events an
 /// instant saying how many, at the time of the last one lost.
 pub fn write_timeline(
     timeline: &super::model::Timeline,
@@ -542,10 +543,12 @@ pub fn write_timeline(
     let pid = i32::try_from(pid).unwrap_or(i32::MAX);
     let mut w = PftraceWriter::new(io::BufWriter::new(out));
     w.process(PROCESS, pid, program)?;
-    let truncated = [Annotation {
-        name: "truncated",
+    let flag = |name| Annotation {
+        name,
         value: AnnotationValue::Bool(true),
-    }];
+    };
+    let (ready, truncated) = ([flag("ready")], [flag("truncated")]);
+    let both = [flag("ready"), flag("truncated")];
     for t in &timeline.threads {
         let track = 2 + u64::from(t.index);
         let tid = i64::try_from(tid_of(t.tid, t.index)).unwrap_or(i64::MAX);
@@ -569,9 +572,15 @@ pub fn write_timeline(
                 let (_, end) = open.pop().unwrap_or_default();
                 w.slice_end(end, track)?;
             }
+            let completed = s.kind == super::model::SliceKind::Poll { ready: true };
             let ev = Event {
                 name: &s.name,
-                annotations: if s.truncated { &truncated } else { &[] },
+                annotations: match (completed, s.truncated) {
+                    (false, false) => &[],
+                    (true, false) => &ready,
+                    (false, true) => &truncated,
+                    (true, true) => &both,
+                },
                 ..Event::default()
             };
             w.slice_begin(s.begin_ns, track, &ev)?;
