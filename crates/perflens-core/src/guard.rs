@@ -1,7 +1,7 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
 use crate::arch;
-use crate::block::{TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
+use crate::block::{Frame, TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
@@ -197,12 +197,34 @@ fn drop_traced(d: u32) {
     // SAFETY: owner thread; no other reference to the hot state is alive.
     let hot = unsafe { &mut *thread::hot() };
     let frames = hot.frames;
+    // SAFETY: the caller saw frame d on top: 1 <= d < hot.depth <=
+    // stack_cap, inside the frame area.
+    let (node, now) = unsafe { exit_timed(hot, frames, frames.add(d as usize), d) };
+    trace::emit(hot.epoch, trace::owner(hot), span(SPAN_END, node, now));
+}
+
+/// The exit of a TSC-timed call whose frame `fp` (at depth `d`) is on
+/// top: pops it, charges its times to its node and its parent. Returns
+/// its node and the clock reading.
+///
+/// # Safety
+/// Owner thread, no reference to the frames alive; `frames` is the hot
+/// state's, `fp = frames + d`, and `1 <= d < hot.depth <= stack_cap`.
+#[inline(always)]
+unsafe fn exit_timed(
+    hot: &mut thread::Hot,
+    frames: *mut Frame,
+    fp: *mut Frame,
+    d: u32,
+) -> (u32, u64) {
     let now = arch::read_tsc();
     frame::boundary_top_at(frames);
-    // SAFETY: the caller saw frame d on top: d < hot.depth <= stack_cap.
-    let f = unsafe { &*frames.add(d as usize) };
+    // SAFETY: per the caller; the boundary's references are gone.
+    let f = unsafe { &*fp };
     #[cfg(feature = "alloc")]
     frame::record_alloc_at(hot, frames, f);
+    // Copies, so that the stores below (which the compiler cannot prove
+    // distinct from the hot state) force no reloads.
     let (nodes, hist) = (hot.nodes, hot.hist);
     hot.depth = d;
     let (node, start, child) = (f.np.node, f.start, f.child);
@@ -214,12 +236,14 @@ fn drop_traced(d: u32) {
         let parent = &mut *frames.add(d as usize - 1);
         parent.child = parent.child.wrapping_add(incl);
         frame::note_top_at(frames, parent.np.node);
+        // A timed call is counted by its entry in the inclusive
+        // histogram; `calls` holds the untimed ones.
         let n = &*nodes.add(node as usize);
         bump(&n.total, incl);
         bump(&n.self_, excl);
         frame::hist_defer(frames, hist, node, incl, excl);
     }
-    trace::emit(hot.epoch, trace::owner(hot), span(SPAN_END, node, now));
+    (node, now)
 }
 
 /// A span event of node `node`.
@@ -268,33 +292,9 @@ impl Drop for Guard {
                 return;
             }
             if timed == TIMED_TSC {
-                let now = arch::read_tsc();
-                frame::boundary_top_at(frames);
-                // SAFETY: as above.
-                let f = unsafe { &*fp };
-                #[cfg(feature = "alloc")]
-                frame::record_alloc_at(hot, frames, f);
-                // Copies, so that the stores below (which the compiler
-                // cannot prove distinct from the hot state) force no
-                // reloads.
-                let (nodes, hist) = (hot.nodes, hot.hist);
-                hot.depth = d;
-                let (node, start, child) = (f.np.node, f.start, f.child);
-                let incl = now.saturating_sub(start);
-                let excl = incl.saturating_sub(child);
-                // SAFETY: 1 <= d (frame 0 is the root sentinel, never
-                // popped), so frame d-1 exists; node < node_cap.
-                unsafe {
-                    let parent = &mut *frames.add(d as usize - 1);
-                    parent.child = parent.child.wrapping_add(incl);
-                    frame::note_top_at(frames, parent.np.node);
-                    // A timed call is counted by its entry in the inclusive
-                    // histogram; `calls` holds the untimed ones.
-                    let n = &*nodes.add(node as usize);
-                    bump(&n.total, incl);
-                    bump(&n.self_, excl);
-                    frame::hist_defer(frames, hist, node, incl, excl);
-                }
+                // SAFETY: owner thread, no frame reference alive; fp is
+                // frame d, on top, and 1 <= d (the root is never popped).
+                unsafe { exit_timed(hot, frames, fp, d) };
                 return;
             }
             if timed == TIMED_TSC | TRACE_FRAME {
