@@ -18,6 +18,7 @@ const OPTIONS: &[&str] = &[
     "sample_every",
     "allocator",
     "live",
+    "trace",
 ];
 
 /// The options of `#[perflens::main]`, validated.
@@ -29,6 +30,9 @@ pub(crate) struct MainOptions {
     pub mode: Option<Mode>,
     pub allocator: Option<Allocator>,
     pub live: Option<bool>,
+    /// `trace = "out.pftrace"`: the file trace mode writes (`.json` or
+    /// `.pftrace`).
+    pub trace: Option<String>,
 }
 
 /// `allocator = path::Type`: a unit-struct allocator, used both as the
@@ -136,6 +140,24 @@ fn global_allocator(allocator: Option<&Allocator>, counting: bool) -> TokenStrea
     }
 }
 
+/// `trace = "out.pftrace"`: a file name whose extension says the format.
+fn trace_file(arg: &Arg) -> syn::Result<String> {
+    let lit = args::string_value(arg, "\"trace.pftrace\"")?;
+    let file = lit.value();
+    let known = [".json", ".pftrace", ".perfetto-trace"];
+    if known.iter().any(|ext| file.ends_with(ext)) {
+        Ok(file)
+    } else {
+        Err(syn::Error::new(
+            lit.span(),
+            format!(
+                "`trace` names the trace file, and its extension the format: \
+                 \"{file}\" ends in none of .json (Chrome JSON) or .pftrace (Perfetto)."
+            ),
+        ))
+    }
+}
+
 /// Parses and validates the options of `#[perflens::main]`.
 pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
     let args = args::parse_key_values(args, USAGE)?;
@@ -162,6 +184,7 @@ pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
             }),
             "allocator" => allocator(arg).map(|a| options.allocator = Some(a)),
             "live" => args::bool_value(arg).map(|b| options.live = Some(b)),
+            "trace" => trace_file(arg).map(|t| options.trace = Some(t)),
             _ => args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| {
                 sample_every = Some((u32::try_from(n).unwrap_or(u32::MAX), arg));
             }),
@@ -333,6 +356,9 @@ fn options_tokens(options: &MainOptions) -> TokenStream2 {
     }
     if let Some(live) = options.live {
         fields.extend(quote!(live: #some(#live),));
+    }
+    if let Some(trace) = &options.trace {
+        fields.extend(quote!(trace: #some(#trace),));
     }
     quote!(#p::MainOptions { #fields ..::core::default::Default::default() })
 }

@@ -25,6 +25,9 @@ pub struct MainOptions {
     pub format: Option<Format>,
     pub mode: Option<Mode>,
     pub live: Option<bool>,
+    /// `trace = "file"`: trace mode, written there (`PERFLENS_TRACE`
+    /// overrides it).
+    pub trace: Option<&'static str>,
 }
 
 /// Started at the top of `main`; prints the report when dropped. The
@@ -54,6 +57,9 @@ impl MainGuard {
         }
         if let Some(live) = opts.live {
             builder = builder.live(live);
+        }
+        if let Some(trace) = opts.trace {
+            builder = builder.trace(trace);
         }
         let mut format = opts.format.unwrap_or(Format::Table);
         if let Ok(v) = std::env::var("PERFLENS_FORMAT") {

@@ -353,3 +353,51 @@ fn a_futures_polls_are_slices_around_the_calls_they_made() {
         assert!(ns(&c["ts"]) + ns(&c["dur"]) <= ns(&p["ts"]) + ns(&p["dur"]));
     }
 }
+
+#[perflens::main(
+    format = "none",
+    trace = "/tmp/perflens-test-main-attribute-trace.json"
+)]
+fn traced_main() {
+    workload();
+}
+
+/// `#[perflens::main(trace = "…")]`, in a child process (its session is
+/// the process's).
+#[test]
+fn the_main_attribute_writes_the_trace() {
+    if std::env::var_os("PERFLENS_MAIN_TRACE_CHILD").is_some() {
+        traced_main();
+        return;
+    }
+    let path = Path::new("/tmp/perflens-test-main-attribute-trace.json");
+    let _ = std::fs::remove_file(path);
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "the_main_attribute_writes_the_trace",
+        "--nocapture",
+    ]);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("PERFLENS_") {
+            cmd.env_remove(k);
+        }
+    }
+    let out = cmd.env("PERFLENS_MAIN_TRACE_CHILD", "1").output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    // The workload, and `traced_main` itself around it.
+    let said = format!(
+        "[perflens] trace: {} (16 calls on 2 threads)",
+        path.display()
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    std::fs::remove_file(path).unwrap();
+    let slices = json["traceEvents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["ph"] == "X");
+    assert_eq!(slices.count(), 16);
+}

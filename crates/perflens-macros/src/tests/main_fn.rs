@@ -36,6 +36,7 @@ fn options_are_parsed() {
         mode = "sampled",
         sample_every = 8,
         live = true,
+        trace = "out.pftrace",
     ))
     .unwrap();
     assert_eq!(
@@ -47,7 +48,14 @@ fn options_are_parsed() {
             mode: Some(Mode::Sampled { every: 8 }),
             allocator: None,
             live: Some(true),
+            trace: Some("out.pftrace".into()),
         }
+    );
+    assert!(
+        parse_main_args(quote!(trace = "out.txt"))
+            .unwrap_err()
+            .to_string()
+            .contains("ends in none of .json (Chrome JSON) or .pftrace (Perfetto)")
     );
     assert_eq!(
         parse_main_args(quote!(mode = "sampled")).unwrap().mode,
@@ -192,7 +200,7 @@ fn misuse_is_reported_enabled_or_not() {
         ),
         (
             quote!(threads = 4),
-            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every`, `allocator` and `live`.",
+            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every`, `allocator`, `live` and `trace`.",
         ),
         (quote!(limit = 1, limit = 2), "duplicate option `limit`"),
         (
