@@ -153,8 +153,11 @@ struct State {
     dropped: Vec<(u64, u64)>,
 }
 
-/// The pool of the traced session (null: none).
+/// The pool of the traced session (null: none yet).
 static POOL: AtomicPtr<Pool> = AtomicPtr::new(std::ptr::null_mut());
+/// Every pool made (never freed: a thread may still be writing its last
+/// event into one; see the module's doc).
+static POOLS: Mutex<Vec<&'static Pool>> = Mutex::new(Vec::new());
 
 fn lock(pool: &Pool) -> MutexGuard<'_, State> {
     pool.state.lock().unwrap_or_else(|e| e.into_inner())
@@ -185,22 +188,25 @@ thread_local! {
 /// be mapped.
 pub(crate) fn begin(epoch: u32, buffer_bytes: usize) -> bool {
     let chunks = buffer_bytes.max(MIN_BUFFER) / CHUNK_BYTES;
-    let old = POOL.load(Ordering::Acquire);
-    // SAFETY: pools are leaked, never freed.
-    let pool: &'static Pool = match unsafe { old.as_ref() } {
-        Some(p) if p.chunks == chunks => p,
-        _ => {
+    // Every pool made stays here, reused by the next session of its size:
+    // at most one pool per size for the process's life.
+    let mut pools = POOLS.lock().unwrap_or_else(|e| e.into_inner());
+    let pool: &'static Pool = match pools.iter().find(|p| p.chunks == chunks) {
+        Some(p) => p,
+        None => {
             let Some(base) = crate::memory::map_zeroed(chunks * CHUNK_BYTES) else {
                 return false;
             };
-            Box::leak(Box::new(Pool {
+            let pool = Box::leak(Box::new(Pool {
                 base: base.cast(),
                 chunks,
                 state: Mutex::new(State::default()),
                 dropped_without_room: AtomicU64::new(0),
                 epoch: AtomicU32::new(1),
                 start_ticks: AtomicU64::new(0),
-            }))
+            }));
+            pools.push(pool);
+            pool
         }
     };
     {
