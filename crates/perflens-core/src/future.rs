@@ -26,7 +26,7 @@ use crate::frame;
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_TRACE, Hot};
-use crate::trace::{self, Event, POLL_BEGIN, POLL_END};
+use crate::trace::{self, Event, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END};
 use std::future::Future;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -47,6 +47,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         state: INERT,
         timed: false,
         created: 0,
+        fid: 0,
         acc: Polls::default(),
     };
     let Some(hot) = thread::active().or_else(thread::prepare) else {
@@ -74,6 +75,19 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
     w.epoch = hot.epoch;
     w.state = PENDING;
     w.created = if w.timed { clock::now() } else { 0 };
+    if hot.fast == FAST_TRACE && w.timed {
+        let owner = trace::owner(hot);
+        let (fid, maker) = trace::new_future_id(hot.epoch, owner);
+        w.fid = fid;
+        let new = Event {
+            ticks: w.created,
+            kind: FUT_NEW,
+            flags: 0,
+            arg: id,
+            ids: [fid, maker],
+        };
+        trace::emit(hot.epoch, owner, new);
+    }
     w
 }
 
@@ -118,6 +132,8 @@ pub struct Instrumented<F> {
     state: u8,
     timed: bool,
     created: u64,
+    /// Its id in the trace (trace mode; else 0).
+    fid: u64,
     acc: Polls,
 }
 
@@ -140,6 +156,9 @@ struct PollFrame {
     frame: *const Frame,
     acc: *mut Polls,
     ended: bool,
+    /// Traced: the future the thread polled before this poll began (put
+    /// back when it ends).
+    polled_before: Option<u64>,
 }
 
 impl PollFrame {
@@ -148,6 +167,9 @@ impl PollFrame {
     /// ours (a new session reset the stack).
     fn end(&mut self, flags: u8) -> bool {
         self.ended = true;
+        if let Some(before) = self.polled_before.take() {
+            trace::set_polling(before);
+        }
         // SAFETY: owner thread; the reference taken by `poll` is not used
         // after the inner poll, which may have touched the hot state.
         let hot = unsafe { &mut *thread::hot() };
@@ -215,13 +237,18 @@ impl<F: Future> Future for Instrumented<F> {
         let Some((fp, depth)) = frame::push(hot, to, this.timed) else {
             return inner.poll(cx);
         };
-        if hot.fast == FAST_TRACE && this.timed {
+        let mut polled_before = None;
+        if this.fid != 0 && hot.fast == FAST_TRACE {
             // SAFETY: the frame just pushed, below hot.depth; owner
             // thread, no other reference to it alive.
             let f = unsafe { &mut *fp };
             f.timed |= TRACE_FRAME;
-            let begin = poll_event(POLL_BEGIN, node, f.start, 0);
+            let begin = Event {
+                ids: [this.fid, 0],
+                ..poll_event(POLL_BEGIN, node, f.start, 0)
+            };
             trace::emit(hot.epoch, trace::owner(hot), begin);
+            polled_before = Some(trace::set_polling(this.fid));
         }
         let mut poll_frame = PollFrame {
             epoch: this.epoch,
@@ -229,6 +256,7 @@ impl<F: Future> Future for Instrumented<F> {
             frame: fp,
             acc: &raw mut this.acc,
             ended: false,
+            polled_before,
         };
         // The inner poll runs measured code that uses the hot state too.
         let result = inner.poll(cx);
@@ -272,6 +300,16 @@ impl<F> Drop for Instrumented<F> {
         };
         if hot.epoch != self.epoch {
             return;
+        }
+        if self.fid != 0 && hot.fast == FAST_TRACE {
+            let dropped = Event {
+                ticks: clock::now(),
+                kind: FUT_DROP,
+                flags: 0,
+                arg: self.callsite,
+                ids: [self.fid, 0],
+            };
+            trace::emit(hot.epoch, trace::owner(hot), dropped);
         }
         let n = frame::node(hot, frame::resolve(hot, self.parent, self.callsite).np.node);
         bump(&n.cancelled, 1);

@@ -35,18 +35,27 @@ pub const DEFAULT_BUFFER: usize = 64 << 20;
 pub const SPAN_BEGIN: u8 = 1;
 /// A measured sync call ended (`arg`: its node).
 pub const SPAN_END: u8 = 2;
-/// A poll of a measured future began (`arg`: the future's node).
+/// A measured future was created (`arg`: its callsite id; `ids`: its
+/// id and the id of the future being polled where it was made, 0 for
+/// none).
+pub const FUT_NEW: u8 = 3;
+/// A poll of a measured future began (`arg`: the future's node; `ids`:
+/// its id, 0).
 pub const POLL_BEGIN: u8 = 4;
 /// A poll of a measured future ended (`arg`: its node; `flags`:
 /// [`READY`] when the future completed).
 pub const POLL_END: u8 = 5;
 /// [`POLL_END`]'s flag: the poll returned `Ready`.
 pub const READY: u8 = 1;
+/// A measured future was dropped before it completed (`arg`: its
+/// callsite id; `ids`: its id, 0).
+pub const FUT_DROP: u8 = 6;
 
 /// How many slots an event of `kind` takes (0: not a kind).
 fn slots_of(kind: u8) -> usize {
     match kind {
-        SPAN_BEGIN | SPAN_END | POLL_BEGIN | POLL_END => 1,
+        SPAN_BEGIN | SPAN_END | POLL_END => 1,
+        FUT_NEW | POLL_BEGIN | FUT_DROP => 2,
         _ => 0,
     }
 }
@@ -56,7 +65,8 @@ fn slots_of(kind: u8) -> usize {
 pub struct Event {
     /// Clock ticks, as the aggregates count them.
     pub ticks: u64,
-    /// [`SPAN_BEGIN`], [`SPAN_END`], [`POLL_BEGIN`], [`POLL_END`].
+    /// [`SPAN_BEGIN`], [`SPAN_END`], [`FUT_NEW`], [`POLL_BEGIN`],
+    /// [`POLL_END`], [`FUT_DROP`].
     pub kind: u8,
     /// Kind-specific flags.
     pub flags: u8,
@@ -170,17 +180,26 @@ struct TraceHot {
     chunk: *const Chunk,
     /// The session the chunk belongs to.
     epoch: u32,
+    /// Futures this thread made ids for (in this session).
+    ids: u64,
+    /// The id of the measured future this thread is polling (0: none).
+    polling: u64,
+}
+
+impl TraceHot {
+    /// No chunk, no session.
+    const EMPTY: TraceHot = TraceHot {
+        cur: std::ptr::null(),
+        end: std::ptr::null(),
+        chunk: std::ptr::null(),
+        epoch: 1,
+        ids: 0,
+        polling: 0,
+    };
 }
 
 thread_local! {
-    static TRACE: UnsafeCell<TraceHot> = const {
-        UnsafeCell::new(TraceHot {
-            cur: std::ptr::null(),
-            end: std::ptr::null(),
-            chunk: std::ptr::null(),
-            epoch: 1,
-        })
-    };
+    static TRACE: UnsafeCell<TraceHot> = const { UnsafeCell::new(TraceHot::EMPTY) };
 }
 
 /// Makes the pool for session `epoch`, of `buffer_bytes` (rounded down to
@@ -269,6 +288,44 @@ pub(crate) fn emit(epoch: u32, owner: u32, e: Event) {
     });
 }
 
+/// A new future id of the current thread (index `owner`), unique in the
+/// session without atomics: the thread's index above bit 40, a count of
+/// the thread's futures below; and the id of the future it is polling
+/// (the new one's maker, 0 for none).
+pub(crate) fn new_future_id(epoch: u32, owner: u32) -> (u64, u64) {
+    TRACE
+        .try_with(|t| {
+            // SAFETY: the owner thread's own state; no other reference.
+            let t = unsafe { &mut *t.get() };
+            if t.epoch != epoch {
+                // State of another session (whose pool was reset when it
+                // ended): start again; the next event takes a chunk.
+                *t = TraceHot {
+                    epoch,
+                    ..TraceHot::EMPTY
+                };
+            }
+            t.ids += 1;
+            (
+                (u64::from(owner) << 40) | (t.ids & ((1 << 40) - 1)),
+                t.polling,
+            )
+        })
+        .unwrap_or((0, 0))
+}
+
+/// Notes that this thread now polls future `id` (0: none); returns the
+/// one it polled before, to be put back when the poll ends.
+pub(crate) fn set_polling(id: u64) -> u64 {
+    TRACE
+        .try_with(|t| {
+            // SAFETY: the owner thread's own state; no other reference.
+            let t = unsafe { &mut *t.get() };
+            std::mem::replace(&mut t.polling, id)
+        })
+        .unwrap_or(0)
+}
+
 /// Seals the thread's chunk and takes a new one. `false` (the event is
 /// dropped and counted) when the session is not traced any more, or
 /// every chunk is some thread's current one.
@@ -289,6 +346,9 @@ fn refill(t: &mut TraceHot, epoch: u32, owner: u32) -> bool {
     t.chunk = std::ptr::null();
     t.cur = std::ptr::null();
     t.end = std::ptr::null();
+    if t.epoch != epoch {
+        (t.ids, t.polling) = (0, 0);
+    }
     t.epoch = epoch;
     let taken = if st.unused < pool.chunks {
         st.unused += 1;

@@ -5,7 +5,8 @@
 //! writes none.
 
 use perflens_core::trace::{
-    CHUNK_BYTES, MIN_BUFFER, POLL_BEGIN, POLL_END, READY, RawTrace, SLOTS, SPAN_BEGIN, SPAN_END,
+    CHUNK_BYTES, FUT_DROP, FUT_NEW, MIN_BUFFER, POLL_BEGIN, POLL_END, READY, RawTrace, SLOTS,
+    SPAN_BEGIN, SPAN_END,
 };
 use perflens_core::{Callsite, ClockSource, Config, Guard, Mode, RawSnapshot, instrument, start};
 use std::future::Future;
@@ -16,6 +17,7 @@ use std::task::{Context, Poll, Waker};
 static A: Callsite = Callsite::new("app::a", || "");
 static B: Callsite = Callsite::new("app::b", || "");
 static F: Callsite = Callsite::new("app::f", || "");
+static G: Callsite = Callsite::new("app::g", || "");
 
 /// `Pending` once (waking its task), then `Ready`.
 struct Once(bool);
@@ -87,13 +89,21 @@ fn a_futures_polls_are_slices_around_what_they_ran() {
             a();
             Once(false).await;
             a();
+            // Made inside F's poll, dropped before its first poll ends.
+            let mut inner = pin!(instrument(&G, Once(false)));
+            let mut cx = Context::from_waker(Waker::noop());
+            assert!(inner.as_mut().poll(&mut cx).is_pending());
         }));
         let mut cx = Context::from_waker(Waker::noop());
         while fut.as_mut().poll(&mut cx).is_pending() {}
     });
     let t = &trace.threads[0];
+    let label = |kind: u8, arg: u32| match kind {
+        FUT_NEW | FUT_DROP => snap.callsites[arg as usize].name.as_str(),
+        _ => name_of(&snap, t.index, arg),
+    };
     let shown: Vec<(u8, u8, &str)> = (t.events.iter())
-        .map(|e| (e.kind, e.flags, name_of(&snap, t.index, e.arg)))
+        .map(|e| (e.kind, e.flags, label(e.kind, e.arg)))
         .collect();
     let call = [
         (SPAN_BEGIN, 0, "app::a"),
@@ -103,16 +113,31 @@ fn a_futures_polls_are_slices_around_what_they_ran() {
         (SPAN_END, 0, "app::b"),
         (SPAN_END, 0, "app::a"),
     ];
-    let poll = |ready: u8| {
-        let mut p = vec![(POLL_BEGIN, 0, "app::f")];
-        p.extend(call);
-        p.push((POLL_END, ready, "app::f"));
-        p
-    };
-    assert_eq!(shown, [poll(0), poll(READY)].concat());
+    let mut want = vec![(FUT_NEW, 0, "app::f"), (POLL_BEGIN, 0, "app::f")];
+    want.extend(call);
+    want.extend([(POLL_END, 0, "app::f"), (POLL_BEGIN, 0, "app::f")]);
+    want.extend(call);
+    want.extend([
+        (FUT_NEW, 0, "app::g"),
+        (POLL_BEGIN, 0, "app::g"),
+        (POLL_END, 0, "app::g"),
+        (FUT_DROP, 0, "app::g"),
+        (POLL_END, READY, "app::f"),
+    ]);
+    assert_eq!(shown, want);
+    // Ids: the thread's index above bit 40, one per future; a future
+    // made inside another's poll names it as its maker; polls and the
+    // drop carry their future's id.
+    let ids: Vec<[u64; 2]> = (t.events.iter())
+        .filter(|e| matches!(e.kind, FUT_NEW | POLL_BEGIN | FUT_DROP))
+        .map(|e| e.ids)
+        .collect();
+    let (f, g) = (ids[0][0], ids[3][0]);
+    assert_eq!(f >> 40, u64::from(t.index));
+    assert_ne!(f, g);
+    assert_eq!(ids, [[f, 0], [f, 0], [f, 0], [g, f], [g, 0], [g, 0]]);
 }
 
-/// The process's resident memory, in KiB.
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap();
     let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
