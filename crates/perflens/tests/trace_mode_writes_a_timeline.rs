@@ -316,8 +316,10 @@ fn a_futures_polls_are_slices_around_the_calls_they_made() {
     drop(session.finish());
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     std::fs::remove_file(&path).unwrap();
+    // The threads' slices (the task lanes are another process's).
+    let pid = u64::from(std::process::id());
     let slices: Vec<&Value> = (json["traceEvents"].as_array().unwrap().iter())
-        .filter(|e| e["ph"] == "X")
+        .filter(|e| e["ph"] == "X" && e["pid"] == pid)
         .collect();
     let shown: Vec<(String, &str, bool)> = (slices.iter())
         .map(|e| {
@@ -400,4 +402,203 @@ fn the_main_attribute_writes_the_trace() {
         .iter()
         .filter(|e| e["ph"] == "X");
     assert_eq!(slices.count(), 16);
+}
+
+#[perflens::measure]
+async fn child_step() {
+    Once(false).await;
+}
+
+#[perflens::measure]
+async fn task_c() {
+    child_step().await;
+    inner();
+    Once(false).await;
+}
+
+/// Polls `fut` once on a new thread named `name`.
+fn poll_on<F: std::future::Future + Send>(name: &str, fut: std::pin::Pin<&mut F>) -> bool {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn_scoped(s, move || {
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                fut.poll(&mut cx).is_ready()
+            })
+            .unwrap()
+            .join()
+            .unwrap()
+    })
+}
+
+/// A task made on the main thread, polled on one worker, then finished
+/// on another, is one lane with its awaited future inside; a future
+/// dropped before completing is its own task, cancelled; arrows go from
+/// each creation to the first poll, across threads.
+#[test]
+fn a_task_that_migrates_is_one_lane_with_arrows_from_its_creation() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for ext in ["json", "pftrace"] {
+        let path = temp(ext).with_extension(format!("tasks.{ext}"));
+        let session = Session::builder()
+            .ignore_env()
+            .trace(&path)
+            .start()
+            .unwrap();
+        let mut c = std::pin::pin!(task_c());
+        assert!(!poll_on("worker-1", c.as_mut()));
+        assert!(!poll_on("worker-2", c.as_mut()));
+        assert!(poll_on("worker-2", c.as_mut()));
+        {
+            let mut f = std::pin::pin!(fetch());
+            let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+            assert!(f.as_mut().poll(&mut cx).is_pending());
+        }
+        drop(session.finish());
+        if ext == "json" {
+            check_task_json(&path);
+        } else {
+            check_task_pftrace(&path);
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
+}
+
+fn check_task_json(path: &Path) {
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let events = json["traceEvents"].as_array().unwrap();
+    let tasks_pid = u64::from(std::process::id()) + 1_000_000_000;
+    let lanes: BTreeMap<u64, String> = (events.iter())
+        .filter(|e| e["pid"] == tasks_pid && e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lanes.values().cloned().collect::<Vec<_>>(),
+        [
+            format!("task #1: {}", name("task_c")),
+            format!("task #2: {}", name("fetch"))
+        ]
+    );
+    let futures: Vec<(u64, String, u64, bool)> = (events.iter())
+        .filter(|e| e["pid"] == tasks_pid && e["ph"] == "X")
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["name"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit("::")
+                    .next()
+                    .unwrap()
+                    .to_string(),
+                e["args"]["polls"].as_u64().unwrap(),
+                e["args"]["cancelled"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        futures,
+        [
+            (1, "task_c".to_string(), 3, false),
+            (1, "child_step".to_string(), 2, false),
+            (2, "fetch (cancelled)".to_string(), 1, true),
+        ]
+    );
+    // task_c's slice spans its polls on both workers; child_step's is
+    // inside it.
+    let x: Vec<&Value> = (events.iter())
+        .filter(|e| e["pid"] == tasks_pid && e["ph"] == "X")
+        .collect();
+    let span = |e: &Value| (ns(&e["ts"]), ns(&e["ts"]) + ns(&e["dur"]));
+    let (c, step) = (span(x[0]), span(x[1]));
+    assert!(c.0 <= step.0 && step.1 <= c.1, "{c:?} {step:?}");
+    // Arrows: each `s` has its `f`; task_c's goes from the main thread
+    // to worker-1, child_step's stays on worker-1, fetch's on main.
+    let threads: BTreeMap<u64, String> = (events.iter())
+        .filter(|e| e["pid"] != tasks_pid && e["name"] == "thread_name")
+        .map(|e| {
+            (
+                e["tid"].as_u64().unwrap(),
+                e["args"]["name"].as_str().unwrap().into(),
+            )
+        })
+        .collect();
+    let ends = |ph: &str| -> BTreeMap<u64, String> {
+        (events.iter())
+            .filter(|e| e["ph"] == ph)
+            .map(|e| {
+                (
+                    e["id"].as_u64().unwrap(),
+                    threads[&e["tid"].as_u64().unwrap()].clone(),
+                )
+            })
+            .collect()
+    };
+    let (from, to) = (ends("s"), ends("f"));
+    assert_eq!(
+        from.keys().collect::<Vec<_>>(),
+        to.keys().collect::<Vec<_>>()
+    );
+    let pairs: Vec<(String, String)> = from.into_values().zip(to.into_values()).collect();
+    let main = pairs[0].0.clone();
+    assert_ne!(main, "worker-1");
+    assert_eq!(
+        pairs,
+        [
+            (main.clone(), "worker-1".to_string()),
+            ("worker-1".to_string(), "worker-1".to_string()),
+            (main.clone(), main),
+        ]
+    );
+}
+
+fn check_task_pftrace(path: &Path) {
+    let available = Command::new("python3")
+        .args([
+            "-c",
+            "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
+        ])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "Perfetto's bindings are needed under CI"
+        );
+        return;
+    }
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
+    let out = Command::new("python3")
+        .arg(&script)
+        .arg(path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "check_pftrace.py failed:\n{stderr}");
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let names: Vec<&str> = (summary["tracks"].as_array().unwrap().iter())
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&format!("task #1: {}", name("task_c")).as_str()),
+        "{names:?}"
+    );
+    // The same arrows: from the creation instants to the first polls.
+    let mut flows: Vec<(String, String)> = (summary["flows"].as_array().unwrap().iter())
+        .map(|f| (f[0].as_str().unwrap().into(), f[1].as_str().unwrap().into()))
+        .collect();
+    flows.sort();
+    assert_eq!(
+        flows,
+        [
+            ("created".to_string(), name("child_step")),
+            ("created".to_string(), name("fetch")),
+            ("created".to_string(), name("task_c")),
+        ]
+    );
 }

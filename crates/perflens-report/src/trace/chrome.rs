@@ -79,8 +79,99 @@ pub fn write_chrome_json(
             out.write_all(b"}")?;
         }
     }
+    write_tasks(&mut out, timeline, pid, program)?;
     out.write_all(b"\n]}\n")?;
     out.flush()
+}
+
+/// The pseudo-process of the task lanes: the program's pid plus
+/// 1,000,000,000, above any real pid, so a viewer shows the tasks apart
+/// from the threads.
+pub(crate) fn tasks_pid(pid: u32) -> u64 {
+    u64::from(pid) + 1_000_000_000
+}
+
+/// A task lane's title.
+pub(crate) fn task_title(t: &super::model::TaskTrack) -> String {
+    match t.spawned_by {
+        Some(by) => format!("task #{}: {} (spawned by #{by})", t.index, t.name),
+        None => format!("task #{}: {}", t.index, t.name),
+    }
+}
+
+/// A future slice's name: its function's, `(cancelled)` added.
+pub(crate) fn future_name(s: &super::model::FutureSlice) -> String {
+    if s.cancelled {
+        format!("{} (cancelled)", s.name)
+    } else {
+        s.name.clone()
+    }
+}
+
+/// The task lanes (a thread each of the pseudo-process [`tasks_pid`],
+/// `cat` `future`) and the arrows from each future's creation to its
+/// first poll (`s` and `f` events, bound to the enclosing slices).
+fn write_tasks(
+    out: &mut impl Write,
+    timeline: &Timeline,
+    pid: u32,
+    program: &str,
+) -> io::Result<()> {
+    let text = |s: &str| serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into());
+    if !timeline.tasks.is_empty() {
+        let tasks = tasks_pid(pid);
+        write!(
+            out,
+            ",\n{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{tasks},\"args\":{{\"name\":{}}}}}",
+            text(&format!("{program}: async tasks"))
+        )?;
+        for t in &timeline.tasks {
+            let tid = t.index;
+            write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{tasks},\"tid\":{tid},\
+                 \"args\":{{\"name\":{}}}}}",
+                text(&task_title(t))
+            )?;
+            for s in &t.slices {
+                write!(
+                    out,
+                    ",\n{{\"ph\":\"X\",\"cat\":\"future\",\"name\":{},\"pid\":{tasks},\
+                     \"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{\"polls\":{},\
+                     \"cancelled\":{},\"truncated\":{}}}}}",
+                    text(&future_name(s)),
+                    us(s.begin_ns),
+                    us(s.end_ns - s.begin_ns),
+                    s.polls,
+                    s.cancelled,
+                    s.truncated
+                )?;
+            }
+        }
+    }
+    let tid_of_thread = |index: u32| {
+        (timeline.threads.iter())
+            .find(|t| t.index == index)
+            .map_or(u64::from(index), |t| tid_of(t.tid, t.index))
+    };
+    for (k, f) in timeline.flows.iter().enumerate() {
+        let id = k + 1;
+        write!(
+            out,
+            ",\n{{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"created\",\"id\":{id},\"pid\":{pid},\
+             \"tid\":{},\"ts\":{}}}",
+            tid_of_thread(f.from.0),
+            us(f.from.1)
+        )?;
+        write!(
+            out,
+            ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"created\",\"id\":{id},\
+             \"pid\":{pid},\"tid\":{},\"ts\":{}}}",
+            tid_of_thread(f.to.0),
+            us(f.to.1)
+        )?;
+    }
+    Ok(())
 }
 
 /// Nanoseconds as microseconds with three decimals.
@@ -135,6 +226,7 @@ mod tests {
             end_ns: 12_345_678,
             buffer_bytes: 1 << 20,
             dropped_without_room: 1,
+            ..Timeline::default()
         };
         let mut out = Vec::new();
         write_chrome_json(&timeline, 42, "demo", &mut out).unwrap();

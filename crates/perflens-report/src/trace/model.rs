@@ -15,13 +15,23 @@
 //! All of these slices are marked `truncated`.
 
 use perflens_core::RawSnapshot;
-use perflens_core::trace::{POLL_BEGIN, POLL_END, READY, RawTrace, SPAN_BEGIN, SPAN_END};
+use perflens_core::trace::{
+    FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY, RawTrace, SPAN_BEGIN, SPAN_END,
+};
+use std::collections::HashMap;
 
 /// A trace laid out for viewers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Timeline {
     /// One per thread that wrote events, by thread index.
     pub threads: Vec<ThreadTrack>,
+    /// One per async task: the futures polled inside one another, from
+    /// the one an executor polled directly (the task's root), whatever
+    /// threads polled them.
+    pub tasks: Vec<TaskTrack>,
+    /// Arrows from a future's creation (on the thread that made it) to
+    /// its first poll (on the thread that polled it).
+    pub flows: Vec<Flow>,
     /// The session's length.
     pub end_ns: u64,
     /// The trace buffer's size.
@@ -47,6 +57,49 @@ pub struct ThreadTrack {
     pub dropped: u64,
     /// The time of the last of those.
     pub dropped_until_ns: Option<u64>,
+}
+
+/// One async task's lane: each of its futures a slice from its first
+/// poll to its completion (or its drop, when cancelled).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TaskTrack {
+    /// `task #k` (k from 1, in the order their roots were first polled).
+    pub index: u32,
+    /// The root future's name.
+    pub name: String,
+    /// The task whose future made this task's root, if a measured one
+    /// did (a spawn inside it).
+    pub spawned_by: Option<u32>,
+    /// The futures' slices, by begin, parents first.
+    pub slices: Vec<FutureSlice>,
+}
+
+/// One measured future's life on its task's lane.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FutureSlice {
+    /// The measured async function.
+    pub name: String,
+    /// Its first poll's begin.
+    pub begin_ns: u64,
+    /// The end of the poll that completed it, or its drop.
+    pub end_ns: u64,
+    /// Nesting on the lane: 0 for the task's root.
+    pub depth: u32,
+    /// Dropped before it completed.
+    pub cancelled: bool,
+    /// Still pending when the trace ended (or its end was dropped).
+    pub truncated: bool,
+    /// Polls it took.
+    pub polls: u32,
+}
+
+/// An arrow between two places of thread tracks.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Flow {
+    /// Thread index and time where it starts (a future's creation).
+    pub from: (u32, u64),
+    /// Thread index and time where it ends (that future's first poll).
+    pub to: (u32, u64),
 }
 
 /// What a slice is.
@@ -128,8 +181,11 @@ impl Timeline {
                 }
             })
             .collect();
+        let (tasks, flows) = tasks(trace, snap, &to_ns, end_ns);
         Timeline {
             threads,
+            tasks,
+            flows,
             end_ns,
             buffer_bytes: trace.buffer_bytes as u64,
             dropped_without_room: trace.dropped_without_room,
@@ -145,6 +201,154 @@ impl Timeline {
     pub fn dropped(&self) -> u64 {
         (self.threads.iter().map(|t| t.dropped)).sum::<u64>() + self.dropped_without_room
     }
+}
+
+/// What the trace says of one future (by its id).
+#[derive(Default)]
+struct Future {
+    name: String,
+    /// Thread and time of its creation, and the future polled there.
+    made: Option<(u32, u64, u64)>,
+    first_poll: Option<(u32, u64)>,
+    end: Option<u64>,
+    cancelled: bool,
+    polls: u32,
+    task: Option<u32>,
+}
+
+/// The task lanes and creation arrows of a trace: its events of every
+/// thread replayed in time order, each thread with its stack of open
+/// polls (a future first polled inside another's poll joins that one's
+/// task; one polled with none open is a task's root).
+fn tasks(
+    trace: &RawTrace,
+    snap: &RawSnapshot,
+    to_ns: &dyn Fn(u64) -> u64,
+    end_ns: u64,
+) -> (Vec<TaskTrack>, Vec<Flow>) {
+    let mut events: Vec<(u64, u32, usize, &perflens_core::trace::Event)> = Vec::new();
+    for t in &trace.threads {
+        for (k, e) in t.events.iter().enumerate() {
+            if matches!(e.kind, FUT_NEW | POLL_BEGIN | POLL_END | FUT_DROP) {
+                events.push((e.ticks, t.index, k, e));
+            }
+        }
+    }
+    events.sort_by_key(|&(ticks, thread, k, _)| (ticks, thread, k));
+    let name_of = |callsite: u32| {
+        (snap.callsites.get(callsite as usize))
+            .map_or_else(|| format!("callsite #{callsite}"), |c| c.name.clone())
+    };
+    let mut futures: HashMap<u64, Future> = HashMap::new();
+    let mut order: Vec<u64> = Vec::new();
+    let mut polling: HashMap<u32, Vec<u64>> = HashMap::new();
+    let mut tasks: Vec<TaskTrack> = Vec::new();
+    for &(ticks, thread, _, e) in &events {
+        let at = to_ns(ticks);
+        let fid = e.ids[0];
+        match e.kind {
+            FUT_NEW => {
+                let f = futures.entry(fid).or_default();
+                f.name = name_of(e.arg);
+                f.made = Some((thread, at, e.ids[1]));
+            }
+            POLL_BEGIN => {
+                let stack = polling.entry(thread).or_default();
+                let outer = stack.last().copied();
+                stack.push(fid);
+                let outer_task = outer.and_then(|o| futures.get(&o)).and_then(|o| o.task);
+                let f = futures.entry(fid).or_default();
+                f.polls += 1;
+                if f.first_poll.is_none() {
+                    f.first_poll = Some((thread, at));
+                    order.push(fid);
+                }
+                if f.task.is_none() {
+                    f.task = Some(match outer_task {
+                        Some(t) => t,
+                        None => {
+                            tasks.push(TaskTrack {
+                                index: tasks.len() as u32 + 1,
+                                ..TaskTrack::default()
+                            });
+                            tasks.len() as u32
+                        }
+                    });
+                }
+            }
+            POLL_END => {
+                // The poll's future is the innermost open one here.
+                if let Some(fid) = polling.get_mut(&thread).and_then(Vec::pop) {
+                    if e.flags & READY != 0 {
+                        if let Some(f) = futures.get_mut(&fid) {
+                            f.end = Some(at);
+                        }
+                    }
+                }
+            }
+            FUT_DROP => {
+                let f = futures.entry(fid).or_default();
+                f.end = Some(at);
+                f.cancelled = true;
+            }
+            _ => {}
+        }
+    }
+    // Polls name their future by node: a future whose creation was
+    // dropped takes the name of its first poll's node.
+    let mut flows = Vec::new();
+    for fid in &order {
+        let f = &futures[fid];
+        let Some(task) = f.task else { continue };
+        let Some((thread, begin)) = f.first_poll else {
+            continue;
+        };
+        let lane = &mut tasks[task as usize - 1];
+        if lane.slices.is_empty() {
+            lane.name = f.name.clone();
+            lane.spawned_by = (f.made)
+                .and_then(|(_, _, maker)| futures.get(&maker))
+                .and_then(|m| m.task)
+                .filter(|&t| t != task);
+        }
+        lane.slices.push(FutureSlice {
+            name: f.name.clone(),
+            begin_ns: begin,
+            end_ns: f.end.unwrap_or(end_ns).max(begin),
+            depth: 0,
+            cancelled: f.cancelled,
+            truncated: f.end.is_none(),
+            polls: f.polls,
+        });
+        if let Some((made_on, made_at, _)) = f.made {
+            flows.push(Flow {
+                from: (made_on, made_at),
+                to: (thread, begin),
+            });
+        }
+    }
+    // Nesting on each lane: by begin (an outer future first), a slice
+    // inside the ones still open; one that would cross its parent's end
+    // is cut there.
+    for lane in &mut tasks {
+        lane.slices
+            .sort_by_key(|s| (s.begin_ns, std::cmp::Reverse(s.end_ns)));
+        let mut open: Vec<u64> = Vec::new();
+        for s in &mut lane.slices {
+            while open.last().is_some_and(|&end| end <= s.begin_ns) {
+                open.pop();
+            }
+            if let Some(&parent_end) = open.last() {
+                if s.end_ns > parent_end {
+                    s.end_ns = parent_end;
+                    s.truncated = true;
+                }
+            }
+            s.depth = open.len() as u32;
+            open.push(s.end_ns);
+        }
+    }
+    (tasks, flows)
 }
 
 /// A slice of a node, before it is named.

@@ -538,21 +538,34 @@ pub fn write_timeline(
     program: &str,
     out: impl Write,
 ) -> io::Result<()> {
-    use super::chrome::{dropped_label, tid_of};
+    use super::chrome::{dropped_label, future_name, task_title, tasks_pid, tid_of};
+    use super::model::SliceKind;
+    use std::collections::HashMap;
     const PROCESS: u64 = 1;
-    let pid = i32::try_from(pid).unwrap_or(i32::MAX);
+    /// Task lanes' uuids start here, under their own process track.
+    const TASKS: u64 = 1 << 40;
+    let pid32 = i32::try_from(pid).unwrap_or(i32::MAX);
     let mut w = PftraceWriter::new(io::BufWriter::new(out));
-    w.process(PROCESS, pid, program)?;
+    w.process(PROCESS, pid32, program)?;
     let flag = |name| Annotation {
         name,
         value: AnnotationValue::Bool(true),
     };
     let (ready, truncated) = ([flag("ready")], [flag("truncated")]);
     let both = [flag("ready"), flag("truncated")];
+    // Each creation arrow: starts at an instant on the maker's track,
+    // ends at the first poll's slice (ids from 1).
+    let mut starts: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+    let mut ends: HashMap<(u32, u64), Vec<u64>> = HashMap::new();
+    for (k, f) in timeline.flows.iter().enumerate() {
+        let id = k as u64 + 1;
+        starts.entry(f.from.0).or_default().push((f.from.1, id));
+        ends.entry(f.to).or_default().push(id);
+    }
     for t in &timeline.threads {
         let track = 2 + u64::from(t.index);
         let tid = i64::try_from(tid_of(t.tid, t.index)).unwrap_or(i64::MAX);
-        w.thread(track, PROCESS, pid, tid, &t.name)?;
+        w.thread(track, PROCESS, pid32, tid, &t.name)?;
         if let Some(at) = t.dropped_until_ns {
             let label = dropped_label(t.dropped);
             w.instant(
@@ -564,15 +577,44 @@ pub fn write_timeline(
                 },
             )?;
         }
+        // Creations, in time order, each written just before the first
+        // begin or end that comes after it (so inside the slice that was
+        // open when the future was made).
+        let mut made = starts.remove(&t.index).unwrap_or_default();
+        made.sort_unstable();
+        let mut made = made.into_iter().peekable();
+        let mut creations_before = |w: &mut PftraceWriter<_>, ts: u64, inclusive: bool| {
+            while let Some(&(at, id)) = made.peek() {
+                if at > ts || (at == ts && !inclusive) {
+                    break;
+                }
+                let ids = [id];
+                let ev = Event {
+                    name: "created",
+                    flow_ids: &ids,
+                    ..Event::default()
+                };
+                w.instant(at, track, &ev)?;
+                made.next();
+            }
+            Ok::<(), io::Error>(())
+        };
         // Slices come parent first: a slice ends every open one at its
         // depth or deeper (its earlier siblings and their children).
         let mut open: Vec<(u32, u64)> = Vec::new();
         for s in &t.slices {
             while open.last().is_some_and(|&(depth, _)| depth >= s.depth) {
                 let (_, end) = open.pop().unwrap_or_default();
+                creations_before(&mut w, end, false)?;
                 w.slice_end(end, track)?;
             }
-            let completed = s.kind == super::model::SliceKind::Poll { ready: true };
+            creations_before(&mut w, s.begin_ns, false)?;
+            let completed = s.kind == SliceKind::Poll { ready: true };
+            let no_ids: Vec<u64> = Vec::new();
+            let arriving = match s.kind {
+                SliceKind::Poll { .. } => ends.get(&(t.index, s.begin_ns)).unwrap_or(&no_ids),
+                SliceKind::Call => &no_ids,
+            };
             let ev = Event {
                 name: &s.name,
                 annotations: match (completed, s.truncated) {
@@ -581,13 +623,59 @@ pub fn write_timeline(
                     (false, true) => &truncated,
                     (true, true) => &both,
                 },
+                terminating_flow_ids: arriving,
                 ..Event::default()
             };
             w.slice_begin(s.begin_ns, track, &ev)?;
             open.push((s.depth, s.end_ns));
         }
         while let Some((_, end)) = open.pop() {
+            creations_before(&mut w, end, false)?;
             w.slice_end(end, track)?;
+        }
+        creations_before(&mut w, u64::MAX, true)?;
+    }
+    if !timeline.tasks.is_empty() {
+        let tasks_pid = i32::try_from(tasks_pid(pid)).unwrap_or(i32::MAX);
+        w.process(TASKS, tasks_pid, &format!("{program}: async tasks"))?;
+        for t in &timeline.tasks {
+            let track = TASKS + u64::from(t.index);
+            w.track(track, TASKS, &task_title(t))?;
+            let mut open: Vec<(u32, u64)> = Vec::new();
+            for s in &t.slices {
+                while open.last().is_some_and(|&(depth, _)| depth >= s.depth) {
+                    let (_, end) = open.pop().unwrap_or_default();
+                    w.slice_end(end, track)?;
+                }
+                let marks = [
+                    Annotation {
+                        name: "polls",
+                        value: AnnotationValue::Uint(s.polls.into()),
+                    },
+                    flag("cancelled"),
+                    flag("truncated"),
+                ];
+                let shown = 1 + usize::from(s.cancelled) + usize::from(s.truncated);
+                let picked: Vec<Annotation<'_>> = (marks.iter().copied())
+                    .filter(|a| match a.name {
+                        "cancelled" => s.cancelled,
+                        "truncated" => s.truncated,
+                        _ => true,
+                    })
+                    .collect();
+                debug_assert_eq!(picked.len(), shown);
+                let name = future_name(s);
+                let ev = Event {
+                    name: &name,
+                    annotations: &picked,
+                    ..Event::default()
+                };
+                w.slice_begin(s.begin_ns, track, &ev)?;
+                open.push((s.depth, s.end_ns));
+            }
+            while let Some((_, end)) = open.pop() {
+                w.slice_end(end, track)?;
+            }
         }
     }
     w.finish()?.flush()
