@@ -79,7 +79,6 @@ fn trace_mode() {
     a_small_buffer_keeps_the_newest_and_counts_the_rest();
     threads_each_have_their_own_stream_and_exited_ones_give_room_back();
     a_session_without_a_trace_writes_none();
-    memory_stays_within_the_buffer_at_any_rate();
     a_futures_polls_are_slices_around_what_they_ran();
 }
 
@@ -147,7 +146,9 @@ fn rss_kib() -> u64 {
 /// Millions of events into a 4 MiB buffer: resident memory grows by the
 /// buffer at most (plus a little for the pool's bookkeeping), every
 /// event is kept or counted, and the pages go back at the end.
-fn memory_stays_within_the_buffer_at_any_rate() {
+#[test]
+fn trace_memory_stays_within_the_buffer_at_any_rate() {
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     const BUFFER: usize = 4 << 20;
     const CALLS: u64 = 3_000_000;
     let before = rss_kib();

@@ -95,15 +95,20 @@ fn both(mode: Mode) -> (perflens::Report, perflens_report::Report) {
 fn a_live_report_has_the_programs_waits() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let (own, live) = both(Mode::Timed);
-    let lines: Vec<(u32, &str)> = (own.waits.iter())
+    // By wait, largest first (the two that suspend wait a few sleeps
+    // each: their order is the machine's).
+    assert!(own.waits.windows(2).all(|w| w[0].wait_ns >= w[1].wait_ns));
+    let mut lines: Vec<(u32, &str)> = (own.waits.iter())
         .map(|w| (w.line, w.expr.as_str()))
         .collect();
+    lines.sort();
     assert_eq!(
         lines,
         [(30, "PendingN(2)"), (31, "lookup()"), (32, "ready(())")]
     );
-    assert!(own.waits[1].measured_children[0].ends_with("::lookup"));
-    assert!(own.waits[0].uninstrumented && own.waits[0].wait_ns >= 8_000_000);
+    let at = |line: u32| own.waits.iter().find(|w| w.line == line).unwrap();
+    assert!(at(31).measured_children[0].ends_with("::lookup"));
+    assert!(at(30).uninstrumented && at(30).wait_ns >= 8_000_000);
     // The final snapshot's ticks with the final calibration, on both
     // sides: the same nanoseconds.
     assert_eq!(live.waits, own.waits);
