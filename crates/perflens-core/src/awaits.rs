@@ -56,7 +56,8 @@ use crate::block::{AWAIT_FRAME, NodePath, TIMED_MASK, bump};
 use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
 use crate::clock;
 use crate::frame;
-use crate::thread::{self, FAST_COUNT, Hot};
+use crate::thread::{self, FAST_COUNT, FAST_TRACE, Hot};
+use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, Event};
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::atomic::{Ordering, compiler_fence};
@@ -148,6 +149,8 @@ pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::I
             suspended_at: 0,
             wait: 0,
             child: 0,
+            aid: 0,
+            begun: 0,
         },
     }
 }
@@ -177,6 +180,11 @@ struct Tally {
     wait: u64,
     /// Measured ticks run inside its polls so far.
     child: u64,
+    /// Its id in the trace (trace mode, once it suspended; else 0).
+    aid: u64,
+    /// Trace mode: the clock when its first poll began (its span's
+    /// begin).
+    begun: u64,
 }
 
 /// The await frame of one poll: popped when the poll returns, or when it
@@ -279,6 +287,9 @@ impl<F: Future> Future for Awaited<F> {
                 this.t.wait = this.t.wait.wrapping_add(waited);
                 this.t.suspended_at = 0;
             }
+        } else if hot.fast == FAST_TRACE {
+            // Its span begins here, if it suspends.
+            this.t.begun = clock::now();
         }
         let d = hot.depth;
         // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
@@ -349,6 +360,9 @@ impl<F: Future> Future for Awaited<F> {
                 if t.timed {
                     t.suspended_at = clock::now_with(hot.tsc()).max(1);
                 }
+                if t.suspensions == 1 && hot.fast == FAST_TRACE {
+                    t.trace_begin(hot);
+                }
             }
             Poll::Ready(_) => {
                 if t.state == FRESH {
@@ -361,6 +375,9 @@ impl<F: Future> Future for Awaited<F> {
                 } else {
                     t.child = t.child.wrapping_add(child);
                     t.record_suspended(hot, np.node);
+                    if t.aid != 0 {
+                        t.trace_end(hot, AWAIT_END);
+                    }
                 }
                 t.state = DONE;
             }
@@ -380,6 +397,45 @@ impl<F> Drop for Awaited<F> {
 }
 
 impl Tally {
+    /// Trace mode: the await suspended for the first time; it gets an id,
+    /// and its span is written to begin when its first poll did.
+    #[cold]
+    #[inline(never)]
+    fn trace_begin(&mut self, hot: &Hot) {
+        let owner = trace::owner(hot);
+        let (aid, _) = trace::new_future_id(hot.epoch, owner);
+        self.aid = aid;
+        let begin = Event {
+            ticks: self.begun,
+            kind: AWAIT_BEGIN,
+            flags: 0,
+            arg: self.site.id(),
+            ids: [aid, trace::polling()],
+        };
+        trace::emit(hot.epoch, owner, begin);
+    }
+
+    /// Trace mode: the await completed (`AWAIT_END`) or was dropped while
+    /// suspended (`AWAIT_DROP`), with the ticks it waited.
+    #[cold]
+    #[inline(never)]
+    fn trace_end(&self, hot: &Hot, kind: u8) {
+        let now = clock::now();
+        // Dropped while suspended: the wait so far includes this one.
+        let pending = match kind {
+            AWAIT_DROP if self.suspended_at != 0 => now.saturating_sub(self.suspended_at),
+            _ => 0,
+        };
+        let end = Event {
+            ticks: now,
+            kind,
+            flags: 0,
+            arg: self.site.id(),
+            ids: [self.aid, self.wait.wrapping_add(pending)],
+        };
+        trace::emit(hot.epoch, trace::owner(hot), end);
+    }
+
     /// Records a completed await that suspended on its site's node
     /// `node`.
     #[inline(never)]
@@ -406,6 +462,9 @@ impl Tally {
         };
         if hot.epoch != self.epoch {
             return;
+        }
+        if self.aid != 0 && hot.fast == FAST_TRACE {
+            self.trace_end(hot, AWAIT_DROP);
         }
         let node = frame::resolve(hot, self.parent_ctx, self.site.id()).np.node;
         let n = frame::node(hot, node);

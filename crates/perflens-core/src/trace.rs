@@ -50,12 +50,23 @@ pub const READY: u8 = 1;
 /// A measured future was dropped before it completed (`arg`: its
 /// callsite id; `ids`: its id, 0).
 pub const FUT_DROP: u8 = 6;
+/// An await site's await suspended for the first time (written then,
+/// with the ticks of its first poll's begin; `arg`: the site's callsite
+/// id; `ids`: the await's id, the id of the future that awaits, 0 for
+/// none).
+pub const AWAIT_BEGIN: u8 = 7;
+/// That await completed (`arg`: the site's callsite id; `ids`: its id,
+/// the ticks it spent suspended, as its site's wait counts them).
+pub const AWAIT_END: u8 = 8;
+/// That await was dropped while suspended (`arg`, `ids`: as
+/// [`AWAIT_END`]).
+pub const AWAIT_DROP: u8 = 9;
 
 /// How many slots an event of `kind` takes (0: not a kind).
 fn slots_of(kind: u8) -> usize {
     match kind {
         SPAN_BEGIN | SPAN_END | POLL_END => 1,
-        FUT_NEW | POLL_BEGIN | FUT_DROP => 2,
+        FUT_NEW | POLL_BEGIN | FUT_DROP | AWAIT_BEGIN | AWAIT_END | AWAIT_DROP => 2,
         _ => 0,
     }
 }
@@ -312,6 +323,14 @@ pub(crate) fn new_future_id(epoch: u32, owner: u32) -> (u64, u64) {
             )
         })
         .unwrap_or((0, 0))
+}
+
+/// The id of the measured future this thread is polling (0: none).
+pub(crate) fn polling() -> u64 {
+    // SAFETY: the owner thread's own state, read only.
+    TRACE
+        .try_with(|t| unsafe { (*t.get()).polling })
+        .unwrap_or(0)
 }
 
 /// Notes that this thread now polls future `id` (0: none); returns the

@@ -452,6 +452,7 @@ fn a_task_that_migrates_is_one_lane_with_arrows_from_its_creation() {
         let session = Session::builder()
             .ignore_env()
             .trace(&path)
+            .wait_min(Duration::ZERO)
             .start()
             .unwrap();
         let mut c = std::pin::pin!(task_c());
@@ -463,9 +464,9 @@ fn a_task_that_migrates_is_one_lane_with_arrows_from_its_creation() {
             let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
             assert!(f.as_mut().poll(&mut cx).is_pending());
         }
-        drop(session.finish());
+        let report = session.finish();
         if ext == "json" {
-            check_task_json(&path);
+            check_task_json(&path, &report);
         } else {
             check_task_pftrace(&path);
         }
@@ -473,7 +474,20 @@ fn a_task_that_migrates_is_one_lane_with_arrows_from_its_creation() {
     }
 }
 
-fn check_task_json(path: &Path) {
+/// `file:line:col` of the `.await` in `snippet`, the first below the
+/// line holding `function` in this file (the column is the `.`'s).
+fn await_site(function: &str, snippet: &str) -> String {
+    let source = include_str!("trace_mode_writes_a_timeline.rs");
+    let lines: Vec<&str> = source.lines().collect();
+    let start = lines.iter().position(|l| l.contains(function)).unwrap();
+    let (k, line) = (lines.iter().enumerate().skip(start))
+        .find(|(_, l)| l.contains(snippet))
+        .unwrap();
+    let column = line.find(".await").unwrap() + 1;
+    format!("{}:{}:{column}", file!(), k + 1)
+}
+
+fn check_task_json(path: &Path, report: &perflens::Report) {
     let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let events = json["traceEvents"].as_array().unwrap();
     let tasks_pid = u64::from(std::process::id()) + 1_000_000_000;
@@ -493,39 +507,68 @@ fn check_task_json(path: &Path) {
             format!("task #2: {}", name("fetch"))
         ]
     );
-    let futures: Vec<(u64, String, u64, bool)> = (events.iter())
+    // Each lane: its futures (with their polls) and their awaits that
+    // suspended (with the ticks they waited), parents first.
+    let rows: Vec<(u64, String, Option<u64>, bool)> = (events.iter())
         .filter(|e| e["pid"] == tasks_pid && e["ph"] == "X")
         .map(|e| {
+            let name = e["name"].as_str().unwrap();
+            let short = match name.strip_prefix("await ") {
+                Some(site) => format!("await {site}"),
+                None => name.rsplit("::").next().unwrap().to_string(),
+            };
             (
                 e["tid"].as_u64().unwrap(),
-                e["name"]
-                    .as_str()
-                    .unwrap()
-                    .rsplit("::")
-                    .next()
-                    .unwrap()
-                    .to_string(),
-                e["args"]["polls"].as_u64().unwrap(),
+                short,
+                e["args"]["polls"].as_u64(),
                 e["args"]["cancelled"] == true,
             )
         })
         .collect();
+    let step_await = await_site("async fn child_step", "Once(false).await");
+    let c_step = await_site("async fn task_c", "child_step().await");
+    let c_once = await_site("async fn task_c", "Once(false).await");
+    let fetch_once = await_site("async fn fetch", "Once(false).await");
     assert_eq!(
-        futures,
+        rows,
         [
-            (1, "task_c".to_string(), 3, false),
-            (1, "child_step".to_string(), 2, false),
-            (2, "fetch (cancelled)".to_string(), 1, true),
+            (1, "task_c".to_string(), Some(3), false),
+            (1, format!("await {c_step}"), None, false),
+            (1, "child_step".to_string(), Some(2), false),
+            (1, format!("await {step_await}"), None, false),
+            (1, format!("await {c_once}"), None, false),
+            (2, "fetch (cancelled)".to_string(), Some(1), true),
+            (2, format!("await {fetch_once} (cancelled)"), None, true),
         ]
     );
-    // task_c's slice spans its polls on both workers; child_step's is
-    // inside it.
+    // Nested as listed: each slice inside the one before it, but the
+    // last await of task_c, inside task_c only.
     let x: Vec<&Value> = (events.iter())
         .filter(|e| e["pid"] == tasks_pid && e["ph"] == "X")
         .collect();
     let span = |e: &Value| (ns(&e["ts"]), ns(&e["ts"]) + ns(&e["dur"]));
-    let (c, step) = (span(x[0]), span(x[1]));
-    assert!(c.0 <= step.0 && step.1 <= c.1, "{c:?} {step:?}");
+    let inside = |a: (u64, u64), b: (u64, u64)| b.0 <= a.0 && a.1 <= b.1;
+    for k in 1..4 {
+        assert!(
+            inside(span(x[k]), span(x[k - 1])),
+            "{k}: {:?}",
+            (span(x[k]), span(x[k - 1]))
+        );
+    }
+    assert!(inside(span(x[4]), span(x[0])) && span(x[1]).1 <= span(x[4]).0);
+    assert!(inside(span(x[6]), span(x[5])));
+    // An await's wait is its site's, as the Waits section counts it.
+    for (k, site) in [(1, &c_step), (3, &step_await), (4, &c_once)] {
+        let row = (report.waits.iter())
+            .find(|w| format!("{}:{}:{}", w.file, w.line, w.column) == *site)
+            .unwrap_or_else(|| panic!("no Waits row for {site}"));
+        assert_eq!(
+            x[k]["args"]["wait_ns"].as_u64(),
+            Some(row.wait_ns),
+            "{site}"
+        );
+        assert!(row.wait_ns > 0);
+    }
     // Arrows: each `s` has its `f`; task_c's goes from the main thread
     // to worker-1, child_step's stays on worker-1, fetch's on main.
     let threads: BTreeMap<u64, String> = (events.iter())

@@ -109,7 +109,8 @@ pub(crate) fn future_name(s: &super::model::FutureSlice) -> String {
 }
 
 /// The task lanes (a thread each of the pseudo-process [`tasks_pid`],
-/// `cat` `future`) and the arrows from each future's creation to its
+/// futures `cat` `future` with their polls, awaits `cat` `await` with
+/// their wait) and the arrows from each future's creation to its
 /// first poll (`s` and `f` events, bound to the enclosing slices).
 fn write_tasks(
     out: &mut impl Write,
@@ -134,15 +135,18 @@ fn write_tasks(
                 text(&task_title(t))
             )?;
             for s in &t.slices {
+                let (cat, figure) = match s.wait_ns {
+                    Some(wait) => ("await", format!("\"wait_ns\":{wait}")),
+                    None => ("future", format!("\"polls\":{}", s.polls)),
+                };
                 write!(
                     out,
-                    ",\n{{\"ph\":\"X\",\"cat\":\"future\",\"name\":{},\"pid\":{tasks},\
-                     \"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{\"polls\":{},\
+                    ",\n{{\"ph\":\"X\",\"cat\":\"{cat}\",\"name\":{},\"pid\":{tasks},\
+                     \"tid\":{tid},\"ts\":{},\"dur\":{},\"args\":{{{figure},\
                      \"cancelled\":{},\"truncated\":{}}}}}",
                     text(&future_name(s)),
                     us(s.begin_ns),
                     us(s.end_ns - s.begin_ns),
-                    s.polls,
                     s.cancelled,
                     s.truncated
                 )?;

@@ -16,7 +16,8 @@
 
 use perflens_core::RawSnapshot;
 use perflens_core::trace::{
-    FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY, RawTrace, SPAN_BEGIN, SPAN_END,
+    AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY, RawTrace,
+    SPAN_BEGIN, SPAN_END,
 };
 use std::collections::HashMap;
 
@@ -89,8 +90,13 @@ pub struct FutureSlice {
     pub cancelled: bool,
     /// Still pending when the trace ended (or its end was dropped).
     pub truncated: bool,
-    /// Polls it took.
+    /// Polls it took (0 for an await).
     pub polls: u32,
+    /// An await span (`await file:line:col`, from its first suspension
+    /// to its completion or drop, nested in the future that awaited):
+    /// the ticks it spent suspended, in ns, as its site's wait counts
+    /// them. `None` for a future.
+    pub wait_ns: Option<u64>,
 }
 
 /// An arrow between two places of thread tracks.
@@ -203,6 +209,17 @@ impl Timeline {
     }
 }
 
+/// What the trace says of one await that suspended (by its id).
+#[derive(Default)]
+struct Await {
+    site: String,
+    awaiting: u64,
+    begin: u64,
+    end: Option<u64>,
+    wait_ns: u64,
+    cancelled: bool,
+}
+
 /// What the trace says of one future (by its id).
 #[derive(Default)]
 struct Future {
@@ -229,7 +246,10 @@ fn tasks(
     let mut events: Vec<(u64, u32, usize, &perflens_core::trace::Event)> = Vec::new();
     for t in &trace.threads {
         for (k, e) in t.events.iter().enumerate() {
-            if matches!(e.kind, FUT_NEW | POLL_BEGIN | POLL_END | FUT_DROP) {
+            if matches!(
+                e.kind,
+                FUT_NEW | POLL_BEGIN | POLL_END | FUT_DROP | AWAIT_BEGIN | AWAIT_END | AWAIT_DROP
+            ) {
                 events.push((e.ticks, t.index, k, e));
             }
         }
@@ -240,6 +260,9 @@ fn tasks(
             .map_or_else(|| format!("callsite #{callsite}"), |c| c.name.clone())
     };
     let mut futures: HashMap<u64, Future> = HashMap::new();
+    let mut awaits: HashMap<u64, Await> = HashMap::new();
+    let mut await_order: Vec<u64> = Vec::new();
+    let wait_ns = |ticks: u64| (ticks as f64 * snap.ns_per_tick).round() as u64;
     let mut order: Vec<u64> = Vec::new();
     let mut polling: HashMap<u32, Vec<u64>> = HashMap::new();
     let mut tasks: Vec<TaskTrack> = Vec::new();
@@ -291,6 +314,25 @@ fn tasks(
                 f.end = Some(at);
                 f.cancelled = true;
             }
+            AWAIT_BEGIN => {
+                await_order.push(fid);
+                awaits.insert(
+                    fid,
+                    Await {
+                        site: format!("await {}", name_of(e.arg)),
+                        awaiting: e.ids[1],
+                        begin: at,
+                        ..Await::default()
+                    },
+                );
+            }
+            AWAIT_END | AWAIT_DROP => {
+                if let Some(a) = awaits.get_mut(&fid) {
+                    a.end = Some(at);
+                    a.wait_ns = wait_ns(e.ids[1]);
+                    a.cancelled = e.kind == AWAIT_DROP;
+                }
+            }
             _ => {}
         }
     }
@@ -319,6 +361,7 @@ fn tasks(
             cancelled: f.cancelled,
             truncated: f.end.is_none(),
             polls: f.polls,
+            wait_ns: None,
         });
         if let Some((made_on, made_at, _)) = f.made {
             flows.push(Flow {
@@ -326,6 +369,24 @@ fn tasks(
                 to: (thread, begin),
             });
         }
+    }
+    // Each await on the lane of the future that awaited (an await in no
+    // measured future has no lane).
+    for aid in &await_order {
+        let a = &awaits[aid];
+        let Some(task) = futures.get(&a.awaiting).and_then(|f| f.task) else {
+            continue;
+        };
+        tasks[task as usize - 1].slices.push(FutureSlice {
+            name: a.site.clone(),
+            begin_ns: a.begin,
+            end_ns: a.end.unwrap_or(end_ns).max(a.begin),
+            depth: 0,
+            cancelled: a.cancelled,
+            truncated: a.end.is_none(),
+            polls: 0,
+            wait_ns: Some(a.wait_ns),
+        });
     }
     // Nesting on each lane: by begin (an outer future first), a slice
     // inside the ones still open; one that would cross its parent's end

@@ -647,14 +647,17 @@ pub fn write_timeline(
                     let (_, end) = open.pop().unwrap_or_default();
                     w.slice_end(end, track)?;
                 }
-                let marks = [
-                    Annotation {
+                let figure = match s.wait_ns {
+                    Some(wait) => Annotation {
+                        name: "wait_ns",
+                        value: AnnotationValue::Uint(wait),
+                    },
+                    None => Annotation {
                         name: "polls",
                         value: AnnotationValue::Uint(s.polls.into()),
                     },
-                    flag("cancelled"),
-                    flag("truncated"),
-                ];
+                };
+                let marks = [figure, flag("cancelled"), flag("truncated")];
                 let shown = 1 + usize::from(s.cancelled) + usize::from(s.truncated);
                 let picked: Vec<Annotation<'_>> = (marks.iter().copied())
                     .filter(|a| match a.name {
