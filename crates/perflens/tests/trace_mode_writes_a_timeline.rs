@@ -569,8 +569,10 @@ fn check_task_json(path: &Path, report: &perflens::Report) {
         );
         assert!(row.wait_ns > 0);
     }
-    // Arrows: each `s` has its `f`; task_c's goes from the main thread
-    // to worker-1, child_step's stays on worker-1, fetch's on main.
+    // Arrows: each `s` has its `f`. `created`: task_c's from the main
+    // thread to worker-1, child_step's on worker-1, fetch's on main;
+    // `waited on`: from task_c's await of child_step (on the task's
+    // lane) to child_step's two polls, on worker-1 and worker-2.
     let threads: BTreeMap<u64, String> = (events.iter())
         .filter(|e| e["pid"] != tasks_pid && e["name"] == "thread_name")
         .map(|e| {
@@ -580,14 +582,20 @@ fn check_task_json(path: &Path, report: &perflens::Report) {
             )
         })
         .collect();
-    let ends = |ph: &str| -> BTreeMap<u64, String> {
+    let place = |e: &Value| -> String {
+        let tid = e["tid"].as_u64().unwrap();
+        if e["pid"] == tasks_pid {
+            format!("task #{tid}")
+        } else {
+            threads[&tid].clone()
+        }
+    };
+    let ends = |ph: &str| -> BTreeMap<u64, (String, String)> {
         (events.iter())
             .filter(|e| e["ph"] == ph)
             .map(|e| {
-                (
-                    e["id"].as_u64().unwrap(),
-                    threads[&e["tid"].as_u64().unwrap()].clone(),
-                )
+                let name = e["name"].as_str().unwrap().to_string();
+                (e["id"].as_u64().unwrap(), (name, place(e)))
             })
             .collect()
     };
@@ -596,15 +604,24 @@ fn check_task_json(path: &Path, report: &perflens::Report) {
         from.keys().collect::<Vec<_>>(),
         to.keys().collect::<Vec<_>>()
     );
-    let pairs: Vec<(String, String)> = from.into_values().zip(to.into_values()).collect();
-    let main = pairs[0].0.clone();
+    let arrows: Vec<(String, String, String)> = (from.into_values().zip(to.into_values()))
+        .map(|((name, from), (again, to))| {
+            assert_eq!(name, again);
+            (name, from, to)
+        })
+        .collect();
+    let main = arrows[0].1.clone();
     assert_ne!(main, "worker-1");
+    let arrow =
+        |name: &str, from: &str, to: &str| (name.to_string(), from.to_string(), to.to_string());
     assert_eq!(
-        pairs,
+        arrows,
         [
-            (main.clone(), "worker-1".to_string()),
-            ("worker-1".to_string(), "worker-1".to_string()),
-            (main.clone(), main),
+            arrow("created", &main, "worker-1"),
+            arrow("created", "worker-1", "worker-1"),
+            arrow("created", &main, &main),
+            arrow("waited on", "task #1", "worker-1"),
+            arrow("waited on", "task #1", "worker-2"),
         ]
     );
 }
@@ -634,9 +651,15 @@ fn check_task_pftrace(path: &Path) {
         .map(|f| (f[0].as_str().unwrap().into(), f[1].as_str().unwrap().into()))
         .collect();
     flows.sort();
+    let waited = format!(
+        "await {}",
+        await_site("async fn task_c", "child_step().await")
+    );
     assert_eq!(
         flows,
         [
+            (waited.clone(), name("child_step")),
+            (waited, name("child_step")),
             ("created".to_string(), name("child_step")),
             ("created".to_string(), name("fetch")),
             ("created".to_string(), name("task_c")),

@@ -9,7 +9,7 @@
 //! buffer size and the dropped events; each thread that lost events has
 //! an instant saying how many, at the time of the last one lost.
 
-use super::model::{SliceKind, Timeline};
+use super::model::{SliceKind, Timeline, Track};
 use std::io::{self, Write};
 
 /// Writes `timeline` (of process `pid`, named `program`) to `out`.
@@ -110,8 +110,10 @@ pub(crate) fn future_name(s: &super::model::FutureSlice) -> String {
 
 /// The task lanes (a thread each of the pseudo-process [`tasks_pid`],
 /// futures `cat` `future` with their polls, awaits `cat` `await` with
-/// their wait) and the arrows from each future's creation to its
-/// first poll (`s` and `f` events, bound to the enclosing slices).
+/// their wait) and the arrows (`s` and `f` events, bound to the
+/// enclosing slices): `created`, from each future's creation to its
+/// first poll; `waited on`, from each await span to the polls, inside
+/// it, of the future it awaited.
 fn write_tasks(
     out: &mut impl Write,
     timeline: &Timeline,
@@ -160,17 +162,22 @@ fn write_tasks(
     };
     for (k, f) in timeline.flows.iter().enumerate() {
         let id = k + 1;
+        let (from_pid, from_tid) = match f.from.0 {
+            Track::Thread(index) => (u64::from(pid), tid_of_thread(index)),
+            Track::Task(lane) => (tasks_pid(pid), u64::from(lane)),
+        };
         write!(
             out,
-            ",\n{{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"created\",\"id\":{id},\"pid\":{pid},\
-             \"tid\":{},\"ts\":{}}}",
-            tid_of_thread(f.from.0),
+            ",\n{{\"ph\":\"s\",\"cat\":\"flow\",\"name\":\"{}\",\"id\":{id},\"pid\":{from_pid},\
+             \"tid\":{from_tid},\"ts\":{}}}",
+            f.name,
             us(f.from.1)
         )?;
         write!(
             out,
-            ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"created\",\"id\":{id},\
+            ",\n{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"flow\",\"name\":\"{}\",\"id\":{id},\
              \"pid\":{pid},\"tid\":{},\"ts\":{}}}",
+            f.name,
             tid_of_thread(f.to.0),
             us(f.to.1)
         )?;

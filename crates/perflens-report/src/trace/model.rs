@@ -92,6 +92,8 @@ pub struct FutureSlice {
     pub truncated: bool,
     /// Polls it took (0 for an await).
     pub polls: u32,
+    /// The future's (or the await's) id in the trace.
+    pub id: u64,
     /// An await span (`await file:line:col`, from its first suspension
     /// to its completion or drop, nested in the future that awaited):
     /// the ticks it spent suspended, in ns, as its site's wait counts
@@ -99,12 +101,25 @@ pub struct FutureSlice {
     pub wait_ns: Option<u64>,
 }
 
-/// An arrow between two places of thread tracks.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// Where an arrow starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Track {
+    /// A thread's track, by the thread's index.
+    Thread(u32),
+    /// A task's lane, by its number.
+    Task(u32),
+}
+
+/// An arrow to a poll on a thread's track.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Flow {
-    /// Thread index and time where it starts (a future's creation).
-    pub from: (u32, u64),
-    /// Thread index and time where it ends (that future's first poll).
+    /// `created`: from a future's creation (on the thread that made it)
+    /// to its first poll; `waited on`: from an await span (on its lane)
+    /// to each poll, inside it, of the future it awaited.
+    pub name: &'static str,
+    /// Where and when it starts.
+    pub from: (Track, u64),
+    /// Thread index and time where it ends: a poll's begin.
     pub to: (u32, u64),
 }
 
@@ -230,6 +245,8 @@ struct Future {
     end: Option<u64>,
     cancelled: bool,
     polls: u32,
+    /// Each poll's thread and begin.
+    polled: Vec<(u32, u64)>,
     task: Option<u32>,
 }
 
@@ -282,6 +299,7 @@ fn tasks(
                 let outer_task = outer.and_then(|o| futures.get(&o)).and_then(|o| o.task);
                 let f = futures.entry(fid).or_default();
                 f.polls += 1;
+                f.polled.push((thread, at));
                 if f.first_poll.is_none() {
                     f.first_poll = Some((thread, at));
                     order.push(fid);
@@ -361,11 +379,13 @@ fn tasks(
             cancelled: f.cancelled,
             truncated: f.end.is_none(),
             polls: f.polls,
+            id: *fid,
             wait_ns: None,
         });
         if let Some((made_on, made_at, _)) = f.made {
             flows.push(Flow {
-                from: (made_on, made_at),
+                name: "created",
+                from: (Track::Thread(made_on), made_at),
                 to: (thread, begin),
             });
         }
@@ -385,6 +405,7 @@ fn tasks(
             cancelled: a.cancelled,
             truncated: a.end.is_none(),
             polls: 0,
+            id: *aid,
             wait_ns: Some(a.wait_ns),
         });
     }
@@ -394,19 +415,39 @@ fn tasks(
     for lane in &mut tasks {
         lane.slices
             .sort_by_key(|s| (s.begin_ns, std::cmp::Reverse(s.end_ns)));
-        let mut open: Vec<u64> = Vec::new();
-        for s in &mut lane.slices {
-            while open.last().is_some_and(|&end| end <= s.begin_ns) {
+        // Open slices: their end, and their place in the lane.
+        let mut open: Vec<(u64, usize)> = Vec::new();
+        for k in 0..lane.slices.len() {
+            let s = &mut lane.slices[k];
+            while open.last().is_some_and(|&(end, _)| end <= s.begin_ns) {
                 open.pop();
             }
-            if let Some(&parent_end) = open.last() {
+            if let Some(&(parent_end, _)) = open.last() {
                 if s.end_ns > parent_end {
                     s.end_ns = parent_end;
                     s.truncated = true;
                 }
             }
             s.depth = open.len() as u32;
-            open.push(s.end_ns);
+            let (is_future, id) = (s.wait_ns.is_none(), s.id);
+            // A future right inside an await span is what it waited on:
+            // an arrow to each of its polls during the await.
+            if let Some(&(_, parent)) = open.last() {
+                let p = &lane.slices[parent];
+                if is_future && p.wait_ns.is_some() {
+                    let polls = futures.get(&id).map_or(&[][..], |f| &f.polled[..]);
+                    for &(thread, at) in polls {
+                        if (p.begin_ns..=p.end_ns).contains(&at) {
+                            flows.push(Flow {
+                                name: "waited on",
+                                from: (Track::Task(lane.index), p.begin_ns),
+                                to: (thread, at),
+                            });
+                        }
+                    }
+                }
+            }
+            open.push((lane.slices[k].end_ns, k));
         }
     }
     (tasks, flows)

@@ -553,13 +553,22 @@ pub fn write_timeline(
     };
     let (ready, truncated) = ([flag("ready")], [flag("truncated")]);
     let both = [flag("ready"), flag("truncated")];
-    // Each creation arrow: starts at an instant on the maker's track,
-    // ends at the first poll's slice (ids from 1).
+    // Arrows (ids from 1) end at a poll's slice; a creation arrow
+    // starts at an instant on the maker's track, a `waited on` one at its
+    // await's slice on the task's lane.
     let mut starts: HashMap<u32, Vec<(u64, u64)>> = HashMap::new();
+    let mut from_awaits: HashMap<(u32, u64), Vec<u64>> = HashMap::new();
     let mut ends: HashMap<(u32, u64), Vec<u64>> = HashMap::new();
     for (k, f) in timeline.flows.iter().enumerate() {
         let id = k as u64 + 1;
-        starts.entry(f.from.0).or_default().push((f.from.1, id));
+        match f.from.0 {
+            super::model::Track::Thread(index) => {
+                starts.entry(index).or_default().push((f.from.1, id));
+            }
+            super::model::Track::Task(lane) => {
+                from_awaits.entry((lane, f.from.1)).or_default().push(id);
+            }
+        }
         ends.entry(f.to).or_default().push(id);
     }
     for t in &timeline.threads {
@@ -668,9 +677,15 @@ pub fn write_timeline(
                     .collect();
                 debug_assert_eq!(picked.len(), shown);
                 let name = future_name(s);
+                let no_ids: Vec<u64> = Vec::new();
+                let leaving = match s.wait_ns {
+                    Some(_) => from_awaits.get(&(t.index, s.begin_ns)).unwrap_or(&no_ids),
+                    None => &no_ids,
+                };
                 let ev = Event {
                     name: &name,
                     annotations: &picked,
+                    flow_ids: leaving,
                     ..Event::default()
                 };
                 w.slice_begin(s.begin_ns, track, &ev)?;
