@@ -17,6 +17,8 @@ pub struct SessionBuilder {
     live: bool,
     live_keep: bool,
     trace: Option<std::path::PathBuf>,
+    /// Threads that lived less than this share tracks in the trace.
+    short_thread_ns: u64,
     #[cfg(feature = "cpu")]
     cpu: bool,
 }
@@ -158,6 +160,16 @@ impl SessionBuilder {
         self
     }
 
+    /// In the trace, threads that exited after living less than this
+    /// (10 ms by default; the same as `PERFLENS_TRACE_SHORT_THREAD_MS`,
+    /// which overrides it) are drawn on the fewest shared tracks,
+    /// `short-lived threads (k)`, each slice naming its thread; zero keeps
+    /// every thread on its own track.
+    pub fn trace_short_threads(mut self, below: std::time::Duration) -> Self {
+        self.short_thread_ns = u64::try_from(below.as_nanos()).unwrap_or(u64::MAX);
+        self
+    }
+
     /// Do not read `PERFLENS_*` variables.
     pub fn ignore_env(mut self) -> Self {
         self.use_env = false;
@@ -177,9 +189,9 @@ impl SessionBuilder {
             keep = env_flag("PERFLENS_LIVE_KEEP").unwrap_or(keep);
         }
         config.live = live.then_some(perflens_core::LiveConfig { keep, root: None });
-        let mut trace = self.trace;
+        let (mut trace, mut short_thread_ns) = (self.trace, self.short_thread_ns);
         if self.use_env {
-            crate::trace::apply_env(&mut trace, &mut config.trace_buffer);
+            crate::trace::apply_env(&mut trace, &mut config.trace_buffer, &mut short_thread_ns);
         }
         config.trace_buffer = trace.as_ref().map(|_| {
             config
@@ -234,6 +246,7 @@ impl SessionBuilder {
             recording,
             options,
             trace,
+            short_thread_ns,
             use_env: self.use_env,
             #[cfg(feature = "cpu")]
             cpu,
@@ -247,6 +260,8 @@ pub struct Session {
     options: ReportOptions,
     /// Where the trace goes (trace mode).
     trace: Option<std::path::PathBuf>,
+    /// Threads that lived less than this share tracks in the trace.
+    short_thread_ns: u64,
     /// Whether `PERFLENS_*` variables apply (`PERFLENS_JSON` at finish).
     use_env: bool,
     #[cfg(feature = "cpu")]
@@ -272,6 +287,7 @@ impl Session {
             live: false,
             live_keep: false,
             trace: None,
+            short_thread_ns: perflens_report::trace::collapse::DEFAULT_SHORT_THREAD_MS * 1_000_000,
             #[cfg(feature = "cpu")]
             cpu: false,
         }
@@ -333,7 +349,7 @@ impl Session {
         }
         live.close();
         if let Some(path) = &self.trace {
-            crate::trace::write(path, trace.as_ref(), &snap);
+            crate::trace::write(path, trace.as_ref(), &snap, self.short_thread_ns);
         }
         report
     }

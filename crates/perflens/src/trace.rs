@@ -9,10 +9,23 @@ use std::path::{Path, PathBuf};
 /// The largest trace buffer.
 const MAX_BUFFER: u64 = 16 << 30;
 
-/// `PERFLENS_TRACE` (the file; overrides `trace`) and
-/// `PERFLENS_TRACE_BUFFER` (its buffer; overrides `buffer`). A bad value
-/// is described on stderr and ignored.
-pub(crate) fn apply_env(trace: &mut Option<PathBuf>, buffer: &mut Option<usize>) {
+/// `PERFLENS_TRACE` (the file; overrides `trace`),
+/// `PERFLENS_TRACE_BUFFER` (its buffer; overrides `buffer`) and
+/// `PERFLENS_TRACE_SHORT_THREAD_MS` (overrides `short_thread_ns`). A bad
+/// value is described on stderr and ignored.
+pub(crate) fn apply_env(
+    trace: &mut Option<PathBuf>,
+    buffer: &mut Option<usize>,
+    short_thread_ns: &mut u64,
+) {
+    if let Ok(v) = std::env::var("PERFLENS_TRACE_SHORT_THREAD_MS") {
+        if !v.trim().is_empty() {
+            match perflens_report::trace::collapse::short_thread_ns(Some(&v)) {
+                Ok(ns) => *short_thread_ns = ns,
+                Err(e) => eprintln!("[perflens] {e} Ignored."),
+            }
+        }
+    }
     if let Some(path) = std::env::var_os("PERFLENS_TRACE").filter(|v| !v.is_empty()) {
         *trace = Some(PathBuf::from(path));
     }
@@ -60,13 +73,19 @@ fn program() -> String {
 
 /// Writes the trace of a session that ended to `path`, by its extension,
 /// and says so (or why not) on stderr.
-pub(crate) fn write(path: &Path, trace: Option<&RawTrace>, snap: &RawSnapshot) {
+pub(crate) fn write(
+    path: &Path,
+    trace: Option<&RawTrace>,
+    snap: &RawSnapshot,
+    short_thread_ns: u64,
+) {
     let shown = path.display();
     let Some(trace) = trace else {
         eprintln!("[perflens] trace: nothing recorded, {shown} not written");
         return;
     };
-    let timeline = Timeline::new(trace, snap);
+    let mut timeline = Timeline::new(trace, snap);
+    timeline.collapse_short_threads(short_thread_ns);
     let (pid, program) = (std::process::id(), program());
     let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
     let pftrace = matches!(ext, "pftrace" | "perfetto-trace");

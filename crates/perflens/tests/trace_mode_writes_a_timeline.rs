@@ -56,8 +56,12 @@ fn temp(ext: &str) -> PathBuf {
     std::env::temp_dir().join(format!("perflens-trace-{}-{ext}.{ext}", std::process::id()))
 }
 
+/// A traced session in which every thread keeps its own track.
 fn traced(path: &Path) -> Report {
-    let session = Session::builder().ignore_env().trace(path).start().unwrap();
+    let session = (Session::builder().ignore_env().trace(path))
+        .trace_short_threads(Duration::ZERO)
+        .start()
+        .unwrap();
     workload();
     session.finish()
 }
@@ -452,6 +456,7 @@ fn a_task_that_migrates_is_one_lane_with_arrows_from_its_creation() {
         let session = Session::builder()
             .ignore_env()
             .trace(&path)
+            .trace_short_threads(Duration::ZERO)
             .wait_min(Duration::ZERO)
             .start()
             .unwrap();
@@ -665,4 +670,87 @@ fn check_task_pftrace(path: &Path) {
             ("created".to_string(), name("task_c")),
         ]
     );
+}
+
+/// Threads that lived less than 10 ms (the default) share the fewest
+/// tracks, each slice naming its thread; a long one keeps its own.
+#[test]
+fn short_lived_threads_share_a_track_and_their_slices_say_whose() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for ext in ["json", "pftrace"] {
+        let path = temp(ext).with_extension(format!("short.{ext}"));
+        let session = Session::builder()
+            .ignore_env()
+            .trace(&path)
+            .start()
+            .unwrap();
+        for k in 0..10 {
+            std::thread::Builder::new()
+                .name(format!("short-{k}"))
+                .spawn(|| {
+                    for _ in 0..3 {
+                        inner();
+                    }
+                })
+                .unwrap()
+                .join()
+                .unwrap();
+        }
+        drop(session.finish());
+        if ext == "json" {
+            let json: Value =
+                serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            let events = json["traceEvents"].as_array().unwrap();
+            let names: Vec<&str> = (events.iter())
+                .filter(|e| e["name"] == "thread_name")
+                .map(|e| e["args"]["name"].as_str().unwrap())
+                .collect();
+            assert_eq!(names, ["short-lived threads (1)"]);
+            let whose: Vec<String> = (events.iter())
+                .filter(|e| e["ph"] == "X")
+                .map(|e| {
+                    assert_eq!(e["tid"], (1u64 << 32) + 1);
+                    assert!(e["args"]["tid"].as_u64().unwrap() > 0);
+                    e["args"]["thread"].as_str().unwrap().to_string()
+                })
+                .collect();
+            let want: Vec<String> = (0..10)
+                .flat_map(|k| std::iter::repeat_n(format!("short-{k}"), 3))
+                .collect();
+            assert_eq!(whose, want);
+        } else if perfetto_bindings() {
+            let script =
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
+            let out = Command::new("python3")
+                .arg(&script)
+                .arg(&path)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let tracks: Vec<(&str, String)> = (summary["tracks"].as_array().unwrap().iter())
+                .map(|t| (t["name"].as_str().unwrap(), t["uuid"].to_string()))
+                .collect();
+            let lane = &tracks
+                .iter()
+                .find(|t| t.0 == "short-lived threads (1)")
+                .unwrap()
+                .1;
+            let slices = summary["slices"][lane.as_str()].as_array().unwrap();
+            assert_eq!(slices.len(), 30);
+            assert_eq!(
+                slices[0][3]["thread"],
+                serde_json::json!(["string", "short-0"])
+            );
+            assert_eq!(
+                slices[29][3]["thread"],
+                serde_json::json!(["string", "short-9"])
+            );
+        }
+        std::fs::remove_file(&path).unwrap();
+    }
 }

@@ -9,7 +9,8 @@
 //! buffer size and the dropped events; each thread that lost events has
 //! an instant saying how many, at the time of the last one lost.
 
-use super::model::{SliceKind, Timeline, Track};
+use super::collapse::{Lane, lane_name};
+use super::model::{SliceKind, ThreadTrack, Timeline, Track};
 use std::io::{self, Write};
 
 /// Writes `timeline` (of process `pid`, named `program`) to `out`.
@@ -35,19 +36,36 @@ pub fn write_chrome_json(
         "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{pid},\"args\":{{\"name\":{}}}}}",
         text(program)
     )?;
+    let mut lanes_named = std::collections::BTreeSet::new();
     for (k, t) in timeline.threads.iter().enumerate() {
-        let tid = tid_of(t.tid, t.index);
-        write!(
-            out,
-            ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\
-             \"args\":{{\"name\":{}}}}}",
-            text(&t.name)
-        )?;
-        write!(
-            out,
-            ",\n{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\
-             \"args\":{{\"sort_index\":{k}}}}}"
-        )?;
+        let tid = shown_tid(t);
+        let (title, sort) = match t.lane {
+            Lane::Own => (t.name.clone(), k),
+            Lane::Shared(lane) => (lane_name(lane), timeline.threads.len() + lane as usize),
+        };
+        // A shared lane is named once.
+        if t.lane == Lane::Own || lanes_named.insert(tid) {
+            write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{pid},\"tid\":{tid},\
+                 \"args\":{{\"name\":{}}}}}",
+                text(&title)
+            )?;
+            write!(
+                out,
+                ",\n{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{pid},\"tid\":{tid},\
+                 \"args\":{{\"sort_index\":{sort}}}}}"
+            )?;
+        }
+        // On a shared lane, each slice says whose it is.
+        let whose = match t.lane {
+            Lane::Own => String::new(),
+            Lane::Shared(_) => format!(
+                "\"thread\":{},\"tid\":{}",
+                text(&t.name),
+                tid_of(t.tid, t.index)
+            ),
+        };
         if let Some(at) = t.dropped_until_ns {
             write!(
                 out,
@@ -69,12 +87,18 @@ pub fn write_chrome_json(
                 us(s.begin_ns),
                 us(s.end_ns - s.begin_ns)
             )?;
-            let ready = s.kind == SliceKind::Poll { ready: true };
-            match (ready, s.truncated) {
-                (false, false) => {}
-                (true, false) => out.write_all(b",\"args\":{\"ready\":true}")?,
-                (false, true) => out.write_all(b",\"args\":{\"truncated\":true}")?,
-                (true, true) => out.write_all(b",\"args\":{\"ready\":true,\"truncated\":true}")?,
+            let mut args: Vec<&str> = Vec::new();
+            if s.kind == (SliceKind::Poll { ready: true }) {
+                args.push("\"ready\":true");
+            }
+            if s.truncated {
+                args.push("\"truncated\":true");
+            }
+            if !whose.is_empty() {
+                args.push(&whose);
+            }
+            if !args.is_empty() {
+                write!(out, ",\"args\":{{{}}}", args.join(","))?;
             }
             out.write_all(b"}")?;
         }
@@ -158,7 +182,7 @@ fn write_tasks(
     let tid_of_thread = |index: u32| {
         (timeline.threads.iter())
             .find(|t| t.index == index)
-            .map_or(u64::from(index), |t| tid_of(t.tid, t.index))
+            .map_or(u64::from(index), shown_tid)
     };
     for (k, f) in timeline.flows.iter().enumerate() {
         let id = k + 1;
@@ -197,6 +221,19 @@ pub(crate) fn tid_of(tid: u64, index: u32) -> u64 {
     if tid != 0 { tid } else { u64::from(index) }
 }
 
+/// The first track id of the shared lanes of short-lived threads: above
+/// any OS thread id.
+const SHARED_TID: u64 = 1 << 32;
+
+/// The track id a thread's slices are drawn on: its own, or its shared
+/// lane's (`SHARED_TID + k`).
+pub(crate) fn shown_tid(t: &ThreadTrack) -> u64 {
+    match t.lane {
+        Lane::Own => tid_of(t.tid, t.index),
+        Lane::Shared(k) => SHARED_TID + u64::from(k),
+    }
+}
+
 /// What a thread's instant for its dropped events says.
 pub(crate) fn dropped_label(n: u64) -> String {
     format!("perflens: {n} events dropped before this (trace buffer full)")
@@ -233,6 +270,7 @@ mod tests {
                 ],
                 dropped: 7,
                 dropped_until_ns: Some(1_000),
+                ..ThreadTrack::default()
             }],
             end_ns: 12_345_678,
             buffer_bytes: 1 << 20,

@@ -95,9 +95,10 @@ impl ThreadSpan {
 }
 
 /// Where a thread's slices are drawn.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Lane {
     /// On the thread's own track, under its own name.
+    #[default]
     Own,
     /// On shared track `k` (from 1), named by [`lane_name`]`(k)`, together
     /// with other short threads that never overlap or touch it.

@@ -14,6 +14,7 @@
 //!
 //! All of these slices are marked `truncated`.
 
+use super::collapse::{Lane, ThreadSpan, assign_lanes};
 use perflens_core::RawSnapshot;
 use perflens_core::trace::{
     AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY, RawTrace,
@@ -58,6 +59,13 @@ pub struct ThreadTrack {
     pub dropped: u64,
     /// The time of the last of those.
     pub dropped_until_ns: Option<u64>,
+    /// Its first and last kept events' times.
+    pub first_ns: u64,
+    /// See `first_ns`.
+    pub last_ns: u64,
+    /// Its own track, or a track shared with other short-lived threads
+    /// ([`Timeline::collapse_short_threads`]).
+    pub lane: Lane,
 }
 
 /// One async task's lane: each of its futures a slice from its first
@@ -199,6 +207,9 @@ impl Timeline {
                     slices,
                     dropped: t.dropped,
                     dropped_until_ns: (t.dropped != 0).then(|| to_ns(t.dropped_until_ticks)),
+                    first_ns: first,
+                    last_ns: last,
+                    lane: Lane::Own,
                 }
             })
             .collect();
@@ -210,6 +221,29 @@ impl Timeline {
             end_ns,
             buffer_bytes: trace.buffer_bytes as u64,
             dropped_without_room: trace.dropped_without_room,
+        }
+    }
+
+    /// Draws the threads that exited after living less than
+    /// `short_below_ns` (from their first to their last event) on the
+    /// fewest shared tracks, `short-lived threads (k)`, none overlapping
+    /// another on its track (see [`collapse`](super::collapse)); 0 keeps
+    /// every thread on its own track.
+    pub fn collapse_short_threads(&mut self, short_below_ns: u64) {
+        let spans: Vec<ThreadSpan> = (self.threads.iter())
+            .map(|t| ThreadSpan {
+                thread: t.index,
+                start_ns: t.first_ns,
+                end_ns: t.last_ns,
+                exited: t.exited,
+            })
+            .collect();
+        for (t, lane) in self
+            .threads
+            .iter_mut()
+            .zip(assign_lanes(&spans, short_below_ns))
+        {
+            t.lane = lane;
         }
     }
 

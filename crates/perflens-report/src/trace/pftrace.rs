@@ -539,11 +539,14 @@ pub fn write_timeline(
     out: impl Write,
 ) -> io::Result<()> {
     use super::chrome::{dropped_label, future_name, task_title, tasks_pid, tid_of};
+    use super::collapse::{Lane, lane_name};
     use super::model::SliceKind;
     use std::collections::HashMap;
     const PROCESS: u64 = 1;
     /// Task lanes' uuids start here, under their own process track.
     const TASKS: u64 = 1 << 40;
+    /// Shared lanes of short-lived threads: uuids from here.
+    const SHARED: u64 = 1 << 41;
     let pid32 = i32::try_from(pid).unwrap_or(i32::MAX);
     let mut w = PftraceWriter::new(io::BufWriter::new(out));
     w.process(PROCESS, pid32, program)?;
@@ -551,8 +554,6 @@ pub fn write_timeline(
         name,
         value: AnnotationValue::Bool(true),
     };
-    let (ready, truncated) = ([flag("ready")], [flag("truncated")]);
-    let both = [flag("ready"), flag("truncated")];
     // Arrows (ids from 1) end at a poll's slice; a creation arrow
     // starts at an instant on the maker's track, a `waited on` one at its
     // await's slice on the task's lane.
@@ -571,10 +572,45 @@ pub fn write_timeline(
         }
         ends.entry(f.to).or_default().push(id);
     }
-    for t in &timeline.threads {
-        let track = 2 + u64::from(t.index);
+    // Threads on their own tracks first, then the shared lanes of
+    // short-lived threads, each lane's threads in the order they ran.
+    let mut order: Vec<&super::model::ThreadTrack> = timeline.threads.iter().collect();
+    order.sort_by_key(|t| match t.lane {
+        Lane::Own => (0, 0, t.index),
+        Lane::Shared(k) => (1 + u64::from(k), t.first_ns, t.index),
+    });
+    let mut lanes_named = std::collections::BTreeSet::new();
+    for t in order {
         let tid = i64::try_from(tid_of(t.tid, t.index)).unwrap_or(i64::MAX);
-        w.thread(track, PROCESS, pid32, tid, &t.name)?;
+        let track = match t.lane {
+            Lane::Own => {
+                let track = 2 + u64::from(t.index);
+                w.thread(track, PROCESS, pid32, tid, &t.name)?;
+                track
+            }
+            Lane::Shared(k) => {
+                let track = SHARED + u64::from(k);
+                if lanes_named.insert(k) {
+                    w.track(track, PROCESS, &lane_name(k))?;
+                }
+                track
+            }
+        };
+        // On a shared lane, each slice says whose it is.
+        let whose = [
+            Annotation {
+                name: "thread",
+                value: AnnotationValue::Str(&t.name),
+            },
+            Annotation {
+                name: "tid",
+                value: AnnotationValue::Uint(tid_of(t.tid, t.index)),
+            },
+        ];
+        let whose: &[Annotation<'_>] = match t.lane {
+            Lane::Own => &[],
+            Lane::Shared(_) => &whose,
+        };
         if let Some(at) = t.dropped_until_ns {
             let label = dropped_label(t.dropped);
             w.instant(
@@ -624,14 +660,17 @@ pub fn write_timeline(
                 SliceKind::Poll { .. } => ends.get(&(t.index, s.begin_ns)).unwrap_or(&no_ids),
                 SliceKind::Call => &no_ids,
             };
+            let mut marks: Vec<Annotation<'_>> = Vec::new();
+            if completed {
+                marks.push(flag("ready"));
+            }
+            if s.truncated {
+                marks.push(flag("truncated"));
+            }
+            marks.extend_from_slice(whose);
             let ev = Event {
                 name: &s.name,
-                annotations: match (completed, s.truncated) {
-                    (false, false) => &[],
-                    (true, false) => &ready,
-                    (false, true) => &truncated,
-                    (true, true) => &both,
-                },
+                annotations: &marks,
                 terminating_flow_ids: arriving,
                 ..Event::default()
             };
