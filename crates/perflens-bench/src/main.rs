@@ -34,15 +34,19 @@
 //! (`SessionBuilder::trace`, issue 13) with a 1 MiB buffer, full from the
 //! first 32,640 calls on (the flight recorder then takes its oldest
 //! chunks back): the next line gives its cost against the timed one.
-//! The last line is the cost of an await site that does not suspend,
-//! against a bare `.await`, called by hand and made by the macro (see
-//! `awaits.rs`).
+//! Then comes the cost of an await site that does not suspend, against
+//! a bare `.await`, called by hand and made by the macro (see
+//! `awaits.rs`), and last, per span, perflens's trace mode against
+//! `tracing` with `tracing-chrome` 0.7 (see `tracing_cmp.rs`).
 //! `PERFLENS_BENCH_ONLY=bare|timed|live|traced|count|sampled|hotpath|await|await-macro|await-bare` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
-//! callgrind, whose CPUID hides the invariant-TSC bit).
+//! callgrind, whose CPUID hides the invariant-TSC bit);
+//! `PERFLENS_BENCH_ONLY=trace-vs-tracing` runs only the last comparison,
+//! with N spans.
 
 mod awaits;
 mod stats;
+mod tracing_cmp;
 
 #[cfg(feature = "alloc")]
 #[global_allocator]
@@ -271,6 +275,10 @@ fn main() {
             println!("{:.2} ns per await", awaits::run(kind, n, true));
             return;
         }
+        if only == "trace-vs-tracing" {
+            tracing_cmp::report(n, rounds);
+            return;
+        }
         let Some(&v) = VARIANTS.iter().find(|v| v.key() == only) else {
             let keys: Vec<&str> = VARIANTS.iter().map(|v| v.key()).collect();
             eprintln!(
@@ -378,4 +386,8 @@ fn main() {
         println!();
     }
     awaits::report(n, rounds);
+    // tracing-chrome's writer keeps every event until it is written: a
+    // tenth of N (at most a million spans) keeps its file and memory
+    // modest.
+    tracing_cmp::report((n / 10).clamp(1, 1_000_000), rounds);
 }
