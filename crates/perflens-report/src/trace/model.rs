@@ -653,4 +653,80 @@ mod tests {
             ]
         );
     }
+
+    mod random_streams {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// A thread's stream of well-nested calls and polls (`ops`: true
+        /// opens a call of `node % 4`, as a poll when `node` is even and
+        /// above 3; false closes the innermost), one tick apart; then the
+        /// flight recorder drops the oldest `drop` events and the stream
+        /// is cut after `keep` (calls left open).
+        fn stream(ops: &[(bool, u32)], drop: usize, keep: usize) -> Vec<(u8, u8, u32, u64)> {
+            let mut out = Vec::new();
+            let mut open: Vec<(u32, bool)> = Vec::new();
+            for (k, &(begin, node)) in ops.iter().enumerate() {
+                let at = k as u64 * 10;
+                if begin {
+                    let (node, poll) = (node % 4, node > 3 && node % 2 == 0);
+                    open.push((node, poll));
+                    out.push((if poll { POLL_BEGIN } else { SPAN_BEGIN }, 0, node, at));
+                } else if let Some((node, poll)) = open.pop() {
+                    let kind = if poll { POLL_END } else { SPAN_END };
+                    out.push((kind, if poll { READY } else { 0 }, node, at));
+                }
+            }
+            let start = drop.min(out.len());
+            let end = (start + keep).min(out.len());
+            out[start..end].to_vec()
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(500))]
+
+            /// Whatever was dropped or left open, the slices nest: two
+            /// are disjoint or one holds the other, a slice's depth is
+            /// the number of slices holding it, and all lie between the
+            /// first kept event and the end.
+            #[test]
+            fn slices_always_nest(
+                ops in prop::collection::vec((any::<bool>(), 0u32..8), 0..60),
+                drop in 0usize..40,
+                keep in 0usize..60,
+            ) {
+                let events = stream(&ops, drop, keep);
+                let first = events.first().map_or(0, |e| e.3);
+                let end = events.last().map_or(0, |e| e.3) + 5;
+                let slices = replay(events.iter().copied(), first, end);
+                let holds = |a: &Raw, b: &Raw| a.begin_ns <= b.begin_ns && b.end_ns <= a.end_ns;
+                for (i, a) in slices.iter().enumerate() {
+                    prop_assert!(first <= a.begin_ns && a.begin_ns <= a.end_ns && a.end_ns <= end);
+                    let mut holders = 0;
+                    for (j, b) in slices.iter().enumerate() {
+                        if i == j {
+                            continue;
+                        }
+                        let disjoint = a.end_ns <= b.begin_ns || b.end_ns <= a.begin_ns;
+                        prop_assert!(disjoint || holds(a, b) || holds(b, a), "{i} {j}");
+                        // Among slices of some length, the ones holding
+                        // `a` (on equal spans, the shallower one holds).
+                        let longer = b.end_ns - b.begin_ns > a.end_ns - a.begin_ns;
+                        if b.end_ns > b.begin_ns && holds(b, a) && (longer || b.depth < a.depth) {
+                            holders += 1;
+                        }
+                    }
+                    // A slice of no length (begun and cut at one instant)
+                    // may touch slices it is not inside.
+                    if a.end_ns > a.begin_ns {
+                        prop_assert_eq!(holders, a.depth);
+                    }
+                }
+                // Every kept begin and end is some slice's (nothing lost):
+                // a slice per begin, plus one per end whose begin went.
+                let begins = events.iter().filter(|e| matches!(e.0, SPAN_BEGIN | POLL_BEGIN)).count();
+                prop_assert!(slices.len() >= begins);
+            }
+        }
+    }
 }
