@@ -105,6 +105,19 @@ pub(crate) fn expand_main(
             #start
             ::perflens::__private::instrument(#cs, async move #body).await
         })
+    } else if let Some(body) = runtime_body(block) {
+        // An async `main` that the runtime's attribute above us (e.g.
+        // `#[tokio::main]`) already made sync: its body is the future the
+        // runtime blocks on. That future is measured as `main`, so that
+        // `main`'s self time is its busy time and its waiting is Wait,
+        // and its awaits are sites, as in any measured future.
+        if let Expr::Async(future) = &mut *body {
+            crate::awaits::rewrite_awaits(&mut future.block);
+        }
+        let cs = measure::callsite_ref(&label);
+        let future = body.clone();
+        *body = parse_quote!(::perflens::__private::instrument(#cs, #future));
+        parse_quote!({ #start #block })
     } else {
         let guard = measure::guard_stmt(&label);
         parse_quote!({ #start #guard #block })
@@ -112,6 +125,28 @@ pub(crate) fn expand_main(
     let mut out = func.into_token_stream();
     out.extend(global_alloc);
     out
+}
+
+/// The future of a sync `main` made by an async runtime's attribute
+/// from an `async fn main`: its first statement `let body = async { .. };`
+/// with the block blocked on (`block_on(body)`) further down, as
+/// `#[tokio::main]` writes it. `None` for any other body: that `main` is
+/// measured as a sync function.
+fn runtime_body(block: &mut syn::Block) -> Option<&mut Expr> {
+    let blocks_on_body = block.stmts.iter().skip(1).any(|stmt| {
+        let text = stmt.to_token_stream().to_string();
+        text.contains("block_on") && text.contains("body")
+    });
+    let syn::Stmt::Local(local) = block.stmts.first_mut()? else {
+        return None;
+    };
+    let syn::Pat::Ident(name) = &local.pat else {
+        return None;
+    };
+    let init = local.init.as_mut()?;
+    let is_async = matches!(*init.expr, Expr::Async(_));
+    (name.ident == "body" && is_async && blocks_on_body && init.diverge.is_none())
+        .then_some(&mut *init.expr)
 }
 
 /// The `#[global_allocator]` static emitted next to the function: the

@@ -367,3 +367,63 @@ fn alloc_wraps_the_requested_allocator() {
          ::perflens::__private::CountingAlloc::new(tikv_jemallocator::Jemalloc);"
     );
 }
+
+/// Under `#[tokio::main]` (which runs first and makes `main` sync,
+/// blocking on `let body = async { .. };`), that body is measured as the
+/// future `main`, its awaits are sites, and no sync frame wraps the
+/// runtime. Any other sync `main` keeps its guard.
+#[test]
+fn a_main_made_sync_by_the_runtime_measures_its_body_as_a_future() {
+    let out = expand(
+        quote!(),
+        quote!(
+            fn main() {
+                let body = async {
+                    work().await;
+                };
+                #[allow(clippy::expect_used)]
+                {
+                    return tokio::runtime::Builder::new_multi_thread()
+                        .enable_all()
+                        .build()
+                        .expect("Failed building the Runtime")
+                        .block_on(body);
+                }
+            }
+        ),
+        true,
+    );
+    assert_no_error(&out);
+    let body = func_body(&out);
+    assert!(
+        contains(&body, "let body = ::perflens::__private::instrument("),
+        "{body}"
+    );
+    assert!(contains(&body, "::perflens::__private::awaited("), "{body}");
+    assert!(!contains(&body, "let __perflens_guard"), "{body}");
+    assert!(contains(&body, ".block_on(body)"), "{body}");
+    // Not the runtime's shape: measured as a sync function.
+    for item in [
+        quote!(
+            fn main() {
+                let body = async {};
+                run(body);
+            }
+        ),
+        quote!(
+            fn main() {
+                let other = async {};
+                block_on(other);
+            }
+        ),
+    ] {
+        let body = func_body(&expand(quote!(), item, true));
+        assert!(contains(&body, "let __perflens_guard"), "{body}");
+        assert!(!contains(&body, "instrument"), "{body}");
+    }
+}
+
+fn func_body(out: &TokenStream2) -> TokenStream2 {
+    let func: syn::ItemFn = syn::parse2(out.clone()).unwrap();
+    func.block.to_token_stream()
+}
