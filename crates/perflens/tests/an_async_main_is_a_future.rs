@@ -6,7 +6,8 @@
 //! reading the JSON report it writes.
 #![cfg(feature = "enabled")]
 
-use std::process::Command;
+mod common;
+
 use std::time::Duration;
 
 #[perflens::measure]
@@ -32,17 +33,7 @@ fn an_async_main_is_measured_as_a_future() {
     }
     let json =
         std::env::temp_dir().join(format!("perflens-async-main-{}.json", std::process::id()));
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        "an_async_main_is_measured_as_a_future",
-        "--nocapture",
-    ]);
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("PERFLENS_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = common::rerun_self("an_async_main_is_measured_as_a_future");
     let out = (cmd
         .env("PERFLENS_ASYNC_MAIN_CHILD", "1")
         .env("PERFLENS_JSON", &json))

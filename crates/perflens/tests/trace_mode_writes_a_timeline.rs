@@ -6,6 +6,8 @@
 //! durations are the report's totals (the same clock ticks).
 #![cfg(feature = "enabled")]
 
+mod common;
+
 use perflens::{Report, Session};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -246,17 +248,7 @@ fn perflens_trace_writes_the_file_and_says_so() {
         return;
     }
     let path = temp("env.json");
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        "perflens_trace_writes_the_file_and_says_so",
-        "--nocapture",
-    ]);
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("PERFLENS_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = common::rerun_self("perflens_trace_writes_the_file_and_says_so");
     let out = cmd
         .env("PERFLENS_TRACE_CHILD", "1")
         .env("PERFLENS_TRACE", &path)
@@ -387,17 +379,7 @@ fn the_main_attribute_writes_the_trace() {
     }
     let path = Path::new("/tmp/perflens-test-main-attribute-trace.json");
     let _ = std::fs::remove_file(path);
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        "the_main_attribute_writes_the_trace",
-        "--nocapture",
-    ]);
-    for (k, _) in std::env::vars_os() {
-        if k.to_string_lossy().starts_with("PERFLENS_") {
-            cmd.env_remove(k);
-        }
-    }
+    let mut cmd = common::rerun_self("the_main_attribute_writes_the_trace");
     let out = cmd.env("PERFLENS_MAIN_TRACE_CHILD", "1").output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");

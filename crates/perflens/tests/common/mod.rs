@@ -5,6 +5,21 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Mutex;
 
+/// This test binary, run again for test `test` alone (`--exact`, output
+/// shown), without the `PERFLENS_*` variables of this process: the child
+/// sets the ones it is about.
+#[allow(dead_code)]
+pub fn rerun_self(test: &str) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
+    cmd.args(["--exact", test, "--nocapture"]);
+    for (k, _) in std::env::vars_os() {
+        if k.to_string_lossy().starts_with("PERFLENS_") {
+            cmd.env_remove(k);
+        }
+    }
+    cmd
+}
+
 /// Path of example `name`, built first from the current sources.
 ///
 /// `cargo test --test X` builds no examples, and a plain `cargo test`
