@@ -405,13 +405,12 @@ impl Tally {
         let owner = trace::owner(hot);
         let (aid, _) = trace::new_future_id(hot.epoch, owner);
         self.aid = aid;
-        let begin = Event {
-            ticks: self.begun,
-            kind: AWAIT_BEGIN,
-            flags: 0,
-            arg: self.site.id(),
-            ids: [aid, trace::polling()],
-        };
+        let begin = Event::new(
+            AWAIT_BEGIN,
+            self.site.id(),
+            self.begun,
+            [aid, trace::polling()],
+        );
         trace::emit(hot.epoch, owner, begin);
     }
 
@@ -426,13 +425,12 @@ impl Tally {
             AWAIT_DROP if self.suspended_at != 0 => now.saturating_sub(self.suspended_at),
             _ => 0,
         };
-        let end = Event {
-            ticks: now,
+        let end = Event::new(
             kind,
-            flags: 0,
-            arg: self.site.id(),
-            ids: [self.aid, self.wait.wrapping_add(pending)],
-        };
+            self.site.id(),
+            now,
+            [self.aid, self.wait.wrapping_add(pending)],
+        );
         trace::emit(hot.epoch, trace::owner(hot), end);
     }
 

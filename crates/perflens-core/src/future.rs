@@ -79,13 +79,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         let owner = trace::owner(hot);
         let (fid, maker) = trace::new_future_id(hot.epoch, owner);
         w.fid = fid;
-        let new = Event {
-            ticks: w.created,
-            kind: FUT_NEW,
-            flags: 0,
-            arg: id,
-            ids: [fid, maker],
-        };
+        let new = Event::new(FUT_NEW, id, w.created, [fid, maker]);
         trace::emit(hot.epoch, owner, new);
     }
     w
@@ -108,17 +102,6 @@ fn reparent_under_await(hot: &Hot, parent: &mut u32) {
         if below.path() == *parent {
             *parent = top.path();
         }
-    }
-}
-
-/// A poll event of the future of node `node` (trace mode).
-fn poll_event(kind: u8, node: u32, ticks: u64, flags: u8) -> Event {
-    Event {
-        ticks,
-        kind,
-        flags,
-        arg: node,
-        ids: [0, 0],
     }
 }
 
@@ -184,7 +167,10 @@ impl PollFrame {
         let timing = frame::pop(hot, f, self.depth);
         if f.timed & TRACE_FRAME != 0 {
             if let Some((dur, _)) = timing {
-                let end = poll_event(POLL_END, f.np.node, f.start.wrapping_add(dur), flags);
+                let end = Event {
+                    flags,
+                    ..Event::new(POLL_END, f.np.node, f.start.wrapping_add(dur), [0, 0])
+                };
                 trace::emit(hot.epoch, trace::owner(hot), end);
             }
         }
@@ -243,10 +229,7 @@ impl<F: Future> Future for Instrumented<F> {
             // thread, no other reference to it alive.
             let f = unsafe { &mut *fp };
             f.timed |= TRACE_FRAME;
-            let begin = Event {
-                ids: [this.fid, 0],
-                ..poll_event(POLL_BEGIN, node, f.start, 0)
-            };
+            let begin = Event::new(POLL_BEGIN, node, f.start, [this.fid, 0]);
             trace::emit(hot.epoch, trace::owner(hot), begin);
             polled_before = Some(trace::set_polling(this.fid));
         }
@@ -302,13 +285,7 @@ impl<F> Drop for Instrumented<F> {
             return;
         }
         if self.fid != 0 && hot.fast == FAST_TRACE {
-            let dropped = Event {
-                ticks: clock::now(),
-                kind: FUT_DROP,
-                flags: 0,
-                arg: self.callsite,
-                ids: [self.fid, 0],
-            };
+            let dropped = Event::new(FUT_DROP, self.callsite, clock::now(), [self.fid, 0]);
             trace::emit(hot.epoch, trace::owner(hot), dropped);
         }
         let n = frame::node(hot, frame::resolve(hot, self.parent, self.callsite).np.node);

@@ -121,7 +121,7 @@ impl Guard {
         trace::emit(
             hot.epoch,
             trace::owner(hot),
-            span(SPAN_BEGIN, np.node, start),
+            Event::new(SPAN_BEGIN, np.node, start, [0, 0]),
         );
         Guard { depth: d }
     }
@@ -149,7 +149,7 @@ impl Guard {
                     trace::emit(
                         hot.epoch,
                         trace::owner(hot),
-                        span(SPAN_BEGIN, f.np.node, f.start),
+                        Event::new(SPAN_BEGIN, f.np.node, f.start, [0, 0]),
                     );
                 }
                 Guard { depth }
@@ -184,7 +184,11 @@ fn drop_slow(depth: u32) {
     if f.timed & TRACE_FRAME != 0 {
         if let Some((incl, _)) = timing {
             let end = f.start.wrapping_add(incl);
-            trace::emit(hot.epoch, trace::owner(hot), span(SPAN_END, f.np.node, end));
+            trace::emit(
+                hot.epoch,
+                trace::owner(hot),
+                Event::new(SPAN_END, f.np.node, end, [0, 0]),
+            );
         }
     }
     frame::record(hot, f.np.node, timing);
@@ -200,7 +204,11 @@ fn drop_traced(d: u32) {
     // SAFETY: the caller saw frame d on top: 1 <= d < hot.depth <=
     // stack_cap, inside the frame area.
     let (node, now) = unsafe { exit_timed(hot, frames, frames.add(d as usize), d) };
-    trace::emit(hot.epoch, trace::owner(hot), span(SPAN_END, node, now));
+    trace::emit(
+        hot.epoch,
+        trace::owner(hot),
+        Event::new(SPAN_END, node, now, [0, 0]),
+    );
 }
 
 /// The exit of a TSC-timed call whose frame `fp` (at depth `d`) is on
@@ -244,18 +252,6 @@ unsafe fn exit_timed(
         frame::hist_defer(frames, hist, node, incl, excl);
     }
     (node, now)
-}
-
-/// A span event of node `node`.
-#[inline(always)]
-fn span(kind: u8, node: u32, ticks: u64) -> Event {
-    Event {
-        ticks,
-        kind,
-        flags: 0,
-        arg: node,
-        ids: [0, 0],
-    }
 }
 
 impl Drop for Guard {

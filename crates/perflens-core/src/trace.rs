@@ -87,6 +87,21 @@ pub struct Event {
     pub ids: [u64; 2],
 }
 
+impl Event {
+    /// An event of `kind` at `ticks` about `arg`, with `ids` for the
+    /// two-slot kinds (`[0, 0]` for the others) and no flags.
+    #[inline(always)]
+    pub(crate) const fn new(kind: u8, arg: u32, ticks: u64, ids: [u64; 2]) -> Event {
+        Event {
+            ticks,
+            kind,
+            flags: 0,
+            arg,
+            ids,
+        }
+    }
+}
+
 /// One thread's events, oldest first.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ThreadTrace {
