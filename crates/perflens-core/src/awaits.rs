@@ -149,8 +149,7 @@ pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::I
             suspended_at: 0,
             wait: 0,
             child: 0,
-            aid: 0,
-            begun: 0,
+            trace: 0,
         },
     }
 }
@@ -180,11 +179,10 @@ struct Tally {
     wait: u64,
     /// Measured ticks run inside its polls so far.
     child: u64,
-    /// Its id in the trace (trace mode, once it suspended; else 0).
-    aid: u64,
-    /// Trace mode: the clock when its first poll began (its span's
-    /// begin).
-    begun: u64,
+    /// Trace mode (else 0): the clock when its first poll began (its
+    /// span's begin), until it suspends; from then on, its id in the
+    /// trace.
+    trace: u64,
 }
 
 /// The await frame of one poll: popped when the poll returns, or when it
@@ -289,7 +287,7 @@ impl<F: Future> Future for Awaited<F> {
             }
         } else if hot.fast == FAST_TRACE {
             // Its span begins here, if it suspends.
-            this.t.begun = clock::now();
+            this.t.trace = clock::now();
         }
         let d = hot.depth;
         // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
@@ -375,7 +373,7 @@ impl<F: Future> Future for Awaited<F> {
                 } else {
                     t.child = t.child.wrapping_add(child);
                     t.record_suspended(hot, np.node);
-                    if t.aid != 0 {
+                    if t.trace != 0 {
                         t.trace_end(hot, AWAIT_END);
                     }
                 }
@@ -404,13 +402,8 @@ impl Tally {
     fn trace_begin(&mut self, hot: &Hot) {
         let owner = trace::owner(hot);
         let (aid, _) = trace::new_future_id(hot.epoch, owner);
-        self.aid = aid;
-        let begin = Event::new(
-            AWAIT_BEGIN,
-            self.site.id(),
-            self.begun,
-            [aid, trace::polling()],
-        );
+        let begun = std::mem::replace(&mut self.trace, aid);
+        let begin = Event::new(AWAIT_BEGIN, self.site.id(), begun, [aid, trace::polling()]);
         trace::emit(hot.epoch, owner, begin);
     }
 
@@ -429,7 +422,7 @@ impl Tally {
             kind,
             self.site.id(),
             now,
-            [self.aid, self.wait.wrapping_add(pending)],
+            [self.trace, self.wait.wrapping_add(pending)],
         );
         trace::emit(hot.epoch, trace::owner(hot), end);
     }
@@ -461,7 +454,7 @@ impl Tally {
         if hot.epoch != self.epoch {
             return;
         }
-        if self.aid != 0 && hot.fast == FAST_TRACE {
+        if self.trace != 0 && hot.fast == FAST_TRACE {
             self.trace_end(hot, AWAIT_DROP);
         }
         let node = frame::resolve(hot, self.parent_ctx, self.site.id()).np.node;
