@@ -1,16 +1,21 @@
-//! The workload on a multi-thread tokio runtime, traced to Chrome
-//! JSON: task A awaits B, which awaits a timer; task C, spawned, hops
-//! between the workers; a `select!` cancels its losing branch; one await
-//! calls an unmeasured async function that sleeps. Checked: one lane per
-//! task (C's polls, on whatever workers ran them, on one lane), the
-//! cancelled future marked, every arrow with both ends, each await
-//! span's wait equal to its Waits row, the unmeasured sleep named with
-//! its file and line.
+//! The workload on a multi-thread tokio runtime, traced in both
+//! formats (Chrome JSON and Perfetto's protobuf, each read back and
+//! checked against its format's rules): task A awaits B, which awaits a
+//! timer; task C, spawned, is moved from one worker to the other; a
+//! `select!` cancels its losing branch; one await calls an unmeasured
+//! async function that sleeps. Checked: one lane per task (C's polls, on
+//! both workers, on one lane), the cancelled future marked, the arrows
+//! from each creation and each await to the polls they lead to, each
+//! await span's wait equal to its Waits row, the unmeasured sleep named
+//! with its file and line.
 #![cfg(feature = "enabled")]
 
-use perflens::Session;
-use serde_json::Value;
+mod common;
+
+use common::trace::{self, Trace};
+use perflens::{Report, Session};
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::time::Duration;
 
 #[perflens::measure]
@@ -29,6 +34,22 @@ async fn c() {
         tokio::task::yield_now().await;
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
+    to_the_other_worker().await;
+}
+
+/// Moves the task that awaits it to the other worker: a task spawned
+/// here goes to this worker's LIFO slot (which no other worker steals)
+/// and blocks it for 60 ms as soon as this task suspends; 10 ms later a
+/// thread outside the runtime wakes this task, and the idle worker polls
+/// it.
+async fn to_the_other_worker() {
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async { std::thread::sleep(Duration::from_millis(60)) });
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(10));
+        tx.send(()).unwrap();
+    });
+    rx.await.unwrap();
 }
 
 #[perflens::measure]
@@ -62,10 +83,30 @@ async fn root() {
 
 #[test]
 fn a_tokio_workload_has_the_timeline_it_ran() {
-    let path = std::env::temp_dir().join(format!("perflens-tokio-{}.json", std::process::id()));
+    for ext in ["json", "pftrace"] {
+        if ext == "pftrace" && !trace::perfetto_bindings() {
+            continue;
+        }
+        let path =
+            std::env::temp_dir().join(format!("perflens-tokio-{}.{ext}", std::process::id()));
+        let report = run(&path);
+        let timeline = match ext {
+            "json" => {
+                let text = std::fs::read_to_string(&path).unwrap();
+                trace::from_json(&serde_json::from_str(&text).unwrap())
+            }
+            _ => trace::from_pftrace(&path),
+        };
+        std::fs::remove_file(&path).unwrap();
+        check(&timeline, &report, ext);
+    }
+}
+
+/// The workload on a two-worker runtime, traced to `path`.
+fn run(path: &Path) -> Report {
     let session = Session::builder()
         .ignore_env()
-        .trace(&path)
+        .trace(path)
         .trace_short_threads(Duration::ZERO)
         .wait_min(Duration::ZERO)
         .start()
@@ -76,94 +117,157 @@ fn a_tokio_workload_has_the_timeline_it_ran() {
         .build()
         .unwrap()
         .block_on(root());
-    let report = session.finish();
-    let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
-    std::fs::remove_file(&path).unwrap();
-    let events = json["traceEvents"].as_array().unwrap();
-    let tasks_pid = u64::from(std::process::id()) + 1_000_000_000;
-    let short = |name: &str| name.rsplit("::").next().unwrap().to_string();
+    session.finish()
+}
 
+/// The last part of a path, with what follows it (`loser (cancelled)`).
+fn short(name: &str) -> String {
+    name.rsplit("::").next().unwrap().to_string()
+}
+
+/// `await file:line:col` of the `.await` in `snippet`, the first below
+/// the line holding `function` in this file (the column is the `.`'s).
+fn await_of(function: &str, snippet: &str) -> String {
+    let source = include_str!("a_tokio_workload_has_the_timeline_it_ran.rs");
+    let lines: Vec<&str> = source.lines().collect();
+    let start = lines.iter().position(|l| l.contains(function)).unwrap();
+    let (k, line) = (lines.iter().enumerate().skip(start))
+        .find(|(_, l)| l.contains(snippet))
+        .unwrap();
+    let column = line.find(".await").unwrap() + 1;
+    format!("await {}:{}:{column}", file!(), k + 1)
+}
+
+fn check(timeline: &Trace, report: &Report, format: &str) {
     // Lanes: root's task and C's (spawned: polled by the runtime
-    // directly), each named after its root future.
-    let lanes: BTreeMap<u64, String> = (events.iter())
-        .filter(|e| e["pid"] == tasks_pid && e["name"] == "thread_name")
-        .map(|e| {
-            (
-                e["tid"].as_u64().unwrap(),
-                e["args"]["name"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
-    let lane_of = |f: &str| -> u64 {
-        let found: BTreeSet<u64> = (events.iter())
-            .filter(|e| e["pid"] == tasks_pid && e["ph"] == "X" && e["cat"] == "future")
-            .filter(|e| short(e["name"].as_str().unwrap()).starts_with(f))
-            .map(|e| e["tid"].as_u64().unwrap())
+    // directly), each named after its root future; each holds its
+    // futures and their awaits.
+    let lane_of = |f: &str| -> &trace::Track {
+        let found: Vec<&trace::Track> = (timeline.tasks())
+            .filter(|t| {
+                (t.slices.iter()).any(|s| !s.name.starts_with("await ") && short(&s.name) == f)
+            })
             .collect();
-        assert_eq!(found.len(), 1, "{f} on lanes {found:?} of {lanes:?}");
-        *found.first().unwrap()
+        assert_eq!(found.len(), 1, "{format}: {f} on lanes {found:?}");
+        found[0]
     };
     let (r, cl) = (lane_of("root"), lane_of("c"));
-    assert_ne!(r, cl);
-    assert!(lanes[&r].ends_with("::root"), "{lanes:?}");
-    assert!(lanes[&cl].contains("::c"), "{lanes:?}");
-    for f in ["a", "b", "loser", "d"] {
-        assert_eq!(lane_of(f), r, "{f}");
-    }
-    // C's polls: every one on a worker thread's track, all its future
-    // slices on its one lane.
-    let polls_of_c: Vec<&Value> = (events.iter())
-        .filter(|e| e["pid"] != tasks_pid && e["cat"] == "poll")
-        .filter(|e| short(e["name"].as_str().unwrap()) == "c")
-        .collect();
+    assert_eq!(timeline.tasks().count(), 2, "{format}: {timeline:?}");
+    let m = module_path!();
+    assert_eq!(r.name, format!("task #1: {m}::root"), "{format}");
     assert_eq!(
-        polls_of_c.len(),
-        1 + 6 * 2,
-        "a first poll, then a yield and a sleep each round"
+        cl.name,
+        format!("task #2: {m}::c (spawned by #1)"),
+        "{format}"
     );
+    let futures = |t: &trace::Track| -> Vec<String> {
+        (t.slices.iter())
+            .filter(|s| !s.name.starts_with("await "))
+            .map(|s| short(&s.name))
+            .collect()
+    };
+    assert_eq!(
+        futures(r),
+        ["root", "a", "b", "loser (cancelled)", "d"],
+        "{format}"
+    );
+    assert_eq!(futures(cl), ["c"], "{format}");
 
-    // The select!'s loser is cancelled.
-    let cancelled: Vec<String> = (events.iter())
-        .filter(|e| e["pid"] == tasks_pid && e["args"]["cancelled"] == true && e["cat"] == "future")
-        .map(|e| short(e["name"].as_str().unwrap()))
-        .collect();
-    assert_eq!(cancelled, ["loser (cancelled)"]);
-
-    // Every arrow has both ends.
-    let ids = |ph: &str| -> Vec<u64> {
-        let mut v: Vec<u64> = (events.iter())
-            .filter(|e| e["ph"] == ph)
-            .map(|e| e["id"].as_u64().unwrap())
+    // C's polls: a first poll, a yield and a sleep each round, the hop;
+    // on the threads that ran them, the last on another worker than the
+    // one before it.
+    let polls_of_c: Vec<(u64, u64)> = {
+        let mut v: Vec<(u64, u64)> = (timeline.threads())
+            .flat_map(|t| t.slices.iter().map(move |s| (t, s)))
+            .filter(|(_, s)| short(&s.name) == "c")
+            .map(|(t, s)| (s.begin, t.tid.expect("a worker's own track")))
             .collect();
         v.sort();
         v
     };
-    assert_eq!(ids("s"), ids("f"));
-    assert!(!ids("s").is_empty());
+    assert_eq!(polls_of_c.len(), 1 + 6 * 2 + 1, "{format}");
+    let workers: BTreeSet<u64> = polls_of_c.iter().map(|p| p.1).collect();
+    assert_eq!(workers.len(), 2, "{format}: {polls_of_c:?}");
+    let [.., before, last] = polls_of_c[..] else {
+        unreachable!()
+    };
+    assert_ne!(before.1, last.1, "{format}: {polls_of_c:?}");
+    // Everything root awaited was polled by `block_on`, on this thread.
+    let main_polls: BTreeSet<String> = (timeline.threads())
+        .flat_map(|t| &t.slices)
+        .map(|s| short(&s.name))
+        .filter(|s| s != "c")
+        .collect();
+    assert_eq!(
+        main_polls,
+        ["a", "b", "d", "loser", "root"].map(String::from).into(),
+        "{format}"
+    );
+
+    // The select!'s loser is cancelled, and nothing else.
+    let cancelled: Vec<String> = (timeline.tasks())
+        .flat_map(|t| &t.slices)
+        .filter(|s| s.args.get("cancelled").is_some_and(|v| v == true))
+        .filter(|s| !s.name.starts_with("await "))
+        .map(|s| short(&s.name))
+        .collect();
+    assert_eq!(cancelled, ["loser (cancelled)"], "{format}");
+
+    // Arrows: from each future's creation to its first poll; from each
+    // await that waited on a measured future to that future's polls
+    // during the wait.
+    let count = |from: &str, to: &str| {
+        (timeline.flows.iter())
+            .filter(|(f, t)| f == from && short(t) == to)
+            .count()
+    };
+    for f in ["root", "a", "b", "c", "loser", "d"] {
+        assert_eq!(
+            count("created", f),
+            1,
+            "{format}: {f}: {:?}",
+            timeline.flows
+        );
+    }
+    let a_in_root = await_of("async fn root", "a().await");
+    let b_in_a = await_of("async fn a", "b().await");
+    let d_in_root = await_of("async fn root", "d().await");
+    // B's two polls (the first, and the one after its timer) ran while
+    // A awaited it, and A's while root awaited A.
+    assert_eq!(count(&b_in_a, "b"), 2, "{format}: {:?}", timeline.flows);
+    assert_eq!(count(&a_in_root, "a"), 2, "{format}: {:?}", timeline.flows);
+    assert_eq!(count(&d_in_root, "d"), 2, "{format}: {:?}", timeline.flows);
+    assert_eq!(
+        timeline.flows.len(),
+        6 + 2 * 3,
+        "{format}: {:?}",
+        timeline.flows
+    );
 
     // Each await span's wait is its site's, summed over its awaits.
     let mut span_waits: BTreeMap<String, u64> = BTreeMap::new();
-    for e in events
-        .iter()
-        .filter(|e| e["pid"] == tasks_pid && e["cat"] == "await")
-    {
-        let site = e["name"].as_str().unwrap().trim_start_matches("await ");
+    for s in timeline.tasks().flat_map(|t| &t.slices) {
+        let Some(site) = s.name.strip_prefix("await ") else {
+            continue;
+        };
         let site = site.trim_end_matches(" (cancelled)").to_string();
-        *span_waits.entry(site).or_default() += e["args"]["wait_ns"].as_u64().unwrap();
+        *span_waits.entry(site).or_default() += s.args["wait_ns"].as_u64().unwrap();
     }
-    assert!(!span_waits.is_empty());
+    assert!(!span_waits.is_empty(), "{format}");
+    let mut compared = 0;
     for w in &report.waits {
         let site = format!("{}:{}:{}", w.file, w.line, w.column);
         // Awaits in the unmeasured `plain` have no lane.
         let Some(&spans) = span_waits.get(&site) else {
             continue;
         };
+        compared += 1;
         if w.cancelled == 0 {
             // The same ticks; each await (span) and each thread's node
-            // (row) rounds to ns on its own: within 1 ns per await.
+            // (row) rounds to ns on its own: within 1 ns an await.
             assert!(
                 spans.abs_diff(w.wait_ns) <= w.count,
-                "{site}: {spans} vs {}",
+                "{format}: {site}: {spans} vs {}",
                 w.wait_ns
             );
         } else {
@@ -171,11 +275,12 @@ fn a_tokio_workload_has_the_timeline_it_ran() {
             // and the counters each read the clock for: within 1%.
             assert!(
                 spans.abs_diff(w.wait_ns) * 100 <= w.wait_ns,
-                "{site}: {spans} vs {}",
+                "{format}: {site}: {spans} vs {}",
                 w.wait_ns
             );
         }
     }
+    assert_eq!(compared, span_waits.len(), "{format}: {span_waits:?}");
     // The unmeasured sleep: named with its file and line, uninstrumented.
     let plain_row = (report.waits.iter())
         .find(|w| w.line == PLAIN_LINE && w.file == file!())

@@ -8,11 +8,12 @@
 
 mod common;
 
+use common::trace;
+
 use perflens::{Report, Session};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -71,25 +72,6 @@ fn traced(path: &Path) -> Report {
 /// A slice: name, begin and end in ns.
 type Slice = (String, u64, u64);
 
-/// Checks that `slices` (of one track, in the order written) come in time
-/// order and nest: each begins inside the open one, or after it ended.
-fn check_nesting(track: &str, slices: &[Slice]) {
-    let mut open: Vec<&Slice> = Vec::new();
-    for (k, s) in slices.iter().enumerate() {
-        if k > 0 {
-            assert!(slices[k - 1].1 <= s.1, "{track}: out of order at {s:?}");
-        }
-        assert!(s.1 <= s.2, "{track}: {s:?}");
-        while open.last().is_some_and(|o| o.2 <= s.1 && o.1 != s.1) {
-            open.pop();
-        }
-        if let Some(o) = open.last() {
-            assert!(s.2 <= o.2, "{track}: {s:?} crosses {o:?}");
-        }
-        open.push(s);
-    }
-}
-
 /// What both formats must show: per track name, the calls of each
 /// function, and their total time per function.
 fn check_tracks(tracks: &BTreeMap<String, Vec<Slice>>, report: &Report) {
@@ -102,9 +84,6 @@ fn check_tracks(tracks: &BTreeMap<String, Vec<Slice>>, report: &Report) {
     assert_eq!(tracks.len(), 2, "{:?}", tracks.keys());
     assert_eq!((count(&main, "outer"), count(&main, "inner")), (3, 6));
     assert_eq!((count("worker", "outer"), count("worker", "inner")), (2, 4));
-    for (track, slices) in tracks {
-        check_nesting(track, slices);
-    }
     // The same ticks as the report's totals (each side rounds to ns).
     for f in ["outer", "inner"] {
         let row = report.function(&name(f)).unwrap();
@@ -148,6 +127,7 @@ fn a_json_trace_has_each_threads_calls_nested() {
     std::fs::remove_file(&path).unwrap();
     three_decimals(&text);
     let json: Value = serde_json::from_str(&text).unwrap();
+    trace::from_json(&json);
     assert_eq!(json["displayTimeUnit"], "ns");
     assert_eq!(json["otherData"]["perflens"]["dropped_events"], 0);
     assert_eq!(json["otherData"]["perflens"]["buffer_bytes"], 64 << 20);
@@ -178,47 +158,16 @@ fn a_json_trace_has_each_threads_calls_nested() {
     check_tracks(&tracks, &report);
 }
 
-/// Whether `python3` can import Perfetto's bindings (the `perfetto`
-/// package); under CI their absence fails the test, elsewhere it is
-/// skipped, saying how to install them.
-fn perfetto_bindings() -> bool {
-    let available = Command::new("python3")
-        .args([
-            "-c",
-            "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
-        ])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 cannot import Perfetto's bindings, which this test needs under CI \
-             (`python3 -m pip install --target ~/.cache/perflens-py perfetto`, \
-             PYTHONPATH=~/.cache/perflens-py)"
-        );
-        eprintln!("skipped: python3 cannot import Perfetto's protobuf bindings");
-    }
-    available
-}
-
 #[test]
 fn a_pftrace_reads_in_perfetto_with_the_same_slices() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !perfetto_bindings() {
+    if !trace::perfetto_bindings() {
         return;
     }
     let path = temp("pftrace");
     let report = traced(&path);
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let summary = trace::pftrace_summary(&path);
     std::fs::remove_file(&path).unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "check_pftrace.py failed:\n{stderr}");
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
     let mut name_of: BTreeMap<String, String> = BTreeMap::new();
     for t in summary["tracks"].as_array().unwrap() {
         name_of.insert(t["uuid"].to_string(), t["name"].as_str().unwrap().into());
@@ -270,6 +219,7 @@ fn perflens_trace_writes_the_file_and_says_so() {
     );
     assert!(stderr.contains(&said), "{stderr}");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    trace::from_json(&json);
     std::fs::remove_file(&path).unwrap();
     assert_eq!(json["otherData"]["perflens"]["buffer_bytes"], 1 << 20);
     let slices = json["traceEvents"]
@@ -320,6 +270,7 @@ fn a_futures_polls_are_slices_around_the_calls_they_made() {
     }
     drop(session.finish());
     let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    trace::from_json(&json);
     std::fs::remove_file(&path).unwrap();
     // The threads' slices (the task lanes are another process's).
     let pid = u64::from(std::process::id());
@@ -390,6 +341,7 @@ fn the_main_attribute_writes_the_trace() {
     );
     assert!(stderr.contains(&said), "{stderr}");
     let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    trace::from_json(&json);
     std::fs::remove_file(path).unwrap();
     let slices = json["traceEvents"]
         .as_array()
@@ -476,6 +428,7 @@ fn await_site(function: &str, snippet: &str) -> String {
 
 fn check_task_json(path: &Path, report: &perflens::Report) {
     let json: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    trace::from_json(&json);
     let events = json["traceEvents"].as_array().unwrap();
     let tasks_pid = u64::from(std::process::id()) + 1_000_000_000;
     let lanes: BTreeMap<u64, String> = (events.iter())
@@ -614,18 +567,10 @@ fn check_task_json(path: &Path, report: &perflens::Report) {
 }
 
 fn check_task_pftrace(path: &Path) {
-    if !perfetto_bindings() {
+    if !trace::perfetto_bindings() {
         return;
     }
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
-    let out = Command::new("python3")
-        .arg(&script)
-        .arg(path)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "check_pftrace.py failed:\n{stderr}");
-    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let summary = trace::pftrace_summary(path);
     let names: Vec<&str> = (summary["tracks"].as_array().unwrap().iter())
         .map(|t| t["name"].as_str().unwrap())
         .collect();
@@ -682,6 +627,7 @@ fn short_lived_threads_share_a_track_and_their_slices_say_whose() {
         if ext == "json" {
             let json: Value =
                 serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+            trace::from_json(&json);
             let events = json["traceEvents"].as_array().unwrap();
             let names: Vec<&str> = (events.iter())
                 .filter(|e| e["name"] == "thread_name")
@@ -700,20 +646,8 @@ fn short_lived_threads_share_a_track_and_their_slices_say_whose() {
                 .flat_map(|k| std::iter::repeat_n(format!("short-{k}"), 3))
                 .collect();
             assert_eq!(whose, want);
-        } else if perfetto_bindings() {
-            let script =
-                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
-            let out = Command::new("python3")
-                .arg(&script)
-                .arg(&path)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-            let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+        } else if trace::perfetto_bindings() {
+            let summary = trace::pftrace_summary(&path);
             let tracks: Vec<(&str, String)> = (summary["tracks"].as_array().unwrap().iter())
                 .map(|t| (t["name"].as_str().unwrap(), t["uuid"].to_string()))
                 .collect();
@@ -735,4 +669,53 @@ fn short_lived_threads_share_a_track_and_their_slices_say_whose() {
         }
         std::fs::remove_file(&path).unwrap();
     }
+}
+
+/// The checker the tests read JSON traces with rejects what a viewer
+/// cannot draw: slices that cross, a track's time going back, an arrow
+/// without its end or ending outside any slice.
+#[test]
+fn the_trace_checker_rejects_what_viewers_cannot_draw() {
+    let trace = |events: &str| -> Value {
+        serde_json::from_str(&format!(
+            r#"{{"traceEvents":[
+            {{"ph":"M","name":"process_name","pid":7,"args":{{"name":"p"}}}},
+            {{"ph":"M","name":"thread_name","pid":7,"tid":1,"args":{{"name":"t"}}}},
+            {{"ph":"X","cat":"sync","name":"a","pid":7,"tid":1,"ts":1.000,"dur":5.000}}{events}]}}"#
+        ))
+        .unwrap()
+    };
+    let rejected = |events: &str| {
+        let json = trace(events);
+        std::panic::catch_unwind(|| trace::from_json(&json)).is_err()
+    };
+    // Nested, an arrow from a creation to a slice: accepted.
+    let good = r#",{"ph":"X","cat":"sync","name":"b","pid":7,"tid":1,"ts":2.000,"dur":1.000},
+        {"ph":"s","cat":"flow","name":"created","id":1,"pid":7,"tid":1,"ts":0.500},
+        {"ph":"f","bp":"e","cat":"flow","name":"created","id":1,"pid":7,"tid":1,"ts":2.000}"#;
+    let read = trace::from_json(&trace(good));
+    assert_eq!(read.flows, [("created".to_string(), "b".to_string())]);
+    assert_eq!(read.tracks[0].slices.len(), 2);
+    assert!(!rejected(good));
+    // b crosses a's end.
+    assert!(rejected(
+        r#",{"ph":"X","cat":"sync","name":"b","pid":7,"tid":1,"ts":4.000,"dur":3.000}"#
+    ));
+    // Time goes back on the track.
+    assert!(rejected(
+        r#",{"ph":"X","cat":"sync","name":"b","pid":7,"tid":1,"ts":0.500,"dur":0.100}"#
+    ));
+    // An arrow without its end.
+    assert!(rejected(
+        r#",{"ph":"s","cat":"flow","name":"created","id":1,"pid":7,"tid":1,"ts":2.000}"#
+    ));
+    // An arrow ending where no slice is.
+    assert!(rejected(
+        r#",{"ph":"s","cat":"flow","name":"created","id":1,"pid":7,"tid":1,"ts":2.000},
+        {"ph":"f","bp":"e","cat":"flow","name":"created","id":1,"pid":7,"tid":1,"ts":9.000}"#
+    ));
+    // An event of a third process.
+    assert!(rejected(
+        r#",{"ph":"X","cat":"sync","name":"b","pid":8,"tid":1,"ts":2.000,"dur":1.000}"#
+    ));
 }

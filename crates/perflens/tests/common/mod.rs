@@ -113,3 +113,4 @@ fn build_example(name: &str) -> PathBuf {
 }
 
 pub mod stress;
+pub mod trace;
