@@ -719,3 +719,108 @@ fn the_trace_checker_rejects_what_viewers_cannot_draw() {
         r#",{"ph":"X","cat":"sync","name":"b","pid":8,"tid":1,"ts":2.000,"dur":1.000}"#
     ));
 }
+
+#[perflens::measure]
+fn tick() {
+    std::hint::black_box(0);
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// 10 s at a million spans a second into a 4 MiB buffer (in a child
+/// process, whose resident memory is its own): memory grows by the
+/// buffer at most, and the trace says how many events it dropped, on
+/// the thread that lost them, up to when; every span is in the trace or
+/// counted there.
+#[test]
+fn ten_seconds_at_a_million_spans_a_second_stay_within_the_buffer() {
+    const SPANS: u64 = 10_000_000;
+    const BUFFER_MIB: u64 = 4;
+    if std::env::var_os("PERFLENS_TRACE_RATE_CHILD").is_some() {
+        let session = Session::start().unwrap();
+        let before = rss_kib();
+        let (mut peak, start) = (before, Instant::now());
+        for k in 0..SPANS / 1000 {
+            for _ in 0..1000 {
+                tick();
+            }
+            // Paced: span k * 1000 not before k ms.
+            let due = Duration::from_millis(k);
+            while start.elapsed() < due {
+                std::hint::spin_loop();
+            }
+            if k % 100 == 0 {
+                peak = peak.max(rss_kib());
+            }
+        }
+        let took = start.elapsed();
+        peak = peak.max(rss_kib());
+        drop(session.finish());
+        println!(
+            "rate {} grown {}",
+            (SPANS as f64 / took.as_secs_f64()) as u64,
+            peak - before
+        );
+        return;
+    }
+    let path = temp("rate.json");
+    let out = common::rerun_self("ten_seconds_at_a_million_spans_a_second_stay_within_the_buffer")
+        .env("PERFLENS_TRACE_RATE_CHILD", "1")
+        .env("PERFLENS_TRACE", &path)
+        .env("PERFLENS_TRACE_BUFFER", format!("{BUFFER_MIB}MiB"))
+        .env("PERFLENS_FORMAT", "none")
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stdout}{stderr}");
+    let figures: Vec<u64> = (stdout.lines())
+        .find_map(|l| l.strip_prefix("rate "))
+        .unwrap_or_else(|| panic!("{stdout}"))
+        .split(" grown ")
+        .map(|n| n.parse().unwrap())
+        .collect();
+    let (rate, grown) = (figures[0], figures[1]);
+    // The pace held (a span a µs, with the debug build's own cost).
+    assert!(rate >= 950_000, "{rate} spans/s");
+    assert!(grown <= (BUFFER_MIB << 10) + 1024, "RSS grew {grown} KiB");
+    let json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    let read = trace::from_json(&json);
+    let dropped = json["otherData"]["perflens"]["dropped_events"]
+        .as_u64()
+        .unwrap();
+    assert_eq!(
+        json["otherData"]["perflens"]["buffer_bytes"],
+        BUFFER_MIB << 20
+    );
+    // One thread lost them: it says so, at the time of the last one lost,
+    // before its first slice.
+    assert_eq!(read.tracks.len(), 1);
+    let t = &read.tracks[0];
+    let label = format!("perflens: {dropped} events dropped before this (trace buffer full)");
+    assert_eq!(t.instants.len(), 1);
+    assert_eq!(t.instants[0].0, label);
+    assert!(t.instants[0].1 <= t.slices[0].begin);
+    // Every event is kept or counted: a slice is two events, or one when
+    // its begin was dropped (`truncated`).
+    let truncated = (t.slices.iter())
+        .filter(|s| s.args.get("truncated").is_some_and(|v| v == true))
+        .count() as u64;
+    let kept = 2 * t.slices.len() as u64 - truncated;
+    assert_eq!(kept + dropped, 2 * SPANS);
+    assert!(truncated <= 1);
+    assert!(dropped > SPANS, "{dropped}");
+    eprintln!("{rate} spans/s, RSS grew {grown} KiB, {dropped} events dropped");
+    let said = format!(
+        "({} calls on 1 thread, {dropped} oldest events dropped (buffer {BUFFER_MIB} MiB))",
+        t.slices.len()
+    );
+    assert!(stderr.contains(&said), "{stderr}");
+}
