@@ -126,16 +126,13 @@ fn short(name: &str) -> String {
 }
 
 /// `await file:line:col` of the `.await` in `snippet`, the first below
-/// the line holding `function` in this file (the column is the `.`'s).
+/// the line holding `function` in this file.
 fn await_of(function: &str, snippet: &str) -> String {
     let source = include_str!("a_tokio_workload_has_the_timeline_it_ran.rs");
-    let lines: Vec<&str> = source.lines().collect();
-    let start = lines.iter().position(|l| l.contains(function)).unwrap();
-    let (k, line) = (lines.iter().enumerate().skip(start))
-        .find(|(_, l)| l.contains(snippet))
-        .unwrap();
-    let column = line.find(".await").unwrap() + 1;
-    format!("await {}:{}:{column}", file!(), k + 1)
+    format!(
+        "await {}",
+        trace::await_site(source, file!(), function, snippet)
+    )
 }
 
 fn check(timeline: &Trace, report: &Report, format: &str) {

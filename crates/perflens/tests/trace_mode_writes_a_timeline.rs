@@ -414,16 +414,10 @@ fn a_task_that_migrates_is_one_lane_with_arrows_from_its_creation() {
 }
 
 /// `file:line:col` of the `.await` in `snippet`, the first below the
-/// line holding `function` in this file (the column is the `.`'s).
+/// line holding `function` in this file.
 fn await_site(function: &str, snippet: &str) -> String {
     let source = include_str!("trace_mode_writes_a_timeline.rs");
-    let lines: Vec<&str> = source.lines().collect();
-    let start = lines.iter().position(|l| l.contains(function)).unwrap();
-    let (k, line) = (lines.iter().enumerate().skip(start))
-        .find(|(_, l)| l.contains(snippet))
-        .unwrap();
-    let column = line.find(".await").unwrap() + 1;
-    format!("{}:{}:{column}", file!(), k + 1)
+    trace::await_site(source, file!(), function, snippet)
 }
 
 fn check_task_json(path: &Path, report: &perflens::Report) {

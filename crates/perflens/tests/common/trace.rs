@@ -290,3 +290,17 @@ pub fn from_pftrace(path: &Path) -> Trace {
     flows.sort();
     Trace { tracks, flows }
 }
+
+/// `file:line:col` of the `.await` in `snippet`, the first below the line
+/// holding `function` in `source`, the text of `file` (the column is the
+/// `.`'s, as the await site names it).
+pub fn await_site(source: &str, file: &str, function: &str, snippet: &str) -> String {
+    let lines: Vec<&str> = source.lines().collect();
+    let start = (lines.iter().position(|l| l.contains(function)))
+        .unwrap_or_else(|| panic!("no {function} in {file}"));
+    let (k, line) = (lines.iter().enumerate().skip(start))
+        .find(|(_, l)| l.contains(snippet))
+        .unwrap_or_else(|| panic!("no {snippet} below {function} in {file}"));
+    let column = line.find(".await").expect("an .await") + 1;
+    format!("{file}:{}:{column}", k + 1)
+}
