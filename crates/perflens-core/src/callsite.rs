@@ -14,6 +14,7 @@
 //! path ids are derived: the same function has the same salt in every run
 //! and on every machine, so path ids are comparable across runs.
 
+use crate::flow::FlowKind;
 use crate::snapshot::{AwaitSiteInfo, CallsiteInfo, CallsiteKind};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -94,6 +95,20 @@ impl Callsite {
             return t & !crate::block::TAG;
         }
         self.register_locked(&mut reg, CallsiteKind::Await, name, Some(info))
+    }
+
+    /// Registers a flow site (`kind` is [`CallsiteKind::Flow`]) under its
+    /// row name: taken once per site per process.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn register_flow(&'static self, name: String, kind: CallsiteKind) -> u32 {
+        let _internal = crate::alloc::Internal::enter();
+        let mut reg = registry();
+        let t = self.tagged.load(Ordering::Relaxed);
+        if t != UNREGISTERED {
+            return t & !crate::block::TAG;
+        }
+        self.register_locked(&mut reg, kind, name, None)
     }
 
     /// Adds this callsite to the locked registry and publishes it.
@@ -189,6 +204,10 @@ pub fn kind_code(kind: CallsiteKind) -> u8 {
         CallsiteKind::Async => 1,
         CallsiteKind::Internal => 2,
         CallsiteKind::Await => 3,
+        CallsiteKind::Flow(FlowKind::Channel) => 4,
+        CallsiteKind::Flow(FlowKind::Stream) => 5,
+        CallsiteKind::Flow(FlowKind::Future) => 6,
+        CallsiteKind::Flow(FlowKind::Lock) => 7,
     }
 }
 
@@ -199,6 +218,10 @@ pub fn kind_from_code(code: u8) -> Option<CallsiteKind> {
         1 => Some(CallsiteKind::Async),
         2 => Some(CallsiteKind::Internal),
         3 => Some(CallsiteKind::Await),
+        4 => Some(CallsiteKind::Flow(FlowKind::Channel)),
+        5 => Some(CallsiteKind::Flow(FlowKind::Stream)),
+        6 => Some(CallsiteKind::Flow(FlowKind::Future)),
+        7 => Some(CallsiteKind::Flow(FlowKind::Lock)),
         _ => None,
     }
 }

@@ -132,10 +132,13 @@ fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot
         let node = NodeSnapshot {
             path: path & !NESTED_NODE,
             nested,
-            max_depth: if nested {
-                n.rec_max.load(Ordering::Relaxed)
-            } else {
+            // Only nested nodes and flow sites' nodes (which are never
+            // nested) write these.
+            max_depth: n.rec_max.load(Ordering::Relaxed),
+            capacity: if nested {
                 0
+            } else {
+                n.rec_open.load(Ordering::Relaxed)
             },
             calls,
             timed_calls,

@@ -76,6 +76,11 @@ pub enum CallsiteKind {
     /// the measured time run inside the awaited future's polls, and the
     /// `cancelled` fields the awaits dropped while suspended.
     Await,
+    /// A data-flow site (a channel, stream, future or lock made at one
+    /// place, or a probe): not a function. Its nodes sit under the root;
+    /// what their fields count depends on the kind (see
+    /// `perflens_core::flow`).
+    Flow(crate::flow::FlowKind),
 }
 
 /// One instrumented place in the source.
@@ -134,8 +139,12 @@ pub struct NodeSnapshot {
     /// A thread has at most one nested node per path.
     pub nested: bool,
     /// Nested nodes: the deepest recursion seen, counting the outermost
-    /// frame (at least 2). 0 otherwise.
+    /// frame (at least 2). A flow site's node: its gauge's maximum (a
+    /// channel's most messages queued). 0 otherwise.
     pub max_depth: u32,
+    /// A flow site's node: its capacity figure (a channel's largest
+    /// capacity, 0 for unbounded). 0 otherwise.
+    pub capacity: u32,
     /// Completed calls (async: futures that returned `Ready`). A sync call
     /// that unwinds from a panic counts as completed.
     pub calls: u64,

@@ -137,6 +137,7 @@ use proc_macro::TokenStream;
 mod args;
 mod awaits;
 mod block;
+mod flow;
 mod main_fn;
 mod measure;
 mod measure_all;
@@ -181,4 +182,12 @@ pub fn main(args: TokenStream, item: TokenStream) -> TokenStream {
 #[proc_macro]
 pub fn measure_block(input: TokenStream) -> TokenStream {
     block::expand_measure_block(input.into(), ENABLED).into()
+}
+
+/// Measures the channels a constructor makes:
+/// `perflens::channel!(crossbeam_channel::bounded(8), label = "jobs")`.
+/// See the crate documentation of `perflens::flow`.
+#[proc_macro]
+pub fn channel(input: TokenStream) -> TokenStream {
+    flow::expand_channel(input.into(), ENABLED).into()
 }

@@ -400,9 +400,14 @@ impl Report {
         } else {
             (Vec::new(), snap.alloc.map(|_| Vec::new()))
         };
-        let threads: Vec<ThreadRow> = (snap.threads.iter())
-            .map(|t| thread_row(t, snap.alloc.is_some(), &tree.is_await))
+        let flow = crate::flow::flow_paths(snap);
+        let not_calls: Vec<bool> = (tree.is_await.iter().zip(&flow))
+            .map(|(a, f)| *a || *f)
             .collect();
+        let threads: Vec<ThreadRow> = (snap.threads.iter())
+            .map(|t| thread_row(t, snap.alloc.is_some(), &not_calls))
+            .collect();
+        let channels = crate::flow::channels(snap, &quantile);
         let alloc = snap.alloc.map(|summary| {
             let sum = |f: fn(&ThreadRow) -> Option<u64>| {
                 (threads.iter().filter_map(f)).fold(0u64, u64::saturating_add)
@@ -441,6 +446,7 @@ impl Report {
             alloc_paths,
             waits,
             wait_min_ns,
+            channels,
             threads,
             dropped,
             path_capacity: snap.path_capacity,
@@ -459,7 +465,7 @@ pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
     let mut row_of_callsite = vec![None; snap.callsites.len()];
     for (i, cs) in snap.callsites.iter().enumerate().skip(2) {
         let kind = match cs.kind {
-            CallsiteKind::Internal | CallsiteKind::Await => continue,
+            CallsiteKind::Internal | CallsiteKind::Await | CallsiteKind::Flow(_) => continue,
             CallsiteKind::Async => FunctionKind::Async,
             CallsiteKind::Sync => FunctionKind::Sync,
         };
@@ -742,11 +748,12 @@ fn hot_paths(
 }
 
 /// A thread's row; its allocation fields are `Some` when `alloc`. Its
-/// calls leave out the awaits (`is_await`, per path).
+/// calls leave out the paths that count no calls (`not_calls`: await and
+/// flow sites).
 fn thread_row(
     t: &perflens_core::snapshot::ThreadSnapshot,
     alloc: bool,
-    is_await: &[bool],
+    not_calls: &[bool],
 ) -> ThreadRow {
     let sum = |f: fn(&perflens_core::snapshot::NodeSnapshot) -> u64| {
         alloc.then(|| (t.nodes.iter().map(f)).fold(0u64, u64::saturating_add))
@@ -766,7 +773,7 @@ fn thread_row(
         calls: t
             .nodes
             .iter()
-            .filter(|n| n.path != 0 && !is_await.get(n.path as usize).copied().unwrap_or(false))
+            .filter(|n| n.path != 0 && !not_calls.get(n.path as usize).copied().unwrap_or(false))
             .map(|n| n.calls)
             .sum(),
         overflow_calls: t.overflow_calls,

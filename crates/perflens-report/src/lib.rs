@@ -108,6 +108,7 @@
 mod build;
 mod cpu;
 mod error;
+mod flow;
 mod format;
 mod grid;
 mod json;
@@ -127,7 +128,7 @@ pub use format::{
 };
 pub use json::write_json;
 pub use model::{
-    AllocFigures, AllocTotals, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT,
+    AllocFigures, AllocTotals, ChannelRow, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT,
     DEFAULT_WAIT_MIN_NS, Dropped, FunctionKind, FunctionRow, HotPath, KernelTime, Report,
     ReportMode, ReportOptions, SCHEMA, Segment, ThreadRow, WaitRow,
 };

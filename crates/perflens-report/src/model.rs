@@ -147,6 +147,12 @@ pub struct Report {
     /// (and the mode measured time), absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait_min_ns: Option<u64>,
+    /// Channels (`perflens::channel!`, or a probe of kind channel), one
+    /// row per site (its label, or `file:line:col`), by messages sent
+    /// descending. Empty, and left out of the JSON, when no channel was
+    /// made or used.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub channels: Vec<ChannelRow>,
     /// Threads in registration order.
     pub threads: Vec<ThreadRow>,
     /// Calls and frames that could not be recorded in full.
@@ -296,6 +302,52 @@ impl FunctionRow {
 
 fn percent_of(part: u64, total: u64) -> Option<f64> {
     (total > 0).then(|| part as f64 * 100.0 / total as f64)
+}
+
+/// One channel site: every channel made at one `perflens::channel!` (or
+/// reported through one probe), summed over its channels and threads.
+///
+/// Counts are exact. Durations are ns; latency and waits are measured in
+/// timed and sampled modes alike (never scaled), and are 0 in count
+/// mode or with latency off (`PERFLENS_FLOW_LATENCY=0`, `latency =
+/// false`), where no clock is read.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ChannelRow {
+    /// The site's label, or `file:line:col` of the macro.
+    pub name: String,
+    /// Channels made.
+    pub created: u64,
+    /// Senders alive now (made, clones included, minus dropped).
+    pub senders: u64,
+    /// Receivers alive now.
+    pub receivers: u64,
+    /// Messages sent (accepted by the channel).
+    pub sent: u64,
+    /// Messages received.
+    pub received: u64,
+    /// Messages still queued when their channel was dropped.
+    pub dropped: u64,
+    /// Messages queued now: `sent - received - dropped`.
+    pub queued: u64,
+    /// The most messages queued at once, as seen right after each send.
+    pub max_queued: u64,
+    /// The largest capacity of a channel made here; `None` for unbounded
+    /// channels.
+    pub capacity: Option<u64>,
+    /// Time senders waited for room in a full channel, summed.
+    pub send_wait_ns: u64,
+    /// Time receivers waited for a message in an empty channel, summed.
+    pub recv_wait_ns: u64,
+    /// Messages whose send-to-receive latency was measured.
+    pub latency_count: u64,
+    /// Their mean latency.
+    pub latency_mean_ns: u64,
+    /// Median send-to-receive latency.
+    pub latency_p50_ns: u64,
+    /// 99th percentile of the send-to-receive latency.
+    pub latency_p99_ns: u64,
+    /// The slowest message's latency (the histogram's resolution).
+    pub latency_max_ns: u64,
 }
 
 /// One await site: every await at one `expr.await` in the source, over

@@ -47,6 +47,7 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     warning(report, w)?;
     if report.functions.is_empty() {
         writeln!(w, "[perflens] no instrumented calls were recorded.")?;
+        flow_sections(report, w)?;
         if let Some(cpu) = &report.cpu {
             writeln!(w)?;
             cpu_section(report, cpu, w)?;
@@ -67,6 +68,7 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         writeln!(w)?;
         waits_table(report, w)?;
     }
+    flow_sections(report, w)?;
     if !report.paths.is_empty() {
         writeln!(w)?;
         paths_table(report, w)?;
@@ -431,6 +433,64 @@ fn waits_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     writeln!(
         w,
         "Await sites: {what}; awaits inside macros and nested async blocks are not sites."
+    )
+}
+
+/// The data-flow sections that have rows, each after a blank line.
+fn flow_sections<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
+    if !report.channels.is_empty() {
+        writeln!(w)?;
+        channels_table(report, w)?;
+    }
+    Ok(())
+}
+
+/// The channel sites, by messages sent: traffic, what is queued, waits
+/// on either side, and the send-to-receive latency.
+fn channels_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Channel",
+        "Made",
+        "Sent",
+        "Received",
+        "Queued",
+        "Max queued",
+        "Capacity",
+        "Dropped",
+        "Send wait",
+        "Recv wait",
+        "Latency p50",
+        "p99",
+        "Senders/receivers",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let n = shown(report, report.channels.len());
+    for row in &report.channels[..n] {
+        let latency = |ns: u64| match row.latency_count {
+            0 => "-".to_string(),
+            _ => time_cell(report, ns, false),
+        };
+        grid.row(vec![
+            truncate_left(&row.name, NAME_WIDTH),
+            count(row.created),
+            count(row.sent),
+            count(row.received),
+            count(row.queued),
+            count(row.max_queued),
+            row.capacity.map_or_else(|| "unbounded".to_string(), count),
+            count(row.dropped),
+            time_cell(report, row.send_wait_ns, false),
+            time_cell(report, row.recv_wait_ns, false),
+            latency(row.latency_p50_ns),
+            latency(row.latency_p99_ns),
+            format!("{}/{}", count(row.senders), count(row.receivers)),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, report.channels.len() - n, "channels")?;
+    writeln!(
+        w,
+        "Channels: per perflens::channel! site, by messages sent; Queued = sent - received - dropped with the channel; senders/receivers alive now."
     )
 }
 

@@ -48,7 +48,9 @@
 //! # }
 //! ```
 
-pub use perflens_macros::{main, measure, measure_all, measure_block, skip};
+pub use perflens_macros::{channel, main, measure, measure_all, measure_block, skip};
+
+pub mod flow;
 
 mod alloc;
 pub use alloc::CountingAlloc;
@@ -78,7 +80,7 @@ pub use session::{Error, Session, SessionBuilder};
 pub mod __private {
     pub use crate::main_guard::{Format, MainGuard, MainOptions};
     pub use perflens_core::{
-        AwaitSite, Awaited, Callsite, CountingAlloc, Guard, Instrumented, Internal, Mode, awaited,
-        instrument,
+        AwaitSite, Awaited, Callsite, CountingAlloc, FlowKind, FlowSite, Guard, Instrumented,
+        Internal, Mode, awaited, instrument,
     };
 }

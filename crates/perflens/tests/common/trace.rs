@@ -97,9 +97,7 @@ pub fn check_nesting(track: &str, slices: &[Slice]) {
 /// The innermost slice of `slices` (nested, in begin order) that encloses
 /// `ts`.
 fn enclosing(slices: &[Slice], ts: u64) -> Option<&Slice> {
-    (slices.iter())
-        .filter(|s| s.begin <= ts && ts <= s.end)
-        .next_back()
+    (slices.iter()).rfind(|s| s.begin <= ts && ts <= s.end)
 }
 
 /// Reads and checks a Chrome JSON trace. Its first event names its

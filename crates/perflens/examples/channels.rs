@@ -1,0 +1,30 @@
+//! Two channels under perflens: a bounded crossbeam channel with a
+//! producer that outruns its consumer, and a std channel whose messages
+//! are never all received.
+
+use std::time::Duration;
+
+#[perflens::main]
+fn main() {
+    let (tx, rx) = perflens::channel!(crossbeam_channel::bounded(4), label = "jobs");
+    let producer = std::thread::spawn(move || {
+        for i in 0..100u32 {
+            tx.send(i).unwrap();
+        }
+    });
+    let mut sum = 0;
+    for v in rx.iter() {
+        std::thread::sleep(Duration::from_micros(200));
+        sum += v;
+    }
+    producer.join().unwrap();
+    let (tx, rx) = perflens::channel!(std::sync::mpsc::channel());
+    for i in 0..10u32 {
+        tx.send(i).unwrap();
+    }
+    for _ in 0..7 {
+        sum += rx.recv().unwrap();
+    }
+    drop((tx, rx));
+    println!("sum {sum}");
+}
