@@ -148,7 +148,7 @@ impl FlowSite {
     /// This thread's node for the site, when it records in the running
     /// session, and whether it may read the clock for it.
     #[inline(always)]
-    fn node(&'static self) -> Option<(&'static Hot, &'static Node, u32, bool)> {
+    pub(crate) fn node(&'static self) -> Option<(&'static Hot, &'static Node, u32, bool)> {
         // SAFETY: owner thread; the reference is used by this call only,
         // which does not call out while holding it.
         let hot: &'static Hot = unsafe { &*thread::hot() };
@@ -271,7 +271,7 @@ fn endpoints(made: &std::sync::atomic::AtomicU64, dropped: &std::sync::atomic::A
 
 /// Raises a single-writer maximum.
 #[inline(always)]
-fn max32(c: &AtomicU32, v: u32) {
+pub(crate) fn max32(c: &AtomicU32, v: u32) {
     if v > c.load(Ordering::Relaxed) {
         c.store(v, Ordering::Relaxed);
     }
