@@ -69,7 +69,7 @@ mod trace;
 #[cfg(feature = "enabled")]
 pub use perflens_core::{ClockSource, Mode, RawSnapshot, Recursion};
 #[cfg(feature = "enabled")]
-pub use perflens_report::{KernelTime, Report, ReportOptions, write_json, write_table};
+pub use perflens_report::{ChannelRow, KernelTime, Report, ReportOptions, write_json, write_table};
 #[cfg(feature = "enabled")]
 pub use session::{Error, Session, SessionBuilder};
 

@@ -6,7 +6,8 @@
 //! these names are std's own types. std's channels do not tell how many
 //! messages they hold, so each measured channel also keeps that count
 //! (one shared counter, added to by a send and taken from by a receive),
-//! for its Max queued.
+//! for its Max queued: exact when the channel is quiet, within the
+//! receives and sends in flight otherwise, and never above the capacity.
 
 pub use ::std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 
@@ -27,21 +28,24 @@ mod measured {
     use ::std::time::Duration;
     use perflens_core::FlowSite;
 
-    /// What one measured channel's endpoints share: its site, and the
-    /// messages in it.
+    /// What one measured channel's endpoints share: its site, the
+    /// messages in it, and its capacity (`usize::MAX`: unbounded).
     struct Shared {
         site: &'static FlowSite,
         queued: AtomicIsize,
+        capacity: usize,
     }
 
     impl Shared {
-        /// A message went in: counts it, with the queue after it (a
-        /// receive that took it first makes the count low for a moment,
-        /// never high: at most the capacity).
+        /// A message went in: counts it, with the queue after it. The
+        /// count is kept beside std's, so it can be one ahead for each
+        /// receive that has taken a message but not yet counted it (and
+        /// behind for each send not yet counted): a queue never holds
+        /// more than its capacity, so neither does the figure.
         #[inline(always)]
         fn sent(&self) {
             let q = self.queued.fetch_add(1, Ordering::Relaxed) + 1;
-            self.site.sent(Some(q.max(0) as usize));
+            self.site.sent(Some((q.max(0) as usize).min(self.capacity)));
         }
 
         /// A message came out: its value, its latency recorded.
@@ -80,6 +84,7 @@ mod measured {
         Arc::new(Shared {
             site,
             queued: AtomicIsize::new(0),
+            capacity: capacity.unwrap_or(usize::MAX),
         })
     }
 
