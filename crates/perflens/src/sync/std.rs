@@ -1,0 +1,417 @@
+//! `std::sync::{Mutex, RwLock}`, measured (feature `flow-std`).
+
+#[cfg(not(feature = "enabled"))]
+pub use ::std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+#[cfg(feature = "enabled")]
+pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+#[cfg(feature = "enabled")]
+mod measured {
+    use ::std::fmt;
+    use ::std::mem::ManuallyDrop;
+    use ::std::ops::{Deref, DerefMut};
+    use ::std::panic::Location;
+    use ::std::sync::{self as ss, LockResult, PoisonError, TryLockError, TryLockResult};
+    use perflens_core::{Held, LockSite, lock_clock};
+
+    /// Maps a std lock result to ours, with the guard made by `f`.
+    fn map_lock<G, H>(r: LockResult<G>, f: impl FnOnce(G) -> H) -> LockResult<H> {
+        match r {
+            Ok(g) => Ok(f(g)),
+            Err(p) => Err(PoisonError::new(f(p.into_inner()))),
+        }
+    }
+
+    /// A measured [`std::sync::Mutex`]: the same methods, errors and
+    /// poisoning; each acquisition is counted and timed (see
+    /// [`crate::sync`]).
+    pub struct Mutex<T: ?Sized> {
+        site: LockSite,
+        inner: ss::Mutex<T>,
+    }
+
+    /// The guard of a measured [`Mutex`]: the lock's hold ends when it is
+    /// dropped.
+    #[must_use = "if unused the Mutex will immediately unlock"]
+    #[clippy::has_significant_drop]
+    pub struct MutexGuard<'a, T: ?Sized + 'a> {
+        inner: ManuallyDrop<ss::MutexGuard<'a, T>>,
+        site: &'a LockSite,
+        held: Held,
+    }
+
+    impl<T> Mutex<T> {
+        /// A new unlocked mutex, named after the place of this call (or
+        /// [`Mutex::with_label`]).
+        #[track_caller]
+        pub const fn new(t: T) -> Mutex<T> {
+            Mutex {
+                site: LockSite::new("", Location::caller()),
+                inner: ss::Mutex::new(t),
+            }
+        }
+
+        /// The mutex, its row named `label` (`perflens::lock!` calls it).
+        pub const fn with_label(mut self, label: &'static str) -> Mutex<T> {
+            self.site.set_label(label);
+            self
+        }
+
+        /// The value, the mutex consumed (poisoned: the error holds it).
+        pub fn into_inner(self) -> LockResult<T> {
+            self.inner.into_inner()
+        }
+    }
+
+    impl<T: ?Sized> Mutex<T> {
+        fn guard<'a>(&'a self, g: ss::MutexGuard<'a, T>, held: Held) -> MutexGuard<'a, T> {
+            MutexGuard {
+                inner: ManuallyDrop::new(g),
+                site: &self.site,
+                held,
+            }
+        }
+
+        /// Blocks until the lock is acquired (as std's; poisoned: the
+        /// error holds the guard).
+        #[inline]
+        pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+            match self.inner.try_lock() {
+                Ok(g) => Ok(self.guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => {
+                    Err(PoisonError::new(self.guard(p.into_inner(), Held::now())))
+                }
+                Err(TryLockError::WouldBlock) => self.lock_contended(),
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn lock_contended(&self) -> LockResult<MutexGuard<'_, T>> {
+            let waiting = self.site.contended();
+            let r = self.inner.lock();
+            let held = waiting.acquired();
+            map_lock(r, |g| self.guard(g, held))
+        }
+
+        /// Acquires the lock if it is free now (`WouldBlock` if not).
+        #[inline]
+        pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+            match self.inner.try_lock() {
+                Ok(g) => Ok(self.guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
+                    self.guard(p.into_inner(), Held::now()),
+                ))),
+                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            }
+        }
+
+        /// Whether a thread panicked while holding the lock.
+        pub fn is_poisoned(&self) -> bool {
+            self.inner.is_poisoned()
+        }
+
+        /// Clears the poison.
+        pub fn clear_poison(&self) {
+            self.inner.clear_poison()
+        }
+
+        /// The value, borrowed mutably: no locking needed (not counted).
+        pub fn get_mut(&mut self) -> LockResult<&mut T> {
+            self.inner.get_mut()
+        }
+    }
+
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&self.inner, f)
+        }
+    }
+
+    impl<T: Default> Default for Mutex<T> {
+        #[track_caller]
+        fn default() -> Mutex<T> {
+            Mutex::new(T::default())
+        }
+    }
+
+    impl<T> From<T> for Mutex<T> {
+        #[track_caller]
+        fn from(t: T) -> Mutex<T> {
+            Mutex::new(t)
+        }
+    }
+
+    impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            &self.inner
+        }
+    }
+
+    impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut T {
+            &mut self.inner
+        }
+    }
+
+    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+        #[inline]
+        fn drop(&mut self) {
+            let release = lock_clock();
+            // SAFETY: dropped once, here; never used after.
+            unsafe { ManuallyDrop::drop(&mut self.inner) };
+            self.site.released(self.held, release, false);
+        }
+    }
+
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&**self.inner, f)
+        }
+    }
+
+    impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Display::fmt(&**self.inner, f)
+        }
+    }
+
+    /// A measured [`std::sync::RwLock`]: the same methods, errors and
+    /// poisoning; each read or write acquisition is counted and timed.
+    pub struct RwLock<T: ?Sized> {
+        site: LockSite,
+        inner: ss::RwLock<T>,
+    }
+
+    /// A shared guard of a measured [`RwLock`].
+    #[must_use = "if unused the RwLock will immediately unlock"]
+    #[clippy::has_significant_drop]
+    pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
+        inner: ManuallyDrop<ss::RwLockReadGuard<'a, T>>,
+        site: &'a LockSite,
+        held: Held,
+    }
+
+    /// The exclusive guard of a measured [`RwLock`].
+    #[must_use = "if unused the RwLock will immediately unlock"]
+    #[clippy::has_significant_drop]
+    pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
+        inner: ManuallyDrop<ss::RwLockWriteGuard<'a, T>>,
+        site: &'a LockSite,
+        held: Held,
+    }
+
+    impl<T> RwLock<T> {
+        /// A new unlocked lock, named after the place of this call (or
+        /// [`RwLock::with_label`]).
+        #[track_caller]
+        pub const fn new(t: T) -> RwLock<T> {
+            RwLock {
+                site: LockSite::new("", Location::caller()),
+                inner: ss::RwLock::new(t),
+            }
+        }
+
+        /// The lock, its row named `label` (`perflens::lock!` calls it).
+        pub const fn with_label(mut self, label: &'static str) -> RwLock<T> {
+            self.site.set_label(label);
+            self
+        }
+
+        /// The value, the lock consumed.
+        pub fn into_inner(self) -> LockResult<T> {
+            self.inner.into_inner()
+        }
+    }
+
+    impl<T: ?Sized> RwLock<T> {
+        fn read_guard<'a>(
+            &'a self,
+            g: ss::RwLockReadGuard<'a, T>,
+            held: Held,
+        ) -> RwLockReadGuard<'a, T> {
+            RwLockReadGuard {
+                inner: ManuallyDrop::new(g),
+                site: &self.site,
+                held,
+            }
+        }
+
+        fn write_guard<'a>(
+            &'a self,
+            g: ss::RwLockWriteGuard<'a, T>,
+            held: Held,
+        ) -> RwLockWriteGuard<'a, T> {
+            RwLockWriteGuard {
+                inner: ManuallyDrop::new(g),
+                site: &self.site,
+                held,
+            }
+        }
+
+        /// Blocks until shared access is acquired.
+        #[inline]
+        pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+            match self.inner.try_read() {
+                Ok(g) => Ok(self.read_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
+                    self.read_guard(p.into_inner(), Held::now()),
+                )),
+                Err(TryLockError::WouldBlock) => self.read_contended(),
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn read_contended(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+            let waiting = self.site.contended();
+            let r = self.inner.read();
+            let held = waiting.acquired();
+            map_lock(r, |g| self.read_guard(g, held))
+        }
+
+        /// Shared access if it is available now.
+        #[inline]
+        pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+            match self.inner.try_read() {
+                Ok(g) => Ok(self.read_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
+                    self.read_guard(p.into_inner(), Held::now()),
+                ))),
+                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            }
+        }
+
+        /// Blocks until exclusive access is acquired.
+        #[inline]
+        pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+            match self.inner.try_write() {
+                Ok(g) => Ok(self.write_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
+                    self.write_guard(p.into_inner(), Held::now()),
+                )),
+                Err(TryLockError::WouldBlock) => self.write_contended(),
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn write_contended(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+            let waiting = self.site.contended();
+            let r = self.inner.write();
+            let held = waiting.acquired();
+            map_lock(r, |g| self.write_guard(g, held))
+        }
+
+        /// Exclusive access if it is available now.
+        #[inline]
+        pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+            match self.inner.try_write() {
+                Ok(g) => Ok(self.write_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
+                    self.write_guard(p.into_inner(), Held::now()),
+                ))),
+                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            }
+        }
+
+        /// Whether a writer panicked while holding the lock.
+        pub fn is_poisoned(&self) -> bool {
+            self.inner.is_poisoned()
+        }
+
+        /// Clears the poison.
+        pub fn clear_poison(&self) {
+            self.inner.clear_poison()
+        }
+
+        /// The value, borrowed mutably (not counted).
+        pub fn get_mut(&mut self) -> LockResult<&mut T> {
+            self.inner.get_mut()
+        }
+    }
+
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&self.inner, f)
+        }
+    }
+
+    impl<T: Default> Default for RwLock<T> {
+        #[track_caller]
+        fn default() -> RwLock<T> {
+            RwLock::new(T::default())
+        }
+    }
+
+    impl<T> From<T> for RwLock<T> {
+        #[track_caller]
+        fn from(t: T) -> RwLock<T> {
+            RwLock::new(t)
+        }
+    }
+
+    impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            &self.inner
+        }
+    }
+
+    impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
+        #[inline]
+        fn drop(&mut self) {
+            let release = lock_clock();
+            // SAFETY: dropped once, here; never used after.
+            unsafe { ManuallyDrop::drop(&mut self.inner) };
+            self.site.released(self.held, release, true);
+        }
+    }
+
+    impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            &self.inner
+        }
+    }
+
+    impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut T {
+            &mut self.inner
+        }
+    }
+
+    impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
+        #[inline]
+        fn drop(&mut self) {
+            let release = lock_clock();
+            // SAFETY: dropped once, here; never used after.
+            unsafe { ManuallyDrop::drop(&mut self.inner) };
+            self.site.released(self.held, release, false);
+        }
+    }
+
+    macro_rules! fmt_guard {
+        ($($g:ident),*) => {$(
+            impl<T: ?Sized + fmt::Debug> fmt::Debug for $g<'_, T> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::Debug::fmt(&**self.inner, f)
+                }
+            }
+
+            impl<T: ?Sized + fmt::Display> fmt::Display for $g<'_, T> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::Display::fmt(&**self.inner, f)
+                }
+            }
+        )*};
+    }
+    fmt_guard!(RwLockReadGuard, RwLockWriteGuard);
+}
