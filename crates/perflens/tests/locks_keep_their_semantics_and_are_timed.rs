@@ -471,3 +471,25 @@ fn count_mode_counts_locks_without_times() {
     let r = row(&report, "counted");
     assert_eq!((r.acquisitions, r.hold_count, r.hold_ns), (7, 0, 0));
 }
+
+/// Send, Sync and unsized values as std's.
+#[test]
+fn measured_locks_are_send_sync_and_hold_unsized_values_as_std() {
+    fn send_sync<T: Send + Sync>() {}
+    fn sync<T: Sync>() {}
+    send_sync::<perflens::sync::Mutex<u32>>();
+    send_sync::<perflens::sync::RwLock<u32>>();
+    send_sync::<perflens::sync::parking_lot::Mutex<u32>>();
+    send_sync::<perflens::sync::tokio::Mutex<u32>>();
+    send_sync::<perflens::sync::tokio::MutexGuard<'static, u32>>();
+    sync::<perflens::sync::MutexGuard<'static, u32>>();
+    // A Mutex of a Send but not Sync value is Sync, as std's.
+    send_sync::<perflens::sync::Mutex<std::cell::Cell<u32>>>();
+    let _turn = turn();
+    let m: &perflens::sync::Mutex<[u32]> = &perflens::sync::Mutex::new([1, 2, 3]);
+    m.lock().unwrap()[1] = 5;
+    assert_eq!(&*m.lock().unwrap(), &[1, 5, 3]);
+    let b: Box<perflens::sync::Mutex<dyn std::fmt::Debug + Send>> =
+        Box::new(perflens::sync::Mutex::new(7u8));
+    assert_eq!(format!("{:?}", &*b.lock().unwrap()), "7");
+}

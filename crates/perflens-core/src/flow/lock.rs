@@ -9,11 +9,12 @@
 //! is written but the lock itself; the waiter count is touched only when
 //! the first attempt failed.
 
-use super::{FlowKind, FlowSite, latency, max32};
-use crate::block::bump;
+use super::{FlowKind, FlowSite, LATENCY, max32};
+use crate::block::{self, HISTS, Node, bump};
 use crate::clock;
 use crate::frame;
-use crate::thread::{self, FAST_COUNT};
+use crate::histogram::{BUCKETS, bucket_index};
+use crate::thread::{self, FAST_COUNT, Hot};
 use std::collections::HashMap;
 use std::panic::Location;
 use std::ptr;
@@ -197,12 +198,15 @@ pub fn lock_clock() -> u64 {
     let hot = if thread::is_current(hot) {
         hot
     } else {
+        if !thread::session_running() {
+            return 0;
+        }
         match super::hot_slow() {
             Some(hot) => hot,
             None => return 0,
         }
     };
-    if hot.fast != FAST_COUNT && latency() {
+    if hot.fast != FAST_COUNT && LATENCY.load(Ordering::Relaxed) {
         clock::now_with(hot.tsc()).max(1)
     } else {
         0
@@ -210,29 +214,86 @@ pub fn lock_clock() -> u64 {
 }
 
 impl FlowSite {
+    /// This thread's node for the site when it records in the running
+    /// session: [`FlowSite::node`] without the timing decision (the
+    /// clock reads made it).
+    #[inline(always)]
+    fn lock_node(&'static self) -> Option<(&'static Hot, &'static Node, u32)> {
+        // SAFETY: owner thread; the reference is used by this call only.
+        let hot: &'static Hot = unsafe { &*thread::hot() };
+        let hot = if thread::is_current(hot) {
+            hot
+        } else if thread::session_running() {
+            super::hot_slow()?
+        } else {
+            return None;
+        };
+        let np = match frame::find(hot, 0, self.cs.tagged()) {
+            Some(np) => np,
+            None => frame::resolve(hot, 0, self.id()).np,
+        };
+        Some((hot, frame::node(hot, np.node), np.node))
+    }
+
     /// A lock of this site acquired as `held` was released (the lock is
     /// free already); `shared`: a read lock. `release` is the clock read
     /// just before the lock was freed ([`lock_clock`]).
     #[inline(always)]
     pub fn lock_released(&'static self, held: Held, release: u64, shared: bool) {
-        let Some((hot, n, node, timed)) = self.node() else {
+        let Some((hot, n, node)) = self.lock_node() else {
             return;
         };
         if shared {
             bump(&n.cancelled, 1);
         }
-        if held.acquired != 0 && release != 0 && timed {
+        // Both clock reads were made in a session that times (see
+        // `lock_clock`).
+        if held.acquired != 0 && release != 0 {
             let hold = release.saturating_sub(held.acquired);
             bump(&n.total, hold);
-            frame::hist_add(hot, node, 0, hold);
             if held.waited != 0 {
                 bump(&n.self_, held.waited);
-                frame::hist_add(hot, node, 1, held.waited);
             }
+            // SAFETY: `hot` is this thread's state in the running
+            // session, `node` its node.
+            unsafe { hist_defer(hot, node, hold, held.waited) };
         } else {
             bump(&n.calls, 1);
         }
     }
+}
+
+/// Adds an acquisition's hold (histogram 0) and wait (histogram 1, if
+/// any) to its node one timed record late, in the header's pending slots
+/// as a timed call's (see `frame::hist_defer`: the buckets depend on the
+/// clock just read, and an increment at such an address is slow).
+///
+/// # Safety
+/// `hot` is the current thread's state in the running session, `node <
+/// node_cap`.
+#[inline(always)]
+unsafe fn hist_defer(hot: &Hot, node: u32, hold: u64, wait: u64) {
+    // SAFETY: the header sits before frame 0 of this thread's block.
+    let h = unsafe { &*block::header_of(hot.frames) };
+    let pending = &h.pending;
+    let (a, b) = (
+        pending[0].load(Ordering::Relaxed),
+        pending[1].load(Ordering::Relaxed),
+    );
+    // SAFETY: pending entries are histogram elements or the sink, all
+    // inside the area.
+    unsafe {
+        bump(&*hot.hist.add(a as usize), 1);
+        bump(&*hot.hist.add(b as usize), 1);
+    }
+    let base = node as usize * HISTS * BUCKETS;
+    pending[0].store((base + bucket_index(hold)) as u64, Ordering::Relaxed);
+    let second = if wait != 0 {
+        (base + BUCKETS + bucket_index(wait)) as u64
+    } else {
+        block::Layout::sink(h.node_cap)
+    };
+    pending[1].store(second, Ordering::Relaxed);
 }
 
 /// A guard's record: the lock's site and the acquisition, written at
@@ -249,6 +310,10 @@ impl LockSite {
     /// The lock was freed: records the acquisition.
     #[inline(always)]
     pub fn released(&self, held: Held, release: u64, shared: bool) {
+        // No session: nothing to record, and no site to find (one load).
+        if held.acquired == 0 && !thread::session_running() {
+            return;
+        }
         self.site().lock_released(held, release, shared);
     }
 }

@@ -8,10 +8,13 @@ pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard}
 
 #[cfg(feature = "enabled")]
 mod measured {
+    use ::std::cell::UnsafeCell;
     use ::std::fmt;
-    use ::std::mem::ManuallyDrop;
+    use ::std::marker::PhantomData;
+    use ::std::mem::{ManuallyDrop, MaybeUninit};
     use ::std::ops::{Deref, DerefMut};
     use ::std::panic::Location;
+    use ::std::panic::{RefUnwindSafe, UnwindSafe};
     use ::std::sync::{self as ss, LockResult, PoisonError, TryLockError, TryLockResult};
     use perflens_core::{Held, LockSite, lock_clock};
 
@@ -26,29 +29,56 @@ mod measured {
     /// A measured [`std::sync::Mutex`]: the same methods, errors and
     /// poisoning; each acquisition is counted and timed (see
     /// [`crate::sync`]).
+    ///
+    /// Built of a `std::sync::Mutex<()>` (which locks, and poisons) and
+    /// the value beside it. The holder keeps std's guard and its
+    /// acquisition in the mutex itself, so that the measured guard is one
+    /// pointer, as small as std's is: a larger guard is copied through
+    /// memory on its way out of `lock()`, and that copy of std's guard
+    /// (a byte just stored, read in a wider load) stalled each
+    /// acquisition by several ns.
     pub struct Mutex<T: ?Sized> {
         site: LockSite,
-        inner: ss::Mutex<T>,
+        lock: ss::Mutex<()>,
+        /// The holder's std guard (set while locked).
+        std_guard: UnsafeCell<MaybeUninit<ss::MutexGuard<'static, ()>>>,
+        /// The holder's acquisition (set while locked).
+        held: UnsafeCell<Held>,
+        data: UnsafeCell<T>,
     }
 
+    // SAFETY: as std's: the value moves with the mutex, and is reached
+    // only by the holder of `lock` (or through `&mut`). The holder's
+    // fields are written and read only by the holder.
+    unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+    // SAFETY: as above.
+    unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+    impl<T: ?Sized> UnwindSafe for Mutex<T> {}
+    impl<T: ?Sized> RefUnwindSafe for Mutex<T> {}
+
     /// The guard of a measured [`Mutex`]: the lock's hold ends when it is
-    /// dropped.
+    /// dropped. Neither `Send` nor (unless `T` is) `Sync`, as std's.
     #[must_use = "if unused the Mutex will immediately unlock"]
     #[clippy::has_significant_drop]
     pub struct MutexGuard<'a, T: ?Sized + 'a> {
-        inner: ManuallyDrop<ss::MutexGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
+        lock: &'a Mutex<T>,
+        _not_send: PhantomData<ss::MutexGuard<'a, ()>>,
     }
+
+    // SAFETY: the guard hands out `&T` to whoever shares it, as std's.
+    unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
 
     impl<T> Mutex<T> {
         /// A new unlocked mutex, named after the place of this call (or
-        /// [`Mutex::with_label`]).
+        /// `perflens::lock!`).
         #[track_caller]
         pub const fn new(t: T) -> Mutex<T> {
             Mutex {
                 site: LockSite::new("", Location::caller()),
-                inner: ss::Mutex::new(t),
+                lock: ss::Mutex::new(()),
+                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
+                held: UnsafeCell::new(Held::UNTIMED),
+                data: UnsafeCell::new(t),
             }
         }
 
@@ -60,16 +90,35 @@ mod measured {
 
         /// The value, the mutex consumed (poisoned: the error holds it).
         pub fn into_inner(self) -> LockResult<T> {
-            self.inner.into_inner()
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.into_inner();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
         }
     }
 
     impl<T: ?Sized> Mutex<T> {
-        fn guard<'a>(&'a self, g: ss::MutexGuard<'a, T>, held: Held) -> MutexGuard<'a, T> {
+        /// The guard of a new acquisition: keeps std's guard and `held`
+        /// in the mutex.
+        #[inline(always)]
+        fn guard<'a>(&'a self, g: ss::MutexGuard<'a, ()>, held: Held) -> MutexGuard<'a, T> {
+            // SAFETY: this thread holds `lock` (`g`), so it alone touches
+            // the holder's fields; the guard stays there until the
+            // measured guard's drop takes it out, before the mutex can
+            // go (the measured guard borrows it for 'a).
+            unsafe {
+                (*self.std_guard.get()).write(::std::mem::transmute::<
+                    ss::MutexGuard<'a, ()>,
+                    ss::MutexGuard<'static, ()>,
+                >(g));
+                *self.held.get() = held;
+            }
             MutexGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
+                lock: self,
+                _not_send: PhantomData,
             }
         }
 
@@ -77,7 +126,7 @@ mod measured {
         /// error holds the guard).
         #[inline]
         pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-            match self.inner.try_lock() {
+            match self.lock.try_lock() {
                 Ok(g) => Ok(self.guard(g, Held::now())),
                 Err(TryLockError::Poisoned(p)) => {
                     Err(PoisonError::new(self.guard(p.into_inner(), Held::now())))
@@ -90,7 +139,7 @@ mod measured {
         #[inline(never)]
         fn lock_contended(&self) -> LockResult<MutexGuard<'_, T>> {
             let waiting = self.site.contended();
-            let r = self.inner.lock();
+            let r = self.lock.lock();
             let held = waiting.acquired();
             map_lock(r, |g| self.guard(g, held))
         }
@@ -98,7 +147,7 @@ mod measured {
         /// Acquires the lock if it is free now (`WouldBlock` if not).
         #[inline]
         pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-            match self.inner.try_lock() {
+            match self.lock.try_lock() {
                 Ok(g) => Ok(self.guard(g, Held::now())),
                 Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
                     self.guard(p.into_inner(), Held::now()),
@@ -109,23 +158,39 @@ mod measured {
 
         /// Whether a thread panicked while holding the lock.
         pub fn is_poisoned(&self) -> bool {
-            self.inner.is_poisoned()
+            self.lock.is_poisoned()
         }
 
         /// Clears the poison.
         pub fn clear_poison(&self) {
-            self.inner.clear_poison()
+            self.lock.clear_poison()
         }
 
         /// The value, borrowed mutably: no locking needed (not counted).
         pub fn get_mut(&mut self) -> LockResult<&mut T> {
-            self.inner.get_mut()
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.get_mut();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
         }
     }
 
     impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
+        /// As std's: `Mutex { data: .., poisoned: .., .. }` (not counted).
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
+            let mut d = f.debug_struct("Mutex");
+            match self.lock.try_lock() {
+                // SAFETY: `lock` is held (by `_g`) while the value is read.
+                Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
+                // SAFETY: as above.
+                Err(TryLockError::Poisoned(_g)) => d.field("data", &unsafe { &*self.data.get() }),
+                Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+            };
+            d.field("poisoned", &self.lock.is_poisoned());
+            d.finish_non_exhaustive()
         }
     }
 
@@ -147,36 +212,47 @@ mod measured {
         type Target = T;
         #[inline(always)]
         fn deref(&self) -> &T {
-            &self.inner
+            // SAFETY: this guard's thread holds the lock.
+            unsafe { &*self.lock.data.get() }
         }
     }
 
     impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
         #[inline(always)]
         fn deref_mut(&mut self) -> &mut T {
-            &mut self.inner
+            // SAFETY: this guard's thread holds the lock, and the guard
+            // is borrowed mutably.
+            unsafe { &mut *self.lock.data.get() }
         }
     }
 
     impl<T: ?Sized> Drop for MutexGuard<'_, T> {
-        #[inline]
+        #[inline(always)]
         fn drop(&mut self) {
             let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, false);
+            let m = self.lock;
+            // SAFETY: this thread holds the lock: the holder's fields are
+            // its own, and the std guard was written by `guard`; it is
+            // dropped once, here, in place (std poisons the lock if this
+            // thread is panicking), freeing the lock.
+            let held = unsafe {
+                let held = *m.held.get();
+                (*m.std_guard.get()).assume_init_drop();
+                held
+            };
+            m.site.released(held, release, false);
         }
     }
 
     impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&**self.inner, f)
+            fmt::Debug::fmt(&**self, f)
         }
     }
 
     impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Display::fmt(&**self.inner, f)
+            fmt::Display::fmt(&**self, f)
         }
     }
 
