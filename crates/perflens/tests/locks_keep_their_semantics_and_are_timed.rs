@@ -188,6 +188,30 @@ fn measured_std_locks_count_every_acquisition() {
     assert_eq!(r.wait_count, 0);
     let r = row(&report, "count_rw");
     assert_eq!((r.acquisitions, r.shared, r.contended), (9, 8, 0));
+
+    // The table's Locks section, and the JSON's `locks`.
+    let mut table = Vec::new();
+    perflens::write_table(&report, &mut table).unwrap();
+    let table = String::from_utf8(table).unwrap();
+    assert!(
+        table.contains("Locks: per perflens::sync lock site"),
+        "{table}"
+    );
+    let line = (table.lines())
+        .find(|l| l.trim_start().starts_with("count_rw"))
+        .unwrap_or_else(|| panic!("no count_rw line in\n{table}"));
+    let cells: Vec<&str> = line.split_whitespace().collect();
+    assert_eq!(cells[1..4], ["9", "8", "0"], "{line}");
+    let mut json = Vec::new();
+    perflens::write_json(&report, &mut json).unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    let locks = v["locks"].as_array().expect("a locks array");
+    let m = locks.iter().find(|l| l["name"] == "count_m").unwrap();
+    assert_eq!(m["acquisitions"], 11);
+    assert_eq!(m["contended"], 0);
+    assert!(m["hold_p99_ns"].as_u64().unwrap() > 0);
+    let back: Report = serde_json::from_slice(&json).unwrap();
+    assert_eq!(back.locks, report.locks);
 }
 
 /// A lock without a label is named after the place of its `new`.
