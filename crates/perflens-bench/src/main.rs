@@ -41,7 +41,7 @@
 //! the cost of an uncontended lock and unlock of a measured mutex against
 //! std's and hotpath's (see `locks.rs`; `PERFLENS_BENCH_ONLY=locks` runs
 //! only that comparison).
-//! `PERFLENS_BENCH_ONLY=bare|timed|live|traced|count|sampled|hotpath|await|await-macro|await-bare|lock|lock-idle|lock-bare|lock-hotpath` runs one variant
+//! `PERFLENS_BENCH_ONLY=bare|timed|live|traced|count|sampled|hotpath|await|await-macro|await-bare|lock|lock-idle|lock-bare|lock-hotpath|lock-pl|lock-pl-bare|lock-rw-{read,write}[-bare]` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
 //! callgrind, whose CPUID hides the invariant-TSC bit);
 //! `PERFLENS_BENCH_ONLY=trace-vs-tracing` runs only the last comparison,
@@ -284,6 +284,12 @@ fn main() {
             "lock-idle" => Some(locks::Kind::PerflensIdle),
             "lock-bare" => Some(locks::Kind::Bare),
             "lock-hotpath" => Some(locks::Kind::Hotpath),
+            "lock-pl-bare" => Some(locks::Kind::ParkingLotBare),
+            "lock-pl" => Some(locks::Kind::ParkingLot),
+            "lock-rw-write-bare" => Some(locks::Kind::RwWriteBare),
+            "lock-rw-write" => Some(locks::Kind::RwWrite),
+            "lock-rw-read-bare" => Some(locks::Kind::RwReadBare),
+            "lock-rw-read" => Some(locks::Kind::RwRead),
             _ => None,
         };
         if let Some(kind) = lock {

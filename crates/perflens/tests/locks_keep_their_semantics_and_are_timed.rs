@@ -148,6 +148,17 @@ macro_rules! std_semantics {
             rw.clear_poison();
             let mut rw = Arc::into_inner(rw).unwrap();
             rw.get_mut().unwrap().push(3);
+            assert_eq!(
+                format!("{rw:?}"),
+                format!("{:?}", std::sync::RwLock::new(vec![1u32, 2, 3]))
+            );
+            {
+                let _w = rw.write().unwrap();
+                assert_eq!(
+                    format!("{rw:?}"),
+                    "RwLock { data: <locked>, poisoned: false, .. }"
+                );
+            }
             assert_eq!(rw.into_inner().unwrap(), vec![1, 2, 3]);
         }
     };
@@ -507,6 +518,8 @@ fn measured_locks_are_send_sync_and_hold_unsized_values_as_std() {
     send_sync::<perflens::sync::tokio::Mutex<u32>>();
     send_sync::<perflens::sync::tokio::MutexGuard<'static, u32>>();
     sync::<perflens::sync::MutexGuard<'static, u32>>();
+    sync::<perflens::sync::RwLockReadGuard<'static, u32>>();
+    sync::<perflens::sync::RwLockWriteGuard<'static, u32>>();
     // A Mutex of a Send but not Sync value is Sync, as std's.
     send_sync::<perflens::sync::Mutex<std::cell::Cell<u32>>>();
     let _turn = turn();

@@ -258,37 +258,63 @@ mod measured {
 
     /// A measured [`std::sync::RwLock`]: the same methods, errors and
     /// poisoning; each read or write acquisition is counted and timed.
+    ///
+    /// Built as [`Mutex`] is: a `std::sync::RwLock<()>` and the value
+    /// beside it; a writer keeps std's guard and its acquisition in the
+    /// lock, so that the write guard is one pointer.
     pub struct RwLock<T: ?Sized> {
         site: LockSite,
-        inner: ss::RwLock<T>,
+        lock: ss::RwLock<()>,
+        /// The writer's std guard (set while write-locked).
+        std_guard: UnsafeCell<MaybeUninit<ss::RwLockWriteGuard<'static, ()>>>,
+        /// The writer's acquisition (set while write-locked).
+        held: UnsafeCell<Held>,
+        data: UnsafeCell<T>,
     }
+
+    // SAFETY: as std's: the value moves with the lock; readers share `&T`
+    // (so `T: Sync`), a writer has it alone (so `T: Send`). The writer's
+    // fields are written and read only by the writer.
+    unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
+    // SAFETY: as above.
+    unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+    impl<T: ?Sized> UnwindSafe for RwLock<T> {}
+    impl<T: ?Sized> RefUnwindSafe for RwLock<T> {}
 
     /// A shared guard of a measured [`RwLock`].
     #[must_use = "if unused the RwLock will immediately unlock"]
     #[clippy::has_significant_drop]
     pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
-        inner: ManuallyDrop<ss::RwLockReadGuard<'a, T>>,
-        site: &'a LockSite,
+        inner: ManuallyDrop<ss::RwLockReadGuard<'a, ()>>,
+        lock: &'a RwLock<T>,
         held: Held,
     }
+
+    // SAFETY: the guard hands out `&T` to whoever shares it, as std's.
+    unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 
     /// The exclusive guard of a measured [`RwLock`].
     #[must_use = "if unused the RwLock will immediately unlock"]
     #[clippy::has_significant_drop]
     pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
-        inner: ManuallyDrop<ss::RwLockWriteGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
+        lock: &'a RwLock<T>,
+        _not_send: PhantomData<ss::RwLockWriteGuard<'a, ()>>,
     }
+
+    // SAFETY: as the read guard.
+    unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
 
     impl<T> RwLock<T> {
         /// A new unlocked lock, named after the place of this call (or
-        /// [`RwLock::with_label`]).
+        /// `perflens::lock!`).
         #[track_caller]
         pub const fn new(t: T) -> RwLock<T> {
             RwLock {
                 site: LockSite::new("", Location::caller()),
-                inner: ss::RwLock::new(t),
+                lock: ss::RwLock::new(()),
+                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
+                held: UnsafeCell::new(Held::UNTIMED),
+                data: UnsafeCell::new(t),
             }
         }
 
@@ -298,62 +324,84 @@ mod measured {
             self
         }
 
-        /// The value, the lock consumed.
+        /// The value, the lock consumed (poisoned: the error holds it).
         pub fn into_inner(self) -> LockResult<T> {
-            self.inner.into_inner()
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.into_inner();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
         }
     }
 
     impl<T: ?Sized> RwLock<T> {
+        #[inline(always)]
         fn read_guard<'a>(
             &'a self,
-            g: ss::RwLockReadGuard<'a, T>,
+            g: ss::RwLockReadGuard<'a, ()>,
             held: Held,
         ) -> RwLockReadGuard<'a, T> {
             RwLockReadGuard {
                 inner: ManuallyDrop::new(g),
-                site: &self.site,
+                lock: self,
                 held,
             }
         }
 
+        /// The write guard of a new acquisition: keeps std's guard and
+        /// `held` in the lock.
+        #[inline(always)]
         fn write_guard<'a>(
             &'a self,
-            g: ss::RwLockWriteGuard<'a, T>,
+            g: ss::RwLockWriteGuard<'a, ()>,
             held: Held,
         ) -> RwLockWriteGuard<'a, T> {
+            // SAFETY: this thread holds the lock exclusively (`g`), so it
+            // alone touches the writer's fields; the guard stays there
+            // until the measured guard's drop takes it out, before the
+            // lock can go (the measured guard borrows it for 'a).
+            unsafe {
+                (*self.std_guard.get()).write(::std::mem::transmute::<
+                    ss::RwLockWriteGuard<'a, ()>,
+                    ss::RwLockWriteGuard<'static, ()>,
+                >(g));
+                *self.held.get() = held;
+            }
             RwLockWriteGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
+                lock: self,
+                _not_send: PhantomData,
             }
         }
 
         /// Blocks until shared access is acquired.
         #[inline]
         pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
-            match self.inner.try_read() {
-                Ok(g) => Ok(self.read_guard(g, Held::now())),
-                Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
-                    self.read_guard(p.into_inner(), Held::now()),
-                )),
+            // The slow path returns the parts, not the guard, so that the
+            // fast path's guard stays in registers: a guard built in the
+            // slow path's return slot would be copied out of memory
+            // (wider loads than the stores that wrote it, which stalls).
+            let (r, held) = match self.lock.try_read() {
+                Ok(g) => (Ok(g), Held::now()),
+                Err(TryLockError::Poisoned(p)) => (Err(p), Held::now()),
                 Err(TryLockError::WouldBlock) => self.read_contended(),
-            }
+            };
+            map_lock(r, |g| self.read_guard(g, held))
         }
 
         #[cold]
         #[inline(never)]
-        fn read_contended(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+        fn read_contended(&self) -> (LockResult<ss::RwLockReadGuard<'_, ()>>, Held) {
             let waiting = self.site.contended();
-            let r = self.inner.read();
-            let held = waiting.acquired();
-            map_lock(r, |g| self.read_guard(g, held))
+            let r = self.lock.read();
+            (r, waiting.acquired())
         }
 
         /// Shared access if it is available now.
         #[inline]
         pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-            match self.inner.try_read() {
+            match self.lock.try_read() {
                 Ok(g) => Ok(self.read_guard(g, Held::now())),
                 Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
                     self.read_guard(p.into_inner(), Held::now()),
@@ -365,7 +413,7 @@ mod measured {
         /// Blocks until exclusive access is acquired.
         #[inline]
         pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-            match self.inner.try_write() {
+            match self.lock.try_write() {
                 Ok(g) => Ok(self.write_guard(g, Held::now())),
                 Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
                     self.write_guard(p.into_inner(), Held::now()),
@@ -378,7 +426,7 @@ mod measured {
         #[inline(never)]
         fn write_contended(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
             let waiting = self.site.contended();
-            let r = self.inner.write();
+            let r = self.lock.write();
             let held = waiting.acquired();
             map_lock(r, |g| self.write_guard(g, held))
         }
@@ -386,7 +434,7 @@ mod measured {
         /// Exclusive access if it is available now.
         #[inline]
         pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-            match self.inner.try_write() {
+            match self.lock.try_write() {
                 Ok(g) => Ok(self.write_guard(g, Held::now())),
                 Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
                     self.write_guard(p.into_inner(), Held::now()),
@@ -397,23 +445,41 @@ mod measured {
 
         /// Whether a writer panicked while holding the lock.
         pub fn is_poisoned(&self) -> bool {
-            self.inner.is_poisoned()
+            self.lock.is_poisoned()
         }
 
         /// Clears the poison.
         pub fn clear_poison(&self) {
-            self.inner.clear_poison()
+            self.lock.clear_poison()
         }
 
         /// The value, borrowed mutably (not counted).
         pub fn get_mut(&mut self) -> LockResult<&mut T> {
-            self.inner.get_mut()
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.get_mut();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
         }
     }
 
     impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+        /// As std's: `RwLock { data: .., poisoned: .., .. }` (not
+        /// counted).
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
+            let mut d = f.debug_struct("RwLock");
+            match self.lock.try_read() {
+                // SAFETY: shared access is held (by `_g`) while the value
+                // is read.
+                Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
+                // SAFETY: as above.
+                Err(TryLockError::Poisoned(_g)) => d.field("data", &unsafe { &*self.data.get() }),
+                Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+            };
+            d.field("poisoned", &self.lock.is_poisoned());
+            d.finish_non_exhaustive()
         }
     }
 
@@ -435,17 +501,18 @@ mod measured {
         type Target = T;
         #[inline(always)]
         fn deref(&self) -> &T {
-            &self.inner
+            // SAFETY: this guard holds shared access.
+            unsafe { &*self.lock.data.get() }
         }
     }
 
     impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
-        #[inline]
+        #[inline(always)]
         fn drop(&mut self) {
             let release = lock_clock();
             // SAFETY: dropped once, here; never used after.
             unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, true);
+            self.lock.site.released(self.held, release, true);
         }
     }
 
@@ -453,24 +520,35 @@ mod measured {
         type Target = T;
         #[inline(always)]
         fn deref(&self) -> &T {
-            &self.inner
+            // SAFETY: this guard's thread holds exclusive access.
+            unsafe { &*self.lock.data.get() }
         }
     }
 
     impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
         #[inline(always)]
         fn deref_mut(&mut self) -> &mut T {
-            &mut self.inner
+            // SAFETY: this guard's thread holds exclusive access, and the
+            // guard is borrowed mutably.
+            unsafe { &mut *self.lock.data.get() }
         }
     }
 
     impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
-        #[inline]
+        #[inline(always)]
         fn drop(&mut self) {
             let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, false);
+            let l = self.lock;
+            // SAFETY: this thread holds the lock exclusively: the
+            // writer's fields are its own, and the std guard was written
+            // by `write_guard`; it is dropped once, here, in place (std
+            // poisons the lock if this thread is panicking).
+            let held = unsafe {
+                let held = *l.held.get();
+                (*l.std_guard.get()).assume_init_drop();
+                held
+            };
+            l.site.released(held, release, false);
         }
     }
 
@@ -478,13 +556,13 @@ mod measured {
         ($($g:ident),*) => {$(
             impl<T: ?Sized + fmt::Debug> fmt::Debug for $g<'_, T> {
                 fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Debug::fmt(&**self.inner, f)
+                    fmt::Debug::fmt(&**self, f)
                 }
             }
 
             impl<T: ?Sized + fmt::Display> fmt::Display for $g<'_, T> {
                 fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Display::fmt(&**self.inner, f)
+                    fmt::Display::fmt(&**self, f)
                 }
             }
         )*};
