@@ -180,6 +180,12 @@ pub fn report(n: u64, rounds: usize) {
         Kind::Perflens,
         Kind::PerflensIdle,
         Kind::Hotpath,
+        Kind::ParkingLotBare,
+        Kind::ParkingLot,
+        Kind::RwReadBare,
+        Kind::RwRead,
+        Kind::RwWriteBare,
+        Kind::RwWrite,
     ];
     let mut ns: Vec<Vec<f64>> = vec![Vec::new(); kinds.len()];
     for _ in 0..rounds {
