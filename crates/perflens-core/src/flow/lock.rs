@@ -3,11 +3,13 @@
 //! the table in the module above).
 //!
 //! The fast path of an uncontended acquisition is: the lock's own
-//! non-blocking attempt, one clock read ([`lock_clock`]) kept in the
+//! non-blocking attempt, one clock read ([`lock_clock`]) kept with the
 //! guard, and at release one clock read, the lock's site (a load), the
-//! thread's node (a table probe) and three plain stores. Nothing shared
-//! is written but the lock itself; the waiter count is touched only when
-//! the first attempt failed.
+//! thread's node (a table probe), a few plain stores and the histogram
+//! entries left pending (as a timed call's). Nothing shared is written
+//! but the lock itself; the waiter count is touched only when the first
+//! attempt failed. With no session running, each side is a load and a
+//! test.
 
 use super::{FlowKind, FlowSite, LATENCY, max32};
 use crate::block::{self, HISTS, Node, bump};
@@ -68,7 +70,12 @@ impl LockSite {
         static SITES: std::sync::Mutex<Option<HashMap<Key, &'static FlowSite>>> =
             std::sync::Mutex::new(None);
         let _internal = crate::alloc::Internal::enter();
-        let key = (self.label, self.at.file(), self.at.line(), self.at.column());
+        // A label names one row wherever its locks are made.
+        let key = if self.label.is_empty() {
+            ("", self.at.file(), self.at.line(), self.at.column())
+        } else {
+            (self.label, "", 0, 0)
+        };
         let mut map = SITES.lock().unwrap_or_else(|e| e.into_inner());
         let site: &'static FlowSite = map
             .get_or_insert_with(HashMap::new)
@@ -296,18 +303,11 @@ unsafe fn hist_defer(hot: &Hot, node: u32, hold: u64, wait: u64) {
     pending[1].store(second, Ordering::Relaxed);
 }
 
-/// A guard's record: the lock's site and the acquisition, written at
-/// release ([`LockSite::release`]).
+/// What a guard's drop calls.
 impl LockSite {
-    /// The guard of an acquisition `held` is dropping: reads the clock
-    /// (before the caller frees the lock) and returns what
-    /// [`LockSite::released`] needs after.
-    #[inline(always)]
-    pub fn releasing(&self) -> u64 {
-        lock_clock()
-    }
-
-    /// The lock was freed: records the acquisition.
+    /// The lock was freed: records the acquisition `held` (the guard
+    /// kept it), `release` the [`lock_clock`] read just before the lock
+    /// was freed; `shared`: a read lock.
     #[inline(always)]
     pub fn released(&self, held: Held, release: u64, shared: bool) {
         // No session: nothing to record, and no site to find (one load).
