@@ -37,14 +37,18 @@
 //! Then comes the cost of an await site that does not suspend, against
 //! a bare `.await`, called by hand and made by the macro (see
 //! `awaits.rs`), and last, per span, perflens's trace mode against
-//! `tracing` with `tracing-chrome` 0.7 (see `tracing_cmp.rs`).
-//! `PERFLENS_BENCH_ONLY=bare|timed|live|traced|count|sampled|hotpath|await|await-macro|await-bare` runs one variant
+//! `tracing` with `tracing-chrome` 0.7 (see `tracing_cmp.rs`), and
+//! the cost of an uncontended lock and unlock of a measured mutex against
+//! std's and hotpath's (see `locks.rs`; `PERFLENS_BENCH_ONLY=locks` runs
+//! only that comparison).
+//! `PERFLENS_BENCH_ONLY=bare|timed|live|traced|count|sampled|hotpath|await|await-macro|await-bare|lock|lock-idle|lock-bare|lock-hotpath|lock-pl|lock-pl-bare|lock-rw-{read,write}[-bare]` runs one variant
 //! on one thread, once, with the TSC clock (for instruction counts under
 //! callgrind, whose CPUID hides the invariant-TSC bit);
 //! `PERFLENS_BENCH_ONLY=trace-vs-tracing` runs only the last comparison,
 //! with N spans.
 
 mod awaits;
+mod locks;
 mod stats;
 mod tracing_cmp;
 
@@ -275,6 +279,27 @@ fn main() {
             println!("{:.2} ns per await", awaits::run(kind, n, true));
             return;
         }
+        let lock = match only.as_str() {
+            "lock" => Some(locks::Kind::Perflens),
+            "lock-idle" => Some(locks::Kind::PerflensIdle),
+            "lock-bare" => Some(locks::Kind::Bare),
+            "lock-hotpath" => Some(locks::Kind::Hotpath),
+            "lock-pl-bare" => Some(locks::Kind::ParkingLotBare),
+            "lock-pl" => Some(locks::Kind::ParkingLot),
+            "lock-rw-write-bare" => Some(locks::Kind::RwWriteBare),
+            "lock-rw-write" => Some(locks::Kind::RwWrite),
+            "lock-rw-read-bare" => Some(locks::Kind::RwReadBare),
+            "lock-rw-read" => Some(locks::Kind::RwRead),
+            _ => None,
+        };
+        if let Some(kind) = lock {
+            println!("{:.2} ns per lock+unlock", locks::run(kind, n));
+            return;
+        }
+        if only == "locks" {
+            locks::report(n, rounds);
+            return;
+        }
         if only == "trace-vs-tracing" {
             tracing_cmp::report(n, rounds);
             return;
@@ -386,6 +411,7 @@ fn main() {
         println!();
     }
     awaits::report(n, rounds);
+    locks::report(n, rounds);
     // tracing-chrome's writer keeps every event until it is written: a
     // tenth of N (at most a million spans) keeps its file and memory
     // modest.

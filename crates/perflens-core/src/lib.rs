@@ -54,7 +54,7 @@ pub mod trace;
 pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};
 pub use callsite::{Callsite, await_sites, fnv1a, kind_from_code, normalize_name};
-pub use flow::{FlowKind, FlowSite};
+pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;

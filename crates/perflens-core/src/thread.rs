@@ -220,6 +220,12 @@ pub(crate) fn active() -> Option<&'static mut Hot> {
     if is_current(hot) { Some(hot) } else { None }
 }
 
+/// Whether a session is running (it may not have this thread yet).
+#[inline(always)]
+pub(crate) fn session_running() -> bool {
+    EPOCH.load(Ordering::Relaxed) & 1 == 0
+}
+
 /// Whether `hot`'s block belongs to the running session. An odd global
 /// epoch (no session) never equals a block's epoch, which is even or 0.
 #[inline(always)]

@@ -408,6 +408,7 @@ impl Report {
             .map(|t| thread_row(t, snap.alloc.is_some(), &not_calls))
             .collect();
         let channels = crate::flow::channels(snap, &quantile);
+        let locks = crate::flow::locks(snap, &quantile);
         let alloc = snap.alloc.map(|summary| {
             let sum = |f: fn(&ThreadRow) -> Option<u64>| {
                 (threads.iter().filter_map(f)).fold(0u64, u64::saturating_add)
@@ -447,6 +448,7 @@ impl Report {
             waits,
             wait_min_ns,
             channels,
+            locks,
             threads,
             dropped,
             path_capacity: snap.path_capacity,

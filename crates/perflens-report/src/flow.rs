@@ -2,7 +2,7 @@
 //! `perflens_core::flow` for what a site's node counts), summed over the
 //! threads that used it.
 
-use crate::model::ChannelRow;
+use crate::model::{ChannelRow, LockRow};
 use perflens_core::snapshot::{CallsiteKind, RawSnapshot};
 use perflens_core::{FlowKind, Histogram};
 use std::collections::BTreeMap;
@@ -35,6 +35,7 @@ struct Site {
     max: u64,
     capacity: u64,
     hist: Histogram,
+    hist_self: Histogram,
 }
 
 /// The figures of the sites of `kind`, by row name.
@@ -67,6 +68,9 @@ fn sites(snap: &RawSnapshot, kind: FlowKind) -> BTreeMap<&str, Site> {
         s.max = s.max.max(u64::from(n.max_depth));
         s.capacity = s.capacity.max(u64::from(n.capacity));
         s.hist.merge(&n.hist_total);
+        if kind == FlowKind::Lock {
+            s.hist_self.merge(&n.hist_self);
+        }
     }
     out
 }
@@ -112,5 +116,47 @@ pub(crate) fn channels(
         })
         .collect();
     rows.sort_by(|a, b| b.sent.cmp(&a.sent).then_with(|| a.name.cmp(&b.name)));
+    rows
+}
+
+/// The Locks rows (see `perflens_core::flow` for a lock site's node), by
+/// total wait descending, then acquisitions descending (then by name).
+pub(crate) fn locks(snap: &RawSnapshot, quantile: &dyn Fn(&Histogram, f64) -> u64) -> Vec<LockRow> {
+    let mut rows: Vec<LockRow> = (sites(snap, FlowKind::Lock).into_iter())
+        .map(|(name, s)| {
+            let waits = s.hist_self.count();
+            let wait = |q: f64| {
+                if waits == 0 {
+                    0
+                } else {
+                    quantile(&s.hist_self, q)
+                }
+            };
+            LockRow {
+                name: name.to_string(),
+                acquisitions: s.calls,
+                shared: s.cancelled,
+                contended: s.polls,
+                max_waiters: s.max,
+                hold_count: s.timed,
+                hold_ns: s.total,
+                hold_mean_ns: mean(s.total, s.timed),
+                hold_p50_ns: quantile(&s.hist, 50.0),
+                hold_p99_ns: quantile(&s.hist, 99.0),
+                hold_max_ns: quantile(&s.hist, 100.0),
+                wait_count: waits,
+                wait_ns: s.self_ns,
+                wait_mean_ns: mean(s.self_ns, waits),
+                wait_p50_ns: wait(50.0),
+                wait_p99_ns: wait(99.0),
+                wait_max_ns: wait(100.0),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.wait_ns.cmp(&a.wait_ns))
+            .then_with(|| b.acquisitions.cmp(&a.acquisitions))
+            .then_with(|| a.name.cmp(&b.name))
+    });
     rows
 }

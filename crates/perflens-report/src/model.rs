@@ -153,6 +153,12 @@ pub struct Report {
     /// made or used.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub channels: Vec<ChannelRow>,
+    /// Locks (`perflens::sync`), one row per site (its label, or the
+    /// place its constructor was called), by total wait descending, then
+    /// acquisitions. Empty, and left out of the JSON, when no measured
+    /// lock was acquired.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub locks: Vec<LockRow>,
     /// Threads in registration order.
     pub threads: Vec<ThreadRow>,
     /// Calls and frames that could not be recorded in full.
@@ -348,6 +354,53 @@ pub struct ChannelRow {
     pub latency_p99_ns: u64,
     /// The slowest message's latency (the histogram's resolution).
     pub latency_max_ns: u64,
+}
+
+/// One lock site: every measured lock of one label (or made at one
+/// place, `perflens::sync`), summed over its locks and threads.
+///
+/// Counts are exact. Durations are ns, measured for every acquisition in
+/// timed and sampled modes alike (never scaled); 0 in count mode or with
+/// `PERFLENS_FLOW_LATENCY=0`, where no clock is read. An acquisition is
+/// counted when its guard is dropped; a contended one when its first
+/// attempt failed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct LockRow {
+    /// The lock's label, or `file:line:col` of its constructor's call.
+    pub name: String,
+    /// Acquisitions (their guards dropped), read and write.
+    pub acquisitions: u64,
+    /// Shared (read) acquisitions among them.
+    pub shared: u64,
+    /// Acquisitions whose first, non-blocking attempt failed: they waited
+    /// (a timed wait that gave up counts too).
+    pub contended: u64,
+    /// The most threads (or tasks) waiting for one lock at once.
+    pub max_waiters: u64,
+    /// Acquisitions whose hold time was measured.
+    pub hold_count: u64,
+    /// Their hold times (acquired to released), summed.
+    pub hold_ns: u64,
+    /// Their mean hold time.
+    pub hold_mean_ns: u64,
+    /// Median hold time.
+    pub hold_p50_ns: u64,
+    /// 99th percentile of the hold time.
+    pub hold_p99_ns: u64,
+    /// The longest hold (the histogram's resolution).
+    pub hold_max_ns: u64,
+    /// Contended acquisitions whose wait was measured.
+    pub wait_count: u64,
+    /// Their waits (first attempt to acquired), summed.
+    pub wait_ns: u64,
+    /// Their mean wait.
+    pub wait_mean_ns: u64,
+    /// Median wait of a contended acquisition.
+    pub wait_p50_ns: u64,
+    /// 99th percentile of the wait of a contended acquisition.
+    pub wait_p99_ns: u64,
+    /// The longest wait.
+    pub wait_max_ns: u64,
 }
 
 /// One await site: every await at one `expr.await` in the source, over

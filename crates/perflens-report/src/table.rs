@@ -442,7 +442,60 @@ fn flow_sections<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         writeln!(w)?;
         channels_table(report, w)?;
     }
+    if !report.locks.is_empty() {
+        writeln!(w)?;
+        locks_table(report, w)?;
+    }
     Ok(())
+}
+
+/// The lock sites, by total wait: acquisitions, contention, and the
+/// wait and hold times' percentiles.
+fn locks_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Lock",
+        "Acquired",
+        "Shared",
+        "Contended",
+        "Max waiters",
+        "Wait",
+        "Wait p50",
+        "p99",
+        "Hold p50",
+        "p99",
+        "Hold max",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let n = shown(report, report.locks.len());
+    for row in &report.locks[..n] {
+        let wait = |ns: u64| match row.wait_count {
+            0 => "-".to_string(),
+            _ => time_cell(report, ns, false),
+        };
+        let hold = |ns: u64| match row.hold_count {
+            0 => "-".to_string(),
+            _ => time_cell(report, ns, false),
+        };
+        grid.row(vec![
+            truncate_left(&row.name, NAME_WIDTH),
+            count(row.acquisitions),
+            count(row.shared),
+            count(row.contended),
+            count(row.max_waiters),
+            time_cell(report, row.wait_ns, false),
+            wait(row.wait_p50_ns),
+            wait(row.wait_p99_ns),
+            hold(row.hold_p50_ns),
+            hold(row.hold_p99_ns),
+            hold(row.hold_max_ns),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, report.locks.len() - n, "locks")?;
+    writeln!(
+        w,
+        "Locks: per perflens::sync lock site (label, or where it was made), by total wait; waits are of contended acquisitions (the first try failed)."
+    )
 }
 
 /// The channel sites, by messages sent: traffic, what is queued, waits

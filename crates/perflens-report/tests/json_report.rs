@@ -35,6 +35,28 @@ fn all_reports() -> Vec<Report> {
     let waits = Report::from_snapshot(&waits_fixture(Mode::Timed), &ReportOptions::default());
     assert_eq!(waits.waits.len(), 3);
     out.push(waits);
+    // With a Locks section.
+    let mut locks = fixture_report();
+    locks.locks.push(perflens_report::LockRow {
+        name: "jobs".into(),
+        acquisitions: 10,
+        shared: 4,
+        contended: 2,
+        max_waiters: 2,
+        hold_count: 10,
+        hold_ns: 5_000,
+        hold_mean_ns: 500,
+        hold_p50_ns: 400,
+        hold_p99_ns: 1_200,
+        hold_max_ns: 1_200,
+        wait_count: 2,
+        wait_ns: 3_000,
+        wait_mean_ns: 1_500,
+        wait_p50_ns: 1_000,
+        wait_p99_ns: 2_000,
+        wait_max_ns: 2_000,
+    });
+    out.push(locks);
     out
 }
 

@@ -51,6 +51,7 @@
 pub use perflens_macros::{channel, main, measure, measure_all, measure_block, skip};
 
 pub mod flow;
+pub mod sync;
 
 mod alloc;
 pub use alloc::CountingAlloc;
@@ -69,7 +70,9 @@ mod trace;
 #[cfg(feature = "enabled")]
 pub use perflens_core::{ClockSource, Mode, RawSnapshot, Recursion};
 #[cfg(feature = "enabled")]
-pub use perflens_report::{ChannelRow, KernelTime, Report, ReportOptions, write_json, write_table};
+pub use perflens_report::{
+    ChannelRow, KernelTime, LockRow, Report, ReportOptions, write_json, write_table,
+};
 #[cfg(feature = "enabled")]
 pub use session::{Error, Session, SessionBuilder};
 

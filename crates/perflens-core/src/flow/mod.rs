@@ -37,6 +37,26 @@
 //! Waits are timed in timed and sampled modes; count mode reads no
 //! clock (no latency, no waits), and neither does a site made with
 //! `latency = false` or a session with `PERFLENS_FLOW_LATENCY=0`.
+//!
+//! # What a lock site's node counts
+//!
+//! A lock's site is its label, or else the place its constructor was
+//! called (see [`LockSite`]). An acquisition is recorded when its guard
+//! is dropped, on the thread that drops it (an async guard may move),
+//! all of it at once, so its two histogram entries are on one node and
+//! the hold's comes first.
+//!
+//! | node field | snapshot field | meaning |
+//! |---|---|---|
+//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | acquisitions released; the timed ones are histogram entries of their hold time (acquired to released), the others (count mode, latency off, a session that started while held) counted in `calls` |
+//! | `self_`, histogram 1 | `self_ns`, `hist_self` | the wait of the timed acquisitions that had to wait (first attempt failed to acquired); one entry per such acquisition, at most one per hold entry |
+//! | `polls` | `polls` | contended acquisitions: the first, non-blocking attempt failed (counted when it failed, on the waiting thread; a wait given up counts too) |
+//! | `cancelled` | `cancelled` | shared (read) acquisitions among the acquisitions released |
+//! | `rec_max` | `max_depth` | the most waiters of one lock at once, seen as each began to wait |
+//!
+//! Hold and wait times are timed in timed and sampled modes (every
+//! acquisition: a lock is no function, it is not sampled); count mode
+//! and `PERFLENS_FLOW_LATENCY=0` read no clock.
 
 use crate::block::{Node, bump};
 use crate::callsite::{Callsite, UNREGISTERED};
@@ -45,6 +65,9 @@ use crate::frame;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_COUNT, Hot};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+mod lock;
+pub use lock::{Held, LockSite, Waiting, lock_clock};
 
 /// What a flow site measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -1,0 +1,571 @@
+//! `std::sync::{Mutex, RwLock}`, measured (feature `flow-std`).
+
+#[cfg(not(feature = "enabled"))]
+pub use ::std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+#[cfg(feature = "enabled")]
+pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+#[cfg(feature = "enabled")]
+mod measured {
+    use ::std::cell::UnsafeCell;
+    use ::std::fmt;
+    use ::std::marker::PhantomData;
+    use ::std::mem::{ManuallyDrop, MaybeUninit};
+    use ::std::ops::{Deref, DerefMut};
+    use ::std::panic::Location;
+    use ::std::panic::{RefUnwindSafe, UnwindSafe};
+    use ::std::sync::{self as ss, LockResult, PoisonError, TryLockError, TryLockResult};
+    use perflens_core::{Held, LockSite, lock_clock};
+
+    /// Maps a std lock result to ours, with the guard made by `f`.
+    fn map_lock<G, H>(r: LockResult<G>, f: impl FnOnce(G) -> H) -> LockResult<H> {
+        match r {
+            Ok(g) => Ok(f(g)),
+            Err(p) => Err(PoisonError::new(f(p.into_inner()))),
+        }
+    }
+
+    /// A measured [`std::sync::Mutex`]: the same methods, errors and
+    /// poisoning; each acquisition is counted and timed (see
+    /// [`crate::sync`]).
+    ///
+    /// Built of a `std::sync::Mutex<()>` (which locks, and poisons) and
+    /// the value beside it. The holder keeps std's guard and its
+    /// acquisition in the mutex itself, so that the measured guard is one
+    /// pointer, as small as std's is: a larger guard is copied through
+    /// memory on its way out of `lock()`, and that copy of std's guard
+    /// (a byte just stored, read in a wider load) stalled each
+    /// acquisition by several ns.
+    pub struct Mutex<T: ?Sized> {
+        site: LockSite,
+        lock: ss::Mutex<()>,
+        /// The holder's std guard (set while locked).
+        std_guard: UnsafeCell<MaybeUninit<ss::MutexGuard<'static, ()>>>,
+        /// The holder's acquisition (set while locked).
+        held: UnsafeCell<Held>,
+        data: UnsafeCell<T>,
+    }
+
+    // SAFETY: as std's: the value moves with the mutex, and is reached
+    // only by the holder of `lock` (or through `&mut`). The holder's
+    // fields are written and read only by the holder.
+    unsafe impl<T: ?Sized + Send> Send for Mutex<T> {}
+    // SAFETY: as above.
+    unsafe impl<T: ?Sized + Send> Sync for Mutex<T> {}
+    impl<T: ?Sized> UnwindSafe for Mutex<T> {}
+    impl<T: ?Sized> RefUnwindSafe for Mutex<T> {}
+
+    /// The guard of a measured [`Mutex`]: the lock's hold ends when it is
+    /// dropped. Neither `Send` nor (unless `T` is) `Sync`, as std's.
+    #[must_use = "if unused the Mutex will immediately unlock"]
+    #[clippy::has_significant_drop]
+    pub struct MutexGuard<'a, T: ?Sized + 'a> {
+        lock: &'a Mutex<T>,
+        _not_send: PhantomData<ss::MutexGuard<'a, ()>>,
+    }
+
+    // SAFETY: the guard hands out `&T` to whoever shares it, as std's.
+    unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
+
+    impl<T> Mutex<T> {
+        /// A new unlocked mutex, named after the place of this call (or
+        /// `perflens::lock!`).
+        #[track_caller]
+        pub const fn new(t: T) -> Mutex<T> {
+            Mutex {
+                site: LockSite::new("", Location::caller()),
+                lock: ss::Mutex::new(()),
+                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
+                held: UnsafeCell::new(Held::UNTIMED),
+                data: UnsafeCell::new(t),
+            }
+        }
+
+        /// The mutex, its row named `label` (`perflens::lock!` calls it).
+        pub const fn with_label(mut self, label: &'static str) -> Mutex<T> {
+            self.site.set_label(label);
+            self
+        }
+
+        /// The value, the mutex consumed (poisoned: the error holds it).
+        pub fn into_inner(self) -> LockResult<T> {
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.into_inner();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
+        }
+    }
+
+    impl<T: ?Sized> Mutex<T> {
+        /// The guard of a new acquisition: keeps std's guard and `held`
+        /// in the mutex.
+        #[inline(always)]
+        fn guard<'a>(&'a self, g: ss::MutexGuard<'a, ()>, held: Held) -> MutexGuard<'a, T> {
+            // SAFETY: this thread holds `lock` (`g`), so it alone touches
+            // the holder's fields; the guard stays there until the
+            // measured guard's drop takes it out, before the mutex can
+            // go (the measured guard borrows it for 'a).
+            unsafe {
+                (*self.std_guard.get()).write(::std::mem::transmute::<
+                    ss::MutexGuard<'a, ()>,
+                    ss::MutexGuard<'static, ()>,
+                >(g));
+                *self.held.get() = held;
+            }
+            MutexGuard {
+                lock: self,
+                _not_send: PhantomData,
+            }
+        }
+
+        /// Blocks until the lock is acquired (as std's; poisoned: the
+        /// error holds the guard).
+        #[inline]
+        pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+            match self.lock.try_lock() {
+                Ok(g) => Ok(self.guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => {
+                    Err(PoisonError::new(self.guard(p.into_inner(), Held::now())))
+                }
+                Err(TryLockError::WouldBlock) => self.lock_contended(),
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn lock_contended(&self) -> LockResult<MutexGuard<'_, T>> {
+            let waiting = self.site.contended();
+            let r = self.lock.lock();
+            let held = waiting.acquired();
+            map_lock(r, |g| self.guard(g, held))
+        }
+
+        /// Acquires the lock if it is free now (`WouldBlock` if not).
+        #[inline]
+        pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
+            match self.lock.try_lock() {
+                Ok(g) => Ok(self.guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
+                    self.guard(p.into_inner(), Held::now()),
+                ))),
+                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            }
+        }
+
+        /// Whether a thread panicked while holding the lock.
+        pub fn is_poisoned(&self) -> bool {
+            self.lock.is_poisoned()
+        }
+
+        /// Clears the poison.
+        pub fn clear_poison(&self) {
+            self.lock.clear_poison()
+        }
+
+        /// The value, borrowed mutably: no locking needed (not counted).
+        pub fn get_mut(&mut self) -> LockResult<&mut T> {
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.get_mut();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
+        }
+    }
+
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
+        /// As std's: `Mutex { data: .., poisoned: .., .. }` (not counted).
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let mut d = f.debug_struct("Mutex");
+            match self.lock.try_lock() {
+                // SAFETY: `lock` is held (by `_g`) while the value is read.
+                Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
+                // SAFETY: as above.
+                Err(TryLockError::Poisoned(_g)) => d.field("data", &unsafe { &*self.data.get() }),
+                Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+            };
+            d.field("poisoned", &self.lock.is_poisoned());
+            d.finish_non_exhaustive()
+        }
+    }
+
+    impl<T: Default> Default for Mutex<T> {
+        #[track_caller]
+        fn default() -> Mutex<T> {
+            Mutex::new(T::default())
+        }
+    }
+
+    impl<T> From<T> for Mutex<T> {
+        #[track_caller]
+        fn from(t: T) -> Mutex<T> {
+            Mutex::new(t)
+        }
+    }
+
+    impl<T: ?Sized> Deref for MutexGuard<'_, T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            // SAFETY: this guard's thread holds the lock.
+            unsafe { &*self.lock.data.get() }
+        }
+    }
+
+    impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: this guard's thread holds the lock, and the guard
+            // is borrowed mutably.
+            unsafe { &mut *self.lock.data.get() }
+        }
+    }
+
+    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
+        #[inline(always)]
+        fn drop(&mut self) {
+            let release = lock_clock();
+            let m = self.lock;
+            // SAFETY: this thread holds the lock: the holder's fields are
+            // its own, and the std guard was written by `guard`; it is
+            // dropped once, here, in place (std poisons the lock if this
+            // thread is panicking), freeing the lock.
+            let held = unsafe {
+                let held = *m.held.get();
+                (*m.std_guard.get()).assume_init_drop();
+                held
+            };
+            m.site.released(held, release, false);
+        }
+    }
+
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&**self, f)
+        }
+    }
+
+    impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Display::fmt(&**self, f)
+        }
+    }
+
+    /// A measured [`std::sync::RwLock`]: the same methods, errors and
+    /// poisoning; each read or write acquisition is counted and timed.
+    ///
+    /// Built as [`Mutex`] is: a `std::sync::RwLock<()>` and the value
+    /// beside it; a writer keeps std's guard and its acquisition in the
+    /// lock, so that the write guard is one pointer.
+    pub struct RwLock<T: ?Sized> {
+        site: LockSite,
+        lock: ss::RwLock<()>,
+        /// The writer's std guard (set while write-locked).
+        std_guard: UnsafeCell<MaybeUninit<ss::RwLockWriteGuard<'static, ()>>>,
+        /// The writer's acquisition (set while write-locked).
+        held: UnsafeCell<Held>,
+        data: UnsafeCell<T>,
+    }
+
+    // SAFETY: as std's: the value moves with the lock; readers share `&T`
+    // (so `T: Sync`), a writer has it alone (so `T: Send`). The writer's
+    // fields are written and read only by the writer.
+    unsafe impl<T: ?Sized + Send> Send for RwLock<T> {}
+    // SAFETY: as above.
+    unsafe impl<T: ?Sized + Send + Sync> Sync for RwLock<T> {}
+    impl<T: ?Sized> UnwindSafe for RwLock<T> {}
+    impl<T: ?Sized> RefUnwindSafe for RwLock<T> {}
+
+    /// A shared guard of a measured [`RwLock`].
+    #[must_use = "if unused the RwLock will immediately unlock"]
+    #[clippy::has_significant_drop]
+    pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
+        inner: ManuallyDrop<ss::RwLockReadGuard<'a, ()>>,
+        lock: &'a RwLock<T>,
+        held: Held,
+    }
+
+    // SAFETY: the guard hands out `&T` to whoever shares it, as std's.
+    unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
+
+    /// The exclusive guard of a measured [`RwLock`].
+    #[must_use = "if unused the RwLock will immediately unlock"]
+    #[clippy::has_significant_drop]
+    pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
+        lock: &'a RwLock<T>,
+        _not_send: PhantomData<ss::RwLockWriteGuard<'a, ()>>,
+    }
+
+    // SAFETY: as the read guard.
+    unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
+
+    impl<T> RwLock<T> {
+        /// A new unlocked lock, named after the place of this call (or
+        /// `perflens::lock!`).
+        #[track_caller]
+        pub const fn new(t: T) -> RwLock<T> {
+            RwLock {
+                site: LockSite::new("", Location::caller()),
+                lock: ss::RwLock::new(()),
+                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
+                held: UnsafeCell::new(Held::UNTIMED),
+                data: UnsafeCell::new(t),
+            }
+        }
+
+        /// The lock, its row named `label` (`perflens::lock!` calls it).
+        pub const fn with_label(mut self, label: &'static str) -> RwLock<T> {
+            self.site.set_label(label);
+            self
+        }
+
+        /// The value, the lock consumed (poisoned: the error holds it).
+        pub fn into_inner(self) -> LockResult<T> {
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.into_inner();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
+        }
+    }
+
+    impl<T: ?Sized> RwLock<T> {
+        #[inline(always)]
+        fn read_guard<'a>(
+            &'a self,
+            g: ss::RwLockReadGuard<'a, ()>,
+            held: Held,
+        ) -> RwLockReadGuard<'a, T> {
+            RwLockReadGuard {
+                inner: ManuallyDrop::new(g),
+                lock: self,
+                held,
+            }
+        }
+
+        /// The write guard of a new acquisition: keeps std's guard and
+        /// `held` in the lock.
+        #[inline(always)]
+        fn write_guard<'a>(
+            &'a self,
+            g: ss::RwLockWriteGuard<'a, ()>,
+            held: Held,
+        ) -> RwLockWriteGuard<'a, T> {
+            // SAFETY: this thread holds the lock exclusively (`g`), so it
+            // alone touches the writer's fields; the guard stays there
+            // until the measured guard's drop takes it out, before the
+            // lock can go (the measured guard borrows it for 'a).
+            unsafe {
+                (*self.std_guard.get()).write(::std::mem::transmute::<
+                    ss::RwLockWriteGuard<'a, ()>,
+                    ss::RwLockWriteGuard<'static, ()>,
+                >(g));
+                *self.held.get() = held;
+            }
+            RwLockWriteGuard {
+                lock: self,
+                _not_send: PhantomData,
+            }
+        }
+
+        /// Blocks until shared access is acquired.
+        #[inline]
+        pub fn read(&self) -> LockResult<RwLockReadGuard<'_, T>> {
+            // The slow path returns the parts, not the guard, so that the
+            // fast path's guard stays in registers: a guard built in the
+            // slow path's return slot would be copied out of memory
+            // (wider loads than the stores that wrote it, which stalls).
+            let (r, held) = match self.lock.try_read() {
+                Ok(g) => (Ok(g), Held::now()),
+                Err(TryLockError::Poisoned(p)) => (Err(p), Held::now()),
+                Err(TryLockError::WouldBlock) => self.read_contended(),
+            };
+            map_lock(r, |g| self.read_guard(g, held))
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn read_contended(&self) -> (LockResult<ss::RwLockReadGuard<'_, ()>>, Held) {
+            let waiting = self.site.contended();
+            let r = self.lock.read();
+            (r, waiting.acquired())
+        }
+
+        /// Shared access if it is available now.
+        #[inline]
+        pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
+            match self.lock.try_read() {
+                Ok(g) => Ok(self.read_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
+                    self.read_guard(p.into_inner(), Held::now()),
+                ))),
+                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            }
+        }
+
+        /// Blocks until exclusive access is acquired.
+        #[inline]
+        pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+            match self.lock.try_write() {
+                Ok(g) => Ok(self.write_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
+                    self.write_guard(p.into_inner(), Held::now()),
+                )),
+                Err(TryLockError::WouldBlock) => self.write_contended(),
+            }
+        }
+
+        #[cold]
+        #[inline(never)]
+        fn write_contended(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
+            let waiting = self.site.contended();
+            let r = self.lock.write();
+            let held = waiting.acquired();
+            map_lock(r, |g| self.write_guard(g, held))
+        }
+
+        /// Exclusive access if it is available now.
+        #[inline]
+        pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
+            match self.lock.try_write() {
+                Ok(g) => Ok(self.write_guard(g, Held::now())),
+                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
+                    self.write_guard(p.into_inner(), Held::now()),
+                ))),
+                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+            }
+        }
+
+        /// Whether a writer panicked while holding the lock.
+        pub fn is_poisoned(&self) -> bool {
+            self.lock.is_poisoned()
+        }
+
+        /// Clears the poison.
+        pub fn clear_poison(&self) {
+            self.lock.clear_poison()
+        }
+
+        /// The value, borrowed mutably (not counted).
+        pub fn get_mut(&mut self) -> LockResult<&mut T> {
+            let poisoned = self.lock.is_poisoned();
+            let t = self.data.get_mut();
+            if poisoned {
+                Err(PoisonError::new(t))
+            } else {
+                Ok(t)
+            }
+        }
+    }
+
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+        /// As std's: `RwLock { data: .., poisoned: .., .. }` (not
+        /// counted).
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            let mut d = f.debug_struct("RwLock");
+            match self.lock.try_read() {
+                // SAFETY: shared access is held (by `_g`) while the value
+                // is read.
+                Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
+                // SAFETY: as above.
+                Err(TryLockError::Poisoned(_g)) => d.field("data", &unsafe { &*self.data.get() }),
+                Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+            };
+            d.field("poisoned", &self.lock.is_poisoned());
+            d.finish_non_exhaustive()
+        }
+    }
+
+    impl<T: Default> Default for RwLock<T> {
+        #[track_caller]
+        fn default() -> RwLock<T> {
+            RwLock::new(T::default())
+        }
+    }
+
+    impl<T> From<T> for RwLock<T> {
+        #[track_caller]
+        fn from(t: T) -> RwLock<T> {
+            RwLock::new(t)
+        }
+    }
+
+    impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            // SAFETY: this guard holds shared access.
+            unsafe { &*self.lock.data.get() }
+        }
+    }
+
+    impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
+        #[inline(always)]
+        fn drop(&mut self) {
+            let release = lock_clock();
+            // SAFETY: dropped once, here; never used after.
+            unsafe { ManuallyDrop::drop(&mut self.inner) };
+            self.lock.site.released(self.held, release, true);
+        }
+    }
+
+    impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
+        type Target = T;
+        #[inline(always)]
+        fn deref(&self) -> &T {
+            // SAFETY: this guard's thread holds exclusive access.
+            unsafe { &*self.lock.data.get() }
+        }
+    }
+
+    impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
+        #[inline(always)]
+        fn deref_mut(&mut self) -> &mut T {
+            // SAFETY: this guard's thread holds exclusive access, and the
+            // guard is borrowed mutably.
+            unsafe { &mut *self.lock.data.get() }
+        }
+    }
+
+    impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
+        #[inline(always)]
+        fn drop(&mut self) {
+            let release = lock_clock();
+            let l = self.lock;
+            // SAFETY: this thread holds the lock exclusively: the
+            // writer's fields are its own, and the std guard was written
+            // by `write_guard`; it is dropped once, here, in place (std
+            // poisons the lock if this thread is panicking).
+            let held = unsafe {
+                let held = *l.held.get();
+                (*l.std_guard.get()).assume_init_drop();
+                held
+            };
+            l.site.released(held, release, false);
+        }
+    }
+
+    macro_rules! fmt_guard {
+        ($($g:ident),*) => {$(
+            impl<T: ?Sized + fmt::Debug> fmt::Debug for $g<'_, T> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::Debug::fmt(&**self, f)
+                }
+            }
+
+            impl<T: ?Sized + fmt::Display> fmt::Display for $g<'_, T> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    fmt::Display::fmt(&**self, f)
+                }
+            }
+        )*};
+    }
+    fmt_guard!(RwLockReadGuard, RwLockWriteGuard);
+}
