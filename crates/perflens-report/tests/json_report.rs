@@ -57,6 +57,34 @@ fn all_reports() -> Vec<Report> {
         wait_max_ns: 2_000,
     });
     out.push(locks);
+    // With a Channels section: one bounded, one unbounded (capacity null).
+    let mut channels = fixture_report();
+    let jobs = perflens_report::ChannelRow {
+        name: "jobs".into(),
+        created: 1,
+        senders: 2,
+        receivers: 1,
+        sent: 100,
+        received: 97,
+        dropped: 0,
+        queued: 3,
+        max_queued: 8,
+        capacity: Some(8),
+        send_wait_ns: 12_000,
+        recv_wait_ns: 4_000,
+        latency_count: 97,
+        latency_mean_ns: 2_500,
+        latency_p50_ns: 2_000,
+        latency_p99_ns: 9_000,
+        latency_max_ns: 9_500,
+    };
+    let unbounded = perflens_report::ChannelRow {
+        name: "src/main.rs:10:5".into(),
+        capacity: None,
+        ..jobs.clone()
+    };
+    channels.channels.extend([jobs, unbounded]);
+    out.push(channels);
     out
 }
 
