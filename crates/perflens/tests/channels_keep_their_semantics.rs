@@ -425,3 +425,91 @@ four_producers!(
     perflens::channel!(std::sync::mpsc::sync_channel(64), label = "four-std"),
     "four-std"
 );
+
+static MAILBOX: perflens::flow::Probe = perflens::flow::Probe::channel("mailbox");
+
+/// A queue perflens does not wrap, reporting through a probe.
+struct Mailbox {
+    queue: Mutex<std::collections::VecDeque<(u32, perflens::flow::Stamp)>>,
+    ready: std::sync::Condvar,
+}
+
+impl Mailbox {
+    fn new() -> Mailbox {
+        MAILBOX.created(None);
+        MAILBOX.senders(1);
+        MAILBOX.receivers(1);
+        Mailbox {
+            queue: Mutex::new(Default::default()),
+            ready: std::sync::Condvar::new(),
+        }
+    }
+
+    fn post(&self, v: u32) {
+        let mut q = self.queue.lock().unwrap();
+        q.push_back((v, MAILBOX.stamp()));
+        MAILBOX.sent(Some(q.len()));
+        self.ready.notify_one();
+    }
+
+    fn take(&self) -> u32 {
+        let mut q = self.queue.lock().unwrap();
+        if q.is_empty() {
+            let since = MAILBOX.stamp();
+            q = self.ready.wait_while(q, |q| q.is_empty()).unwrap();
+            MAILBOX.recv_waited(since);
+        }
+        let (v, sent_at) = q.pop_front().unwrap();
+        MAILBOX.received(sent_at);
+        v
+    }
+}
+
+impl Drop for Mailbox {
+    fn drop(&mut self) {
+        MAILBOX.dropped(self.queue.get_mut().unwrap().len() as u64);
+        MAILBOX.senders(-1);
+        MAILBOX.receivers(-1);
+    }
+}
+
+/// The probe API gives a custom queue the row a channel gets.
+#[test]
+fn a_probe_reports_a_custom_queue_as_a_channel() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let s = session();
+    let m = std::sync::Arc::new(Mailbox::new());
+    let poster = {
+        let m = m.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            for i in 0..5 {
+                m.post(i);
+            }
+        })
+    };
+    // Waits for the first message, then takes two more.
+    assert_eq!(m.take(), 0);
+    poster.join().unwrap();
+    assert_eq!(m.take() + m.take(), 3);
+    drop(m);
+    let report = s.finish();
+    let mailbox = row(&report, "mailbox");
+    assert_eq!(
+        (
+            mailbox.created,
+            mailbox.sent,
+            mailbox.received,
+            mailbox.dropped,
+            mailbox.queued
+        ),
+        (1, 5, 3, 2, 0)
+    );
+    assert_eq!(
+        (mailbox.senders, mailbox.receivers, mailbox.capacity),
+        (0, 0, None)
+    );
+    assert!((1..=5).contains(&mailbox.max_queued), "{mailbox:?}");
+    assert!(mailbox.recv_wait_ns >= 15_000_000, "{mailbox:?}");
+    assert_eq!(mailbox.latency_count, 3);
+}

@@ -37,10 +37,17 @@
 //! `latency = false` on the macro, or `PERFLENS_FLOW_LATENCY=0`, reads
 //! no clock: counts only.
 //!
+//! A primitive perflens does not wrap (an actor's mailbox, a custom
+//! queue) reports its own events through a [`Probe`] and gets the same
+//! row.
+//!
 //! What changes: each message is 16 bytes larger in the channel (its send
 //! time and site), and a blocking `send`/`recv` first tries once without
 //! blocking (to time only the waits), which is what the blocking call
 //! does first anyway.
+
+mod probe;
+pub use probe::{Probe, Stamp};
 
 #[cfg(feature = "enabled")]
 mod envelope;

@@ -54,6 +54,13 @@ fn channels() {
         type_name::<perflens::flow::std::Sender<u32>>(),
         type_name::<std::sync::mpsc::Sender<u32>>()
     );
+    // A probe does nothing, and compiles.
+    static PROBE: perflens::flow::Probe = perflens::flow::Probe::channel("queue");
+    PROBE.created(Some(1));
+    let stamp = PROBE.stamp();
+    PROBE.sent(Some(1));
+    PROBE.received(stamp);
+    assert_eq!(stamp, perflens::flow::Stamp::default());
     tx.send(1).unwrap();
     stx.send(2).unwrap();
     assert_eq!(rx.recv().unwrap() + srx.recv().unwrap(), 3);
