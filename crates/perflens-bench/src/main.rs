@@ -48,6 +48,7 @@
 //! with N spans.
 
 mod awaits;
+mod channels;
 mod locks;
 mod stats;
 mod tracing_cmp;
@@ -296,6 +297,22 @@ fn main() {
             println!("{:.2} ns per lock+unlock", locks::run(kind, n));
             return;
         }
+        if only == "channels" {
+            channels::report(n, rounds);
+            return;
+        }
+        let channel = match only.as_str() {
+            "channel-bare" => Some(channels::Kind::Bare),
+            "channel" => Some(channels::Kind::Perflens),
+            "channel-counts" => Some(channels::Kind::Counts),
+            "channel-hotpath" => Some(channels::Kind::Hotpath),
+            _ => None,
+        };
+        if let Some(kind) = channel {
+            let ns = channels::run(channels::Backend::Crossbeam, kind, n, 1);
+            println!("{ns:.2} ns per message (crossbeam, 1 producer)");
+            return;
+        }
         if only == "locks" {
             locks::report(n, rounds);
             return;
@@ -412,6 +429,8 @@ fn main() {
     }
     awaits::report(n, rounds);
     locks::report(n, rounds);
+    // A message crosses threads: a tenth of N.
+    channels::report((n / 10).max(1), rounds);
     // tracing-chrome's writer keeps every event until it is written: a
     // tenth of N (at most a million spans) keeps its file and memory
     // modest.

@@ -335,7 +335,10 @@ pub struct ChannelRow {
     pub dropped: u64,
     /// Messages queued now: `sent - received - dropped`.
     pub queued: u64,
-    /// The most messages queued at once, as seen right after each send.
+    /// The most messages queued at once: the capacity once a send found
+    /// the channel full, else the longest queue seen right after a send
+    /// (one send in 8 per thread, where reading a channel's length costs
+    /// a cache miss; every send for a probe that passes it).
     pub max_queued: u64,
     /// The largest capacity of a channel made here; `None` for unbounded
     /// channels.

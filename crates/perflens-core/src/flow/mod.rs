@@ -31,7 +31,7 @@
 //! | `cancelled_timed` | `timed_cancelled` | channels created |
 //! | `alloc_bytes`, `alloc_count` | same | senders created (clones too), senders dropped |
 //! | `free_bytes`, `free_count` | same | receivers created, receivers dropped |
-//! | `rec_max` | `max_depth` | the most messages queued, seen right after a send |
+//! | `rec_max` | `max_depth` | the most messages queued, seen right after a send (every send, or one in [`QUEUE_SAMPLE`] per thread where reading the length costs a cache miss), or the capacity once a send found the channel full |
 //! | `rec_open` | `capacity` | 1 + the largest capacity of a channel made there (0: unbounded) |
 //!
 //! Waits are timed in timed and sampled modes; count mode reads no
@@ -80,6 +80,16 @@ pub enum FlowKind {
     Future,
     /// A mutex or read-write lock.
     Lock,
+}
+
+/// [`FlowSite::sent_sampled`] asks for the queue's length once in this
+/// many sends per thread.
+pub const QUEUE_SAMPLE: u64 = 8;
+
+thread_local! {
+    /// The flow site this thread used last, the epoch of its block then,
+    /// and its node.
+    static LAST: std::cell::Cell<(usize, u32, u32)> = const { std::cell::Cell::new((0, 0, 0)) };
 }
 
 /// Whether message latency is measured at all (`PERFLENS_FLOW_LATENCY`).
@@ -180,12 +190,30 @@ impl FlowSite {
         } else {
             hot_slow()?
         };
+        // A thread sending or receiving in a loop uses one site: its node
+        // is remembered, with the block's epoch (a new session's block
+        // has other nodes).
+        let me = self as *const FlowSite as usize;
+        let (site, epoch, node) = LAST.get();
+        let node = if site == me && epoch == hot.epoch {
+            node
+        } else {
+            self.find_node(hot)
+        };
+        let timed = self.latency && hot.fast != FAST_COUNT && latency();
+        Some((hot, frame::node(hot, node), node, timed))
+    }
+
+    /// This thread's node for the site, found in its table (or made),
+    /// and remembered as the last one used.
+    #[inline(never)]
+    fn find_node(&'static self, hot: &Hot) -> u32 {
         let np = match frame::find(hot, 0, self.cs.tagged()) {
             Some(np) => np,
             None => frame::resolve(hot, 0, self.id()).np,
         };
-        let timed = self.latency && hot.fast != FAST_COUNT && latency();
-        Some((hot, frame::node(hot, np.node), np.node, timed))
+        LAST.set((self as *const FlowSite as usize, hot.epoch, np.node));
+        np.node
     }
 
     /// The clock, when this site's waits and latencies are timed in the
@@ -236,6 +264,32 @@ impl FlowSite {
         bump(&n.polls, 1);
         if let Some(q) = queued {
             max32(&n.rec_max, u32::try_from(q).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// A message was sent into a channel that can tell how many messages
+    /// it holds: `queued` is asked right after the first send of each
+    /// [`QUEUE_SAMPLE`] on this thread (reading a length touches the
+    /// receivers' cache line: one miss a message would cost more than the
+    /// rest of the send's bookkeeping). A channel that fills up says so
+    /// with [`FlowSite::found_full`], which makes the maximum exact then.
+    #[inline]
+    pub fn sent_sampled(&'static self, queued: impl FnOnce() -> usize) {
+        let Some((_, n, _, _)) = self.node() else {
+            return;
+        };
+        let sent = n.polls.load(Ordering::Relaxed);
+        n.polls.store(sent.wrapping_add(1), Ordering::Relaxed);
+        if sent % QUEUE_SAMPLE == 0 {
+            max32(&n.rec_max, u32::try_from(queued()).unwrap_or(u32::MAX));
+        }
+    }
+
+    /// A send found the channel full, of `capacity` messages.
+    #[inline]
+    pub fn found_full(&'static self, capacity: usize) {
+        if let Some((_, n, _, _)) = self.node() {
+            max32(&n.rec_max, u32::try_from(capacity).unwrap_or(u32::MAX));
         }
     }
 

@@ -57,10 +57,19 @@ mod measured {
     }
 
     impl<T> Sender<T> {
-        /// Counts an accepted message, with the queue right after it.
+        /// Counts an accepted message, with the queue right after it now
+        /// and then (see `FlowSite::sent_sampled`).
         #[inline(always)]
         fn sent(&self) {
-            self.site.sent(Some(self.inner.len()));
+            self.site.sent_sampled(|| self.inner.len());
+        }
+
+        /// A send found the channel full.
+        #[cold]
+        fn full(&self) {
+            if let Some(cap) = self.inner.capacity() {
+                self.site.found_full(cap);
+            }
         }
 
         /// Sends as `send` would block for room, timing the wait.
@@ -88,9 +97,11 @@ mod measured {
                     Ok(())
                 }
                 Err(TrySendError::Disconnected(env)) => Err(SendError(env.into_value())),
-                Err(TrySendError::Full(env)) => self
-                    .blocked(env, stamp, |e| self.inner.send(e))
-                    .map_err(|SendError(e)| SendError(e.into_value())),
+                Err(TrySendError::Full(env)) => {
+                    self.full();
+                    self.blocked(env, stamp, |e| self.inner.send(e))
+                        .map_err(|SendError(e)| SendError(e.into_value()))
+                }
             }
         }
 
@@ -102,7 +113,10 @@ mod measured {
                     self.sent();
                     Ok(())
                 }
-                Err(TrySendError::Full(e)) => Err(TrySendError::Full(e.into_value())),
+                Err(TrySendError::Full(e)) => {
+                    self.full();
+                    Err(TrySendError::Full(e.into_value()))
+                }
                 Err(TrySendError::Disconnected(e)) => {
                     Err(TrySendError::Disconnected(e.into_value()))
                 }
@@ -138,15 +152,17 @@ mod measured {
                     Err(SendTimeoutError::Disconnected(e.into_value()))
                 }
                 // No deadline that far: as `send`.
-                Err(TrySendError::Full(env)) => self
-                    .blocked(env, stamp, |e| match deadline {
+                Err(TrySendError::Full(env)) => {
+                    self.full();
+                    self.blocked(env, stamp, |e| match deadline {
                         Some(d) => self.inner.send_deadline(e, d),
                         None => self
                             .inner
                             .send(e)
                             .map_err(|SendError(e)| SendTimeoutError::Disconnected(e)),
                     })
-                    .map_err(back),
+                    .map_err(back)
+                }
             }
         }
 

@@ -4,10 +4,9 @@
 //! `sync_channel(n)`) returns a [`Sender`] (or [`SyncSender`]) and a
 //! [`Receiver`] with std's methods, errors and traits; with `enabled` off
 //! these names are std's own types. std's channels do not tell how many
-//! messages they hold, so each measured channel also keeps that count
-//! (one shared counter, added to by a send and taken from by a receive),
-//! for its Max queued: exact when the channel is quiet, within the
-//! receives and sends in flight otherwise, and never above the capacity.
+//! messages they hold, so each measured channel also counts what went in
+//! (the senders, on a cache line of their own) and what came out (its
+//! receiver, on another), for its Max queued.
 
 pub use ::std::sync::mpsc::{RecvError, RecvTimeoutError, SendError, TryRecvError, TrySendError};
 
@@ -23,35 +22,50 @@ mod measured {
     use crate::flow::{Envelope, Wrap};
     use ::std::fmt;
     use ::std::sync::Arc;
-    use ::std::sync::atomic::{AtomicIsize, Ordering};
+    use ::std::sync::atomic::{AtomicUsize, Ordering};
     use ::std::sync::mpsc;
     use ::std::time::Duration;
     use perflens_core::FlowSite;
 
-    /// What one measured channel's endpoints share: its site, the
-    /// messages in it, and its capacity (`usize::MAX`: unbounded).
+    /// A value alone on its cache line.
+    #[repr(align(64))]
+    struct Line<T>(T);
+
+    /// What one measured channel's endpoints share: its site, its
+    /// capacity (`usize::MAX`: unbounded), and the messages that went in
+    /// and came out. The senders add to `sent` (a line only they write);
+    /// the one receiver counts `taken` on a line only it writes.
     struct Shared {
         site: &'static FlowSite,
-        queued: AtomicIsize,
         capacity: usize,
+        sent: Line<AtomicUsize>,
+        taken: Line<AtomicUsize>,
     }
 
     impl Shared {
-        /// A message went in: counts it, with the queue after it. The
-        /// count is kept beside std's, so it can be one ahead for each
-        /// receive that has taken a message but not yet counted it (and
-        /// behind for each send not yet counted): a queue never holds
-        /// more than its capacity, so neither does the figure.
+        /// A message went in: counted; now and then (see
+        /// `FlowSite::sent_sampled`) with the queue after it, `sent -
+        /// taken` read then. That can be one ahead for each receive that
+        /// has taken a message but not yet counted it: a queue never
+        /// holds more than its capacity, so neither does the figure.
         #[inline(always)]
         fn sent(&self) {
-            let q = self.queued.fetch_add(1, Ordering::Relaxed) + 1;
-            self.site.sent(Some((q.max(0) as usize).min(self.capacity)));
+            let sent = self.sent.0.fetch_add(1, Ordering::Relaxed) + 1;
+            self.site.sent_sampled(|| {
+                let taken = self.taken.0.load(Ordering::Relaxed);
+                sent.saturating_sub(taken).min(self.capacity)
+            });
         }
 
-        /// A message came out: its value, its latency recorded.
+        /// A message came out (on the one receiver's thread): its value,
+        /// its latency recorded.
         #[inline(always)]
         fn got<T>(&self, env: Envelope<T>) -> T {
-            self.queued.fetch_sub(1, Ordering::Relaxed);
+            let taken = &self.taken.0;
+            taken.store(
+                taken.load(Ordering::Relaxed).wrapping_add(1),
+                Ordering::Relaxed,
+            );
             let (value, stamp) = env.open();
             self.site.received(stamp);
             value
@@ -83,8 +97,9 @@ mod measured {
         let _internal = perflens_core::Internal::enter();
         Arc::new(Shared {
             site,
-            queued: AtomicIsize::new(0),
             capacity: capacity.unwrap_or(usize::MAX),
+            sent: Line(AtomicUsize::new(0)),
+            taken: Line(AtomicUsize::new(0)),
         })
     }
 
@@ -171,6 +186,7 @@ mod measured {
                 Ok(()) => Ok(()),
                 Err(mpsc::TrySendError::Disconnected(e)) => Err(SendError(e)),
                 Err(mpsc::TrySendError::Full(e)) => {
+                    site.found_full(self.shared.capacity);
                     let r = self.inner.send(e);
                     site.send_waited(stamp);
                     r
@@ -193,7 +209,10 @@ mod measured {
                     self.shared.sent();
                     Ok(())
                 }
-                Err(TrySendError::Full(e)) => Err(TrySendError::Full(e.into_value())),
+                Err(TrySendError::Full(e)) => {
+                    site.found_full(self.shared.capacity);
+                    Err(TrySendError::Full(e.into_value()))
+                }
                 Err(TrySendError::Disconnected(e)) => {
                     Err(TrySendError::Disconnected(e.into_value()))
                 }

@@ -1,0 +1,189 @@
+//! Cost of a measured channel per message (issue 14: send plus receive
+//! adds at most half of what hotpath's `channel!` adds, with latency on;
+//! counts only, at most 5 ns).
+//!
+//! `producers` threads send `n` `u64`s in all through a channel of 1024
+//! to this thread, which receives them: the bare channel, perflens's
+//! `channel!` in a timed session (latency on, and `latency = false`), and
+//! hotpath 0.30's `channel!` under a hotpath guard, for crossbeam and std
+//! mpsc. Each round runs every variant of a backend, bare first; the
+//! results are medians over rounds of the ns per message and of the
+//! per-round differences with bare.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+/// How the channel of a run is made.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    Bare,
+    Perflens,
+    Counts,
+    Hotpath,
+}
+
+const KINDS: [Kind; 4] = [Kind::Bare, Kind::Perflens, Kind::Counts, Kind::Hotpath];
+
+/// The channel's backend.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Backend {
+    Crossbeam,
+    Std,
+}
+
+/// Sends `n` messages from `producers` threads through the endpoints
+/// `$make` returns, receives them here; ns per message.
+macro_rules! pump {
+    ($make:expr, $n:expr, $producers:expr) => {{
+        let (n, producers): (u64, u64) = ($n, $producers);
+        let (tx, rx) = $make;
+        let start = Instant::now();
+        let threads: Vec<_> = (0..producers)
+            .map(|p| {
+                let tx = tx.clone();
+                let share = n / producers + u64::from(p < n % producers);
+                std::thread::spawn(move || {
+                    for i in 0..share {
+                        tx.send(black_box(i)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        drop(tx);
+        let mut sum = 0u64;
+        for _ in 0..n {
+            sum = sum.wrapping_add(rx.recv().unwrap());
+        }
+        for t in threads {
+            t.join().unwrap();
+        }
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        black_box(sum);
+        ns
+    }};
+}
+
+fn bare(backend: Backend, n: u64, producers: u64) -> f64 {
+    match backend {
+        Backend::Crossbeam => pump!(crossbeam_channel::bounded::<u64>(1024), n, producers),
+        Backend::Std => pump!(std::sync::mpsc::sync_channel::<u64>(1024), n, producers),
+    }
+}
+
+fn measured(backend: Backend, n: u64, producers: u64, latency: bool) -> f64 {
+    let session = perflens::Session::builder()
+        .ignore_env()
+        .mode(perflens::Mode::Timed)
+        .clock(perflens::ClockSource::Tsc)
+        .start()
+        .expect("no other session");
+    let ns = match (backend, latency) {
+        (Backend::Crossbeam, true) => pump!(
+            perflens::channel!(crossbeam_channel::bounded::<u64>(1024), label = "bench"),
+            n,
+            producers
+        ),
+        (Backend::Crossbeam, false) => pump!(
+            perflens::channel!(
+                crossbeam_channel::bounded::<u64>(1024),
+                label = "bench",
+                latency = false
+            ),
+            n,
+            producers
+        ),
+        (Backend::Std, true) => pump!(
+            perflens::channel!(std::sync::mpsc::sync_channel::<u64>(1024), label = "bench"),
+            n,
+            producers
+        ),
+        (Backend::Std, false) => pump!(
+            perflens::channel!(
+                std::sync::mpsc::sync_channel::<u64>(1024),
+                label = "bench",
+                latency = false
+            ),
+            n,
+            producers
+        ),
+    };
+    let report = session.finish();
+    let row = (report.channels.iter().find(|r| r.name == "bench")).expect("the channel's row");
+    assert_eq!(
+        (row.sent, row.received),
+        (n, n),
+        "perflens must count every message"
+    );
+    let timed = if latency { n } else { 0 };
+    assert_eq!(row.latency_count, timed, "and time each one when asked");
+    ns
+}
+
+fn hotpath(backend: Backend, n: u64, producers: u64) -> f64 {
+    let guard = hotpath::HotpathGuardBuilder::new("perflens-bench-channels")
+        .format(hotpath::Format::None)
+        .build();
+    let ns = match backend {
+        Backend::Crossbeam => pump!(
+            hotpath::channel!(crossbeam_channel::bounded::<u64>(1024)),
+            n,
+            producers
+        ),
+        Backend::Std => pump!(
+            hotpath::channel!(std::sync::mpsc::sync_channel::<u64>(1024), capacity = 1024),
+            n,
+            producers
+        ),
+    };
+    drop(guard);
+    ns
+}
+
+/// ns per message of one run.
+pub fn run(backend: Backend, kind: Kind, n: u64, producers: u64) -> f64 {
+    match kind {
+        Kind::Bare => bare(backend, n, producers),
+        Kind::Perflens => measured(backend, n, producers, true),
+        Kind::Counts => measured(backend, n, producers, false),
+        Kind::Hotpath => hotpath(backend, n, producers),
+    }
+}
+
+/// Prints, per backend and number of producers, the medians.
+pub fn report(n: u64, rounds: usize) {
+    println!(
+        "| channel, N = {n} messages   | bare ns/msg | perflens added | counts only added | hotpath added | hotpath/perflens |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (backend, name) in [
+        (Backend::Crossbeam, "crossbeam"),
+        (Backend::Std, "std mpsc"),
+    ] {
+        for producers in [1, 2] {
+            let mut ns: Vec<Vec<f64>> = vec![Vec::new(); KINDS.len()];
+            for _ in 0..rounds {
+                for (i, &k) in KINDS.iter().enumerate() {
+                    ns[i].push(run(backend, k, n, producers));
+                }
+            }
+            let added =
+                |i: usize| -> Vec<f64> { ns[i].iter().zip(&ns[0]).map(|(x, b)| x - b).collect() };
+            let ratio = crate::stats::median(
+                added(3)
+                    .iter()
+                    .zip(added(1))
+                    .map(|(h, p)| h / p.max(0.01))
+                    .collect(),
+            );
+            println!(
+                "| {name}, {producers} producer{} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x |",
+                if producers == 1 { "" } else { "s" },
+                crate::stats::median(ns[0].clone()),
+                crate::stats::median(added(1)),
+                crate::stats::median(added(2)),
+                crate::stats::median(added(3)),
+                ratio,
+            );
+        }
+    }
+}
