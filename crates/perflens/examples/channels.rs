@@ -1,6 +1,6 @@
-//! Two channels under perflens: a bounded crossbeam channel with a
-//! producer that outruns its consumer, and a std channel whose messages
-//! are never all received.
+//! Data flow under perflens: a bounded crossbeam channel with a
+//! producer that outruns its consumer, a std channel whose messages are
+//! never all received, and a lock two threads take turns on.
 
 use std::time::Duration;
 
@@ -26,5 +26,26 @@ fn main() {
         sum += rx.recv().unwrap();
     }
     drop((tx, rx));
-    println!("sum {sum}");
+
+    let totals = std::sync::Arc::new(perflens::lock!(
+        perflens::sync::Mutex::new(0u64),
+        label = "totals"
+    ));
+    let workers: Vec<_> = (0..2)
+        .map(|_| {
+            let totals = totals.clone();
+            std::thread::spawn(move || {
+                for i in 0..50 {
+                    let mut t = totals.lock().unwrap();
+                    // Held for a while: the other thread waits.
+                    std::thread::sleep(Duration::from_micros(100));
+                    *t += i;
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join().unwrap();
+    }
+    println!("sum {sum}, totals {}", totals.lock().unwrap());
 }
