@@ -409,6 +409,8 @@ impl Report {
             .collect();
         let channels = crate::flow::channels(snap, &quantile);
         let locks = crate::flow::locks(snap, &quantile);
+        let streams = crate::flow::streams(snap, &quantile);
+        let futures = crate::flow::futures(snap, &quantile);
         let alloc = snap.alloc.map(|summary| {
             let sum = |f: fn(&ThreadRow) -> Option<u64>| {
                 (threads.iter().filter_map(f)).fold(0u64, u64::saturating_add)
@@ -449,6 +451,8 @@ impl Report {
             wait_min_ns,
             channels,
             locks,
+            streams,
+            futures,
             threads,
             dropped,
             path_capacity: snap.path_capacity,

@@ -2,7 +2,7 @@
 //! `perflens_core::flow` for what a site's node counts), summed over the
 //! threads that used it.
 
-use crate::model::{ChannelRow, LockRow};
+use crate::model::{ChannelRow, FutureRow, LockRow, StreamRow};
 use perflens_core::snapshot::{CallsiteKind, RawSnapshot};
 use perflens_core::{FlowKind, Histogram};
 use std::collections::BTreeMap;
@@ -30,6 +30,7 @@ struct Site {
     polls: u64,
     cancelled: u64,
     timed_cancelled: u64,
+    cancelled_ns: u64,
     made: [u64; 2],
     gone: [u64; 2],
     max: u64,
@@ -61,6 +62,7 @@ fn sites(snap: &RawSnapshot, kind: FlowKind) -> BTreeMap<&str, Site> {
         s.polls = s.polls.saturating_add(n.polls);
         s.cancelled = s.cancelled.saturating_add(n.cancelled);
         s.timed_cancelled = s.timed_cancelled.saturating_add(n.timed_cancelled);
+        s.cancelled_ns = s.cancelled_ns.saturating_add(n.cancelled_ns);
         s.made[0] = s.made[0].wrapping_add(n.alloc_bytes);
         s.gone[0] = s.gone[0].wrapping_add(n.alloc_count);
         s.made[1] = s.made[1].wrapping_add(n.free_bytes);
@@ -158,5 +160,75 @@ pub(crate) fn locks(snap: &RawSnapshot, quantile: &dyn Fn(&Histogram, f64) -> u6
             .then_with(|| b.acquisitions.cmp(&a.acquisitions))
             .then_with(|| a.name.cmp(&b.name))
     });
+    rows
+}
+
+/// The Futures rows (`perflens::future!`), by wall time descending (then
+/// by name).
+pub(crate) fn futures(
+    snap: &RawSnapshot,
+    quantile: &dyn Fn(&Histogram, f64) -> u64,
+) -> Vec<FutureRow> {
+    let mut rows: Vec<FutureRow> = (sites(snap, FlowKind::Future).into_iter())
+        .map(|(name, s)| {
+            let wall = s.total.saturating_add(s.cancelled_ns);
+            let timed = s.timed != 0 || s.timed_cancelled != 0;
+            FutureRow {
+                name: name.to_string(),
+                completed: s.calls,
+                cancelled: s.cancelled,
+                polls: s.polls,
+                busy_ns: s.busy_ns,
+                // Wall time of the timed futures, less their polls.
+                wait_ns: if timed {
+                    wall.saturating_sub(s.busy_ns)
+                } else {
+                    0
+                },
+                wall_ns: wall,
+                wall_p50_ns: quantile(&s.hist, 50.0),
+                wall_p99_ns: quantile(&s.hist, 99.0),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.wall_ns.cmp(&a.wall_ns).then_with(|| a.name.cmp(&b.name)));
+    rows
+}
+
+/// The Streams rows (`perflens::stream!`), by items descending (then by
+/// name).
+pub(crate) fn streams(
+    snap: &RawSnapshot,
+    quantile: &dyn Fn(&Histogram, f64) -> u64,
+) -> Vec<StreamRow> {
+    let mut rows: Vec<StreamRow> = (sites(snap, FlowKind::Stream).into_iter())
+        .map(|(name, s)| {
+            let intervals = s.hist.count();
+            let interval = |q: f64| {
+                if intervals == 0 {
+                    0
+                } else {
+                    quantile(&s.hist, q)
+                }
+            };
+            StreamRow {
+                name: name.to_string(),
+                created: s.gone[1],
+                items: s.made[0],
+                polls: s.polls,
+                pending_polls: s.gone[0],
+                ended: s.timed_cancelled,
+                dropped: s.cancelled,
+                first_item_count: s.made[1],
+                first_item_mean_ns: mean(s.self_ns, s.made[1]),
+                interval_count: intervals,
+                interval_mean_ns: mean(s.total, intervals),
+                interval_p50_ns: interval(50.0),
+                interval_p99_ns: interval(99.0),
+                interval_max_ns: interval(100.0),
+            }
+        })
+        .collect();
+    rows.sort_by(|a, b| b.items.cmp(&a.items).then_with(|| a.name.cmp(&b.name)));
     rows
 }

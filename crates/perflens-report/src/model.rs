@@ -159,6 +159,14 @@ pub struct Report {
     /// lock was acquired.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub locks: Vec<LockRow>,
+    /// Streams (`perflens::stream!`), one row per site, by items
+    /// descending. Empty, and left out of the JSON, when none was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<StreamRow>,
+    /// Futures (`perflens::future!`), one row per site, by wall time
+    /// descending. Empty, and left out of the JSON, when none was made.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub futures: Vec<FutureRow>,
     /// Threads in registration order.
     pub threads: Vec<ThreadRow>,
     /// Calls and frames that could not be recorded in full.
@@ -357,6 +365,67 @@ pub struct ChannelRow {
     pub latency_p99_ns: u64,
     /// The slowest message's latency (the histogram's resolution).
     pub latency_max_ns: u64,
+}
+
+/// One `perflens::future!` site: every future wrapped there, summed over
+/// threads. Durations are ns, never scaled; 0 in count mode or with
+/// `PERFLENS_FLOW_LATENCY=0`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FutureRow {
+    /// The site's label, or `file:line:col` of the macro.
+    pub name: String,
+    /// Futures that completed (returned `Ready`).
+    pub completed: u64,
+    /// Futures dropped before they completed.
+    pub cancelled: u64,
+    /// Polls.
+    pub polls: u64,
+    /// Time inside their polls.
+    pub busy_ns: u64,
+    /// Their wall time (made to completed or dropped) less `busy_ns`: the
+    /// time they spent waiting.
+    pub wait_ns: u64,
+    /// Their wall time, completed and cancelled ones.
+    pub wall_ns: u64,
+    /// Median wall time of a completed future.
+    pub wall_p50_ns: u64,
+    /// 99th percentile of the wall time of a completed future.
+    pub wall_p99_ns: u64,
+}
+
+/// One `perflens::stream!` site: every stream wrapped there, summed over
+/// threads. Durations are ns, never scaled; 0 in count mode or with
+/// `PERFLENS_FLOW_LATENCY=0`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamRow {
+    /// The site's label, or `file:line:col` of the macro.
+    pub name: String,
+    /// Streams made.
+    pub created: u64,
+    /// Items they yielded.
+    pub items: u64,
+    /// Polls.
+    pub polls: u64,
+    /// Polls that returned `Pending`.
+    pub pending_polls: u64,
+    /// Streams that ended (returned `Ready(None)`).
+    pub ended: u64,
+    /// Streams dropped before they ended.
+    pub dropped: u64,
+    /// Streams whose time to the first item was measured.
+    pub first_item_count: u64,
+    /// Mean time from a stream's creation to its first item.
+    pub first_item_mean_ns: u64,
+    /// Intervals between two items of a stream that were measured.
+    pub interval_count: u64,
+    /// Their mean.
+    pub interval_mean_ns: u64,
+    /// Median interval between items.
+    pub interval_p50_ns: u64,
+    /// 99th percentile of the interval between items.
+    pub interval_p99_ns: u64,
+    /// The longest interval (to the histogram's resolution).
+    pub interval_max_ns: u64,
 }
 
 /// One lock site: every measured lock of one label (or made at one

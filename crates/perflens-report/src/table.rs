@@ -446,7 +446,99 @@ fn flow_sections<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         writeln!(w)?;
         locks_table(report, w)?;
     }
+    if !report.streams.is_empty() {
+        writeln!(w)?;
+        streams_table(report, w)?;
+    }
+    if !report.futures.is_empty() {
+        writeln!(w)?;
+        futures_table(report, w)?;
+    }
     Ok(())
+}
+
+/// The stream sites, by items: items, polls, how they ended, the time to
+/// the first item and between items.
+fn streams_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Stream",
+        "Made",
+        "Items",
+        "Polls",
+        "Pending",
+        "Ended",
+        "Dropped",
+        "First item",
+        "Interval p50",
+        "p99",
+        "max",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let n = shown(report, report.streams.len());
+    for row in &report.streams[..n] {
+        let measured = |count: u64, ns: u64| match count {
+            0 => "-".to_string(),
+            _ => time_cell(report, ns, false),
+        };
+        grid.row(vec![
+            truncate_left(&row.name, NAME_WIDTH),
+            count(row.created),
+            count(row.items),
+            count(row.polls),
+            count(row.pending_polls),
+            count(row.ended),
+            count(row.dropped),
+            measured(row.first_item_count, row.first_item_mean_ns),
+            measured(row.interval_count, row.interval_p50_ns),
+            measured(row.interval_count, row.interval_p99_ns),
+            measured(row.interval_count, row.interval_max_ns),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, report.streams.len() - n, "streams")?;
+    writeln!(
+        w,
+        "Streams: per perflens::stream! site, by items; First item: mean time from the stream's creation to its first item; Interval: between two items of one stream."
+    )
+}
+
+/// The future sites, by wall time: how many completed or were dropped,
+/// polls, busy and waiting time, wall time percentiles.
+fn futures_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
+    let headers = [
+        "Future",
+        "Completed",
+        "Cancelled",
+        "Polls",
+        "Busy",
+        "Wait",
+        "Wall p50",
+        "p99",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let n = shown(report, report.futures.len());
+    for row in &report.futures[..n] {
+        let wall = |ns: u64| match row.completed {
+            0 => "-".to_string(),
+            _ => time_cell(report, ns, false),
+        };
+        grid.row(vec![
+            truncate_left(&row.name, NAME_WIDTH),
+            count(row.completed),
+            count(row.cancelled),
+            count(row.polls),
+            time_cell(report, row.busy_ns, false),
+            time_cell(report, row.wait_ns, false),
+            wall(row.wall_p50_ns),
+            wall(row.wall_p99_ns),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, report.futures.len() - n, "futures")?;
+    writeln!(
+        w,
+        "Futures: per perflens::future! site, by wall time; Busy: inside their polls; Wait: the rest of their lifetime (made to completed or dropped)."
+    )
 }
 
 /// The lock sites, by total wait: acquisitions, contention, and the

@@ -85,6 +85,36 @@ fn all_reports() -> Vec<Report> {
     };
     channels.channels.extend([jobs, unbounded]);
     out.push(channels);
+    // With Streams and Futures sections.
+    let mut flows = fixture_report();
+    flows.streams.push(perflens_report::StreamRow {
+        name: "items".into(),
+        created: 2,
+        items: 4,
+        polls: 9,
+        pending_polls: 4,
+        ended: 1,
+        dropped: 1,
+        first_item_count: 2,
+        first_item_mean_ns: 5_000,
+        interval_count: 2,
+        interval_mean_ns: 6_000,
+        interval_p50_ns: 6_000,
+        interval_p99_ns: 7_000,
+        interval_max_ns: 7_000,
+    });
+    flows.futures.push(perflens_report::FutureRow {
+        name: "work".into(),
+        completed: 1,
+        cancelled: 1,
+        polls: 4,
+        busy_ns: 8_000,
+        wait_ns: 10_000,
+        wall_ns: 18_000,
+        wall_p50_ns: 16_000,
+        wall_p99_ns: 16_000,
+    });
+    out.push(flows);
     out
 }
 

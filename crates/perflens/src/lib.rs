@@ -51,6 +51,80 @@
 pub use perflens_macros::{channel, main, measure, measure_all, measure_block, skip};
 
 pub mod flow;
+
+/// Counts a future at this place: its polls, the time inside them, its
+/// wall time to completion, and whether it completed or was dropped
+/// first; `perflens::future!(fut, label = "fetch")` names the row (else
+/// `file:line:col`). The future behaves as `fut` (same output, `Unpin`
+/// when `fut` is). Without `enabled` it is `fut` itself. Rows: the
+/// report's Futures section.
+#[cfg(feature = "enabled")]
+#[macro_export]
+macro_rules! future {
+    ($fut:expr $(, label = $label:literal)? $(,)?) => {{
+        static __PERFLENS_FLOW_SITE: $crate::__private::FlowSite = $crate::__private::FlowSite::new(
+            $crate::__private::FlowKind::Future,
+            $crate::__label!($($label)?),
+            ::core::file!(),
+            ::core::line!(),
+            ::core::column!(),
+            true,
+        );
+        $crate::flow::Measured::new(&__PERFLENS_FLOW_SITE, $fut)
+    }};
+}
+
+/// See the `enabled` version: without it, the future itself.
+#[cfg(not(feature = "enabled"))]
+#[macro_export]
+macro_rules! future {
+    ($fut:expr $(, label = $label:literal)? $(,)?) => {
+        $fut
+    };
+}
+
+/// Counts a stream at this place: its items, polls, `Pending` polls, the
+/// time to its first item, the intervals between items, and whether it
+/// ended or was dropped first; `label = "..."` names the row. The stream
+/// yields the same items (`size_hint`, `Unpin` and `FusedStream` as the
+/// inner one). Needs the `flow-stream` feature; without `enabled` it is
+/// the stream itself. Rows: the report's Streams section.
+#[cfg(all(feature = "enabled", feature = "flow-stream"))]
+#[macro_export]
+macro_rules! stream {
+    ($stream:expr $(, label = $label:literal)? $(,)?) => {{
+        static __PERFLENS_FLOW_SITE: $crate::__private::FlowSite = $crate::__private::FlowSite::new(
+            $crate::__private::FlowKind::Stream,
+            $crate::__label!($($label)?),
+            ::core::file!(),
+            ::core::line!(),
+            ::core::column!(),
+            true,
+        );
+        $crate::flow::MeasuredStream::new(&__PERFLENS_FLOW_SITE, $stream)
+    }};
+}
+
+/// See the `enabled` version: without it, the stream itself.
+#[cfg(not(feature = "enabled"))]
+#[macro_export]
+macro_rules! stream {
+    ($stream:expr $(, label = $label:literal)? $(,)?) => {
+        $stream
+    };
+}
+
+/// A macro's `label`, or `""`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __label {
+    () => {
+        ""
+    };
+    ($label:literal) => {
+        $label
+    };
+}
 pub mod sync;
 
 mod alloc;

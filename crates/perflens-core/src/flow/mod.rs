@@ -57,6 +57,26 @@
 //! Hold and wait times are timed in timed and sampled modes (every
 //! acquisition: a lock is no function, it is not sampled); count mode
 //! and `PERFLENS_FLOW_LATENCY=0` read no clock.
+//!
+//! # What a wrapped future's site counts (`perflens::future!`)
+//!
+//! | node field | snapshot field | meaning |
+//! |---|---|---|
+//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | futures completed; the timed ones are histogram entries of their wall time (made to completed) |
+//! | `polls` | `polls` | polls |
+//! | `busy` | `busy_ns` | time inside their polls |
+//! | `cancelled`, `cancelled_timed`, `cancelled_wall` | `cancelled`, `timed_cancelled`, `cancelled_ns` | futures dropped before they completed, the timed ones among them, and their wall time |
+//!
+//! # What a wrapped stream's site counts (`perflens::stream!`)
+//!
+//! | node field | snapshot field | meaning |
+//! |---|---|---|
+//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | intervals between two items of one stream; the timed ones are histogram entries |
+//! | `alloc_bytes` | `alloc_bytes` | items |
+//! | `polls`, `alloc_count` | `polls`, `alloc_count` | polls, and those that returned `Pending` |
+//! | `self_`, `free_bytes` | `self_ns`, `free_bytes` | time from a stream's creation to its first item, summed, and the streams it was timed for |
+//! | `free_count` | `free_count` | streams made |
+//! | `cancelled_timed`, `cancelled` | `timed_cancelled`, `cancelled` | streams that ended (`Ready(None)`), and streams dropped before they ended |
 
 use crate::block::{Node, bump};
 use crate::callsite::{Callsite, UNREGISTERED};
@@ -67,6 +87,7 @@ use crate::thread::{self, FAST_COUNT, Hot};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 mod lock;
+mod wrapped;
 pub use lock::{Held, LockSite, Waiting, lock_clock};
 
 /// What a flow site measures.

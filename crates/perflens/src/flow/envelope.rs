@@ -14,6 +14,8 @@ pub struct Envelope<T> {
     site: Option<&'static FlowSite>,
 }
 
+// Used by the channel backends, each behind a feature of its own.
+#[allow(dead_code)]
 impl<T> Envelope<T> {
     /// `value`, sent now from `site` (`stamp`: [`FlowSite::clock`]).
     #[inline(always)]

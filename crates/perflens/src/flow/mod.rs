@@ -52,7 +52,13 @@ pub use probe::{Probe, Stamp};
 #[cfg(feature = "enabled")]
 mod envelope;
 #[cfg(feature = "enabled")]
+mod wrapped;
+#[cfg(feature = "enabled")]
 pub use envelope::{Envelope, Wrap};
+#[cfg(feature = "enabled")]
+pub use wrapped::Measured;
+#[cfg(all(feature = "enabled", feature = "flow-stream"))]
+pub use wrapped::MeasuredStream;
 
 #[cfg(feature = "flow-crossbeam")]
 pub mod crossbeam;
