@@ -52,7 +52,7 @@
 //! and pop, and one counter. No allocation after the site's first use on
 //! a thread, no lock, no panic.
 
-use crate::block::{AWAIT_FRAME, NodePath, TIMED_MASK, bump};
+use crate::block::{AWAIT_FRAME, Frame, NodePath, TIMED_MASK, bump};
 use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
 use crate::clock;
 use crate::frame;
@@ -185,10 +185,17 @@ struct Tally {
     trace: u64,
 }
 
+/// [`AwaitFrame::depth`] of a recorded poll for which the stack had no
+/// room: no frame was pushed. `NO_FRAME + 1` is `u32::MAX`, a depth no
+/// stack reaches, so [`AwaitFrame::end`] takes its slow path.
+const NO_FRAME: u32 = u32::MAX - 1;
+
 /// The await frame of one poll: popped when the poll returns, or when it
 /// unwinds from a panic.
 struct AwaitFrame {
+    /// Epoch of the session the poll is recorded in.
     epoch: u32,
+    /// Index of the frame, or [`NO_FRAME`].
     depth: u32,
 }
 
@@ -202,12 +209,13 @@ impl AwaitFrame {
         // alive (the inner poll has returned).
         let hot = unsafe { &mut *thread::hot() };
         let d = self.depth;
-        if hot.epoch != self.epoch || hot.depth != d + 1 {
+        if hot.depth != d.wrapping_add(1) || hot.epoch != self.epoch {
             return self.end_slow();
         }
+        let frames = hot.frames;
         // SAFETY: d < hot.depth <= stack_cap, and 1 <= d (the root
         // sentinel is below); owner thread, no other frame reference.
-        let (s, p) = unsafe { (frame::frame(hot, d), frame::frame(hot, d - 1)) };
+        let (s, p) = unsafe { (&*frames.add(d as usize), &mut *frames.add(d as usize - 1)) };
         let child = s.child;
         hot.depth = d;
         if child != 0 {
@@ -217,13 +225,21 @@ impl AwaitFrame {
     }
 
     /// [`AwaitFrame::end`] when the frame is not on top: guards inside
-    /// the poll were leaked (their frames go), or it is gone.
+    /// the poll were leaked (their frames go), it is gone, or there was
+    /// none ([`NO_FRAME`]: its children landed beside it, under the
+    /// awaiting future).
     #[cold]
     #[inline(never)]
     fn end_slow(&self) -> Option<u64> {
         // SAFETY: as in `end`.
         let hot = unsafe { &mut *thread::hot() };
-        if hot.epoch != self.epoch || hot.depth <= self.depth {
+        if hot.epoch != self.epoch {
+            return None;
+        }
+        if self.depth == NO_FRAME {
+            return Some(0);
+        }
+        if hot.depth <= self.depth {
             return None;
         }
         frame::discard_above(hot, self.depth);
@@ -239,146 +255,118 @@ impl Drop for AwaitFrame {
     }
 }
 
-/// The current thread's hot state when it records in the running
-/// session, preparing the thread's block if needed.
-#[cold]
-#[inline(never)]
-fn hot_slow() -> Option<&'static mut Hot> {
-    thread::active().or_else(thread::prepare)
+/// Pushes the await frame of a poll at index `d`, above `parent` (frame
+/// `d - 1`, on top), the site's context being `path`.
+///
+/// # Safety
+/// `hot` is attached, `1 <= d = hot.depth < stack_cap`, `parent` is frame
+/// `d - 1` and `s` frame `d`.
+#[inline(always)]
+unsafe fn push_frame(hot: &mut Hot, parent: &Frame, s: &mut Frame, d: u32, path: u32) {
+    s.np = NodePath {
+        node: parent.np.node,
+        path,
+    };
+    s.timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
+    s.cache_cs = 0;
+    s.child = 0;
+    // A sampling signal handler reads the frame at depth - 1: write the
+    // frame before the depth.
+    compiler_fence(Ordering::Release);
+    hot.depth = d + 1;
 }
 
 impl<F: Future> Future for Awaited<F> {
     type Output = F::Output;
 
-    #[inline]
+    /// The common case is inlined and calls nothing but the inner poll:
+    /// a first poll in a timed, sampled or count session, with room on
+    /// the stack, the site's node in the awaiting frame's cache (or the
+    /// table), that does not suspend. Everything else goes out of line.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out of
         // `self` (not here, not in Drop); the other fields are plain data.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: see above; `this` outlives the pinned borrow.
-        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        if this.t.state == DONE {
-            return inner.poll(cx);
-        }
-        // SAFETY: owner thread; the reference is not held across the
-        // inner poll.
-        let mut hot = unsafe { &mut *thread::hot() };
-        if !thread::is_current(hot) {
-            match hot_slow() {
-                Some(h) => hot = h,
-                None => {
-                    this.t.state = DONE;
-                    return inner.poll(cx);
+        if this.t.state == FRESH {
+            // SAFETY: owner thread; the reference is not held across the
+            // inner poll.
+            let hot = unsafe { &mut *thread::hot() };
+            if thread::is_current(hot) && hot.fast != FAST_TRACE {
+                let d = hot.depth;
+                if d < hot.stack_cap {
+                    let frames = hot.frames;
+                    // SAFETY: attached, so 1 <= d; d < stack_cap; frames
+                    // d-1 (on top) and d (above it) are distinct, and no
+                    // other reference to them is alive.
+                    let (parent, s) = unsafe {
+                        (
+                            &mut *frames.add(d as usize - 1),
+                            &mut *frames.add(d as usize),
+                        )
+                    };
+                    if let Some(np) = frame::find_child(hot, parent, this.t.site.cs.tagged()) {
+                        // SAFETY: as above.
+                        unsafe { push_frame(hot, parent, s, d, np.path) };
+                        let f = AwaitFrame {
+                            epoch: hot.epoch,
+                            depth: d,
+                        };
+                        // SAFETY: see above; `this` outlives the pinned
+                        // borrow.
+                        let result = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
+                        let ended = f.end();
+                        // Ended: its drop (for unwinding only) has nothing
+                        // left to do.
+                        std::mem::forget(f);
+                        match ended {
+                            Some(child) if result.is_ready() => {
+                                // Never suspended: the common case.
+                                // SAFETY: owner thread; no other reference
+                                // to the hot state is alive (the frame has
+                                // ended).
+                                let hot = unsafe { &*thread::hot() };
+                                let n = frame::node(hot, np.node);
+                                bump(&n.calls, 1);
+                                if child != 0 {
+                                    bump(&n.busy, child);
+                                }
+                                this.t.state = DONE;
+                            }
+                            Some(child) => this.t.after(false, d, np.node, child),
+                            None => this.t.state = DONE,
+                        }
+                        return result;
+                    }
                 }
             }
         }
-        let epoch = hot.epoch;
-        if this.t.state != FRESH {
-            if epoch != this.t.epoch {
-                // The session this await started in is over.
-                this.t.state = DONE;
-                return inner.poll(cx);
-            }
-            if this.t.suspended_at != 0 {
-                let now = clock::now_with(hot.tsc());
-                let waited = now.saturating_sub(this.t.suspended_at);
-                this.t.wait = this.t.wait.wrapping_add(waited);
-                this.t.suspended_at = 0;
-            }
-        } else if hot.fast == FAST_TRACE {
-            // Its span begins here, if it suspends.
-            this.t.trace = clock::now();
-        }
-        let d = hot.depth;
-        // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
-        // frame d - 1 is alive.
-        let parent = unsafe { frame::frame(hot, d - 1) };
-        let ctx = parent.path();
-        let np = match frame::find(hot, ctx, this.t.site.cs.tagged()) {
-            Some(np) => np,
-            None => frame::resolve(hot, ctx, this.t.site.id()).np,
-        };
-        let (result, child) = if d < hot.stack_cap {
-            // SAFETY: d < stack_cap; frame d is above the top, so no
-            // reference to it is alive.
-            let s = unsafe { frame::frame(hot, d) };
-            s.np = NodePath {
-                node: parent.np.node,
-                path: np.path,
-            };
-            s.timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
-            s.cache_cs = 0;
-            s.child = 0;
-            // A sampling signal handler reads the frame at depth - 1:
-            // write the frame before the depth.
-            compiler_fence(Ordering::Release);
-            hot.depth = d + 1;
-            let f = AwaitFrame { epoch, depth: d };
-            let result = inner.poll(cx);
-            let ended = f.end();
-            // Ended: its drop (for unwinding only) has nothing left to do.
-            std::mem::forget(f);
-            match ended {
-                Some(child) => (result, child),
-                None => {
-                    this.t.state = DONE;
-                    return result;
-                }
-            }
+        this.poll_slow(cx)
+    }
+}
+
+impl<F: Future> Awaited<F> {
+    /// [`Awaited::poll`] when its common case does not apply.
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: as in `poll` (`self` is pinned there).
+        let inner = unsafe { Pin::new_unchecked(&mut self.inner) };
+        let begun = if self.t.state != DONE {
+            self.t.begin()
         } else {
-            // No room for the frame: its children land beside it, under
-            // the awaiting future.
-            bump(&hot.block().header().dropped_frames, 1);
-            let result = inner.poll(cx);
-            // SAFETY: owner thread; the reference taken above is not
-            // used after the inner poll.
-            let h = unsafe { &*thread::hot() };
-            if h.epoch != epoch {
-                this.t.state = DONE;
-                return result;
-            }
-            (result, 0)
+            None
         };
-        // SAFETY: owner thread; no other reference to the hot state is
-        // alive (the frame has ended).
-        let hot = unsafe { &*thread::hot() };
-        let t = &mut this.t;
-        match result {
-            Poll::Pending => {
-                if t.state == FRESH {
-                    t.state = SUSPENDED;
-                    t.epoch = epoch;
-                    t.parent_ctx = ctx;
-                    // Count mode always has `FAST_COUNT` (see
-                    // `Hot::attach`).
-                    t.timed = hot.fast != FAST_COUNT;
-                }
-                t.child = t.child.wrapping_add(child);
-                t.suspensions += 1;
-                if t.timed {
-                    t.suspended_at = clock::now_with(hot.tsc()).max(1);
-                }
-                if t.suspensions == 1 && hot.fast == FAST_TRACE {
-                    t.trace_begin(hot);
-                }
-            }
-            Poll::Ready(_) => {
-                if t.state == FRESH {
-                    // Never suspended: the common case.
-                    let n = frame::node(hot, np.node);
-                    bump(&n.calls, 1);
-                    if child != 0 {
-                        bump(&n.busy, child);
-                    }
-                } else {
-                    t.child = t.child.wrapping_add(child);
-                    t.record_suspended(hot, np.node);
-                    if t.trace != 0 {
-                        t.trace_end(hot, AWAIT_END);
-                    }
-                }
-                t.state = DONE;
-            }
+        let Some((f, node)) = begun else {
+            return inner.poll(cx);
+        };
+        let result = inner.poll(cx);
+        let ended = f.end();
+        let depth = f.depth;
+        // Ended: its drop (for unwinding only) has nothing left to do.
+        std::mem::forget(f);
+        match ended {
+            Some(child) => self.t.after(result.is_ready(), depth, node, child),
+            None => self.t.state = DONE,
         }
         result
     }
@@ -395,6 +383,119 @@ impl<F> Drop for Awaited<F> {
 }
 
 impl Tally {
+    /// Starts a poll of an await that is not `DONE` and is not
+    /// [`Awaited::poll`]'s common case (not a first poll, traced, the
+    /// thread's first in the session, the stack full, or the site's node
+    /// new): pushes its frame (unless the stack is full). Returns it and
+    /// the site's node, or `None`, the await then being `DONE`, when the
+    /// poll is not recorded (no session, or not the one the await started
+    /// in).
+    #[cold]
+    #[inline(never)]
+    fn begin(&mut self) -> Option<(AwaitFrame, u32)> {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
+            self.state = DONE;
+            return None;
+        };
+        let epoch = hot.epoch;
+        if self.state != FRESH {
+            if epoch != self.epoch {
+                // The session this await started in is over.
+                self.state = DONE;
+                return None;
+            }
+            if self.suspended_at != 0 {
+                let now = clock::now_with(hot.tsc());
+                let waited = now.saturating_sub(self.suspended_at);
+                self.wait = self.wait.wrapping_add(waited);
+                self.suspended_at = 0;
+            }
+        } else if hot.fast == FAST_TRACE {
+            // Its span begins here, if it suspends.
+            self.trace = clock::now();
+        }
+        let d = hot.depth;
+        // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
+        // frame d - 1 is alive.
+        let parent = unsafe { frame::frame(hot, d - 1) };
+        let ctx = parent.path();
+        if self.state == FRESH {
+            self.parent_ctx = ctx;
+        }
+        let np = match frame::find_child(hot, parent, self.site.cs.tagged()) {
+            Some(np) => np,
+            None => frame::resolve(hot, ctx, self.site.id()).np,
+        };
+        if d < hot.stack_cap {
+            // SAFETY: 1 <= d < stack_cap, parent is frame d - 1; frame d
+            // is above the top, so no reference to it is alive.
+            unsafe { push_frame(hot, parent, frame::frame(hot, d), d, np.path) };
+            Some((AwaitFrame { epoch, depth: d }, np.node))
+        } else {
+            // No room for the frame: its children land beside it, under
+            // the awaiting future.
+            bump(&hot.block().header().dropped_frames, 1);
+            Some((
+                AwaitFrame {
+                    epoch,
+                    depth: NO_FRAME,
+                },
+                np.node,
+            ))
+        }
+    }
+
+    /// The end of a recorded poll that did not end in the session (its
+    /// frame was `depth`, or [`NO_FRAME`]; the site's node is `node`; its
+    /// measured children took `child`), except the common case that
+    /// [`Awaited::poll`] inlines: `ready` or not.
+    #[cold]
+    #[inline(never)]
+    fn after(&mut self, ready: bool, depth: u32, node: u32, child: u64) {
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive (the frame has ended, in the session the poll began in).
+        let hot = unsafe { &*thread::hot() };
+        if ready {
+            if self.state == FRESH {
+                // Never suspended.
+                let n = frame::node(hot, node);
+                bump(&n.calls, 1);
+                if child != 0 {
+                    bump(&n.busy, child);
+                }
+            } else {
+                self.child = self.child.wrapping_add(child);
+                self.record_suspended(hot, node);
+                if self.trace != 0 {
+                    self.trace_end(hot, AWAIT_END);
+                }
+            }
+            self.state = DONE;
+            return;
+        }
+        if self.state == FRESH {
+            self.state = SUSPENDED;
+            self.epoch = hot.epoch;
+            if depth != NO_FRAME {
+                // Frame depth - 1 polled it: on top when the poll began,
+                // and again now.
+                // SAFETY: 1 <= depth < stack_cap; owner thread, no other
+                // frame reference alive.
+                self.parent_ctx = unsafe { frame::frame(hot, depth - 1) }.path();
+            }
+            // Count mode always has `FAST_COUNT` (see `Hot::attach`).
+            self.timed = hot.fast != FAST_COUNT;
+        }
+        self.child = self.child.wrapping_add(child);
+        self.suspensions += 1;
+        if self.timed {
+            self.suspended_at = clock::now_with(hot.tsc()).max(1);
+        }
+        if self.suspensions == 1 && hot.fast == FAST_TRACE {
+            self.trace_begin(hot);
+        }
+    }
+
     /// Trace mode: the await suspended for the first time; it gets an id,
     /// and its span is written to begin when its first poll did.
     #[cold]
