@@ -47,10 +47,14 @@
 //!
 //! # Cost
 //!
-//! `awaited()` stores fields and reads no thread-local state. A poll that
-//! does not suspend: a table probe for the site's node, the frame push
-//! and pop, and one counter. No allocation after the site's first use on
-//! a thread, no lock, no panic.
+//! `awaited()` stores the site and the state, and reads no thread-local
+//! state; what an await keeps once it suspends is written then. A first
+//! poll that does not suspend is inlined and calls nothing but the inner
+//! poll: the site's node from the awaiting frame's one-entry cache (else
+//! a table probe, which refills it), the frame push and pop, and one
+//! counter. Everything else (later polls, suspensions, trace mode, the
+//! thread's first await in a session, a full stack) goes out of line. No
+//! allocation after the site's first use on a thread, no lock, no panic.
 
 use crate::block::{AWAIT_FRAME, Frame, NodePath, TIMED_MASK, bump};
 use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
@@ -59,6 +63,7 @@ use crate::frame;
 use crate::thread::{self, FAST_COUNT, FAST_TRACE, Hot};
 use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, Event};
 use std::future::{Future, IntoFuture};
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::sync::atomic::{Ordering, compiler_fence};
 use std::task::{Context, Poll};
@@ -142,14 +147,7 @@ pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::I
         t: Tally {
             site,
             state: FRESH,
-            timed: false,
-            epoch: 0,
-            parent_ctx: 0,
-            suspensions: 0,
-            suspended_at: 0,
-            wait: 0,
-            child: 0,
-            trace: 0,
+            s: MaybeUninit::uninit(),
         },
     }
 }
@@ -162,10 +160,20 @@ pub struct Awaited<F> {
 }
 
 /// What an [`Awaited`] knows besides its future (not generic, so that the
-/// out-of-line parts exist once).
+/// out-of-line parts exist once). `repr(C)`, the two fields written at
+/// creation first: the compiler then writes no bytes of the record.
+#[repr(C)]
 struct Tally {
     site: &'static AwaitSite,
     state: u8,
+    /// Written when it first suspends (`trace` in trace mode when its
+    /// first poll begins), so that an await that does not suspend writes
+    /// none of it: initialised whenever the state is [`SUSPENDED`].
+    s: MaybeUninit<Suspension>,
+}
+
+/// What an await that suspended keeps until it completes.
+struct Suspension {
     /// Waits are timed (not count mode).
     timed: bool,
     epoch: u32,
@@ -185,17 +193,19 @@ struct Tally {
     trace: u64,
 }
 
-/// [`AwaitFrame::depth`] of a recorded poll for which the stack had no
-/// room: no frame was pushed. `NO_FRAME + 1` is `u32::MAX`, a depth no
-/// stack reaches, so [`AwaitFrame::end`] takes its slow path.
-const NO_FRAME: u32 = u32::MAX - 1;
+/// Set in [`AwaitFrame::depth`] when the stack had no room for the frame
+/// (its children then land beside it, under the awaiting future): the
+/// depth is then the index the frame would have had, above the awaiting
+/// frame, and no stack reaches `depth + 1`, so [`AwaitFrame::end`] takes
+/// its slow path.
+const NO_FRAME: u32 = 1 << 31;
 
 /// The await frame of one poll: popped when the poll returns, or when it
 /// unwinds from a panic.
 struct AwaitFrame {
     /// Epoch of the session the poll is recorded in.
     epoch: u32,
-    /// Index of the frame, or [`NO_FRAME`].
+    /// Index of the frame (with [`NO_FRAME`] if none).
     depth: u32,
 }
 
@@ -226,8 +236,7 @@ impl AwaitFrame {
 
     /// [`AwaitFrame::end`] when the frame is not on top: guards inside
     /// the poll were leaked (their frames go), it is gone, or there was
-    /// none ([`NO_FRAME`]: its children landed beside it, under the
-    /// awaiting future).
+    /// none ([`NO_FRAME`]).
     #[cold]
     #[inline(never)]
     fn end_slow(&self) -> Option<u64> {
@@ -236,7 +245,7 @@ impl AwaitFrame {
         if hot.epoch != self.epoch {
             return None;
         }
-        if self.depth == NO_FRAME {
+        if self.depth & NO_FRAME != 0 {
             return Some(0);
         }
         if hot.depth <= self.depth {
@@ -383,6 +392,16 @@ impl<F> Drop for Awaited<F> {
 }
 
 impl Tally {
+    /// The suspension record.
+    ///
+    /// # Safety
+    /// The await is [`SUSPENDED`].
+    #[inline(always)]
+    unsafe fn sus(&mut self) -> &mut Suspension {
+        // SAFETY: written when the await first suspended (`after`).
+        unsafe { self.s.assume_init_mut() }
+    }
+
     /// Starts a poll of an await that is not `DONE` and is not
     /// [`Awaited::poll`]'s common case (not a first poll, traced, the
     /// thread's first in the session, the stack full, or the site's node
@@ -399,29 +418,31 @@ impl Tally {
         };
         let epoch = hot.epoch;
         if self.state != FRESH {
-            if epoch != self.epoch {
+            // SAFETY: not FRESH, and `poll_slow` does not begin a DONE
+            // await: SUSPENDED.
+            let s = unsafe { self.sus() };
+            if epoch != s.epoch {
                 // The session this await started in is over.
                 self.state = DONE;
                 return None;
             }
-            if self.suspended_at != 0 {
+            if s.suspended_at != 0 {
                 let now = clock::now_with(hot.tsc());
-                let waited = now.saturating_sub(self.suspended_at);
-                self.wait = self.wait.wrapping_add(waited);
-                self.suspended_at = 0;
+                let waited = now.saturating_sub(s.suspended_at);
+                s.wait = s.wait.wrapping_add(waited);
+                s.suspended_at = 0;
             }
         } else if hot.fast == FAST_TRACE {
-            // Its span begins here, if it suspends.
-            self.trace = clock::now();
+            // Its span begins here, if it suspends (`after` keeps it).
+            // SAFETY: a write of one field of the (maybe uninitialised)
+            // record, through a raw pointer.
+            unsafe { (&raw mut (*self.s.as_mut_ptr()).trace).write(clock::now()) };
         }
         let d = hot.depth;
         // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
         // frame d - 1 is alive.
         let parent = unsafe { frame::frame(hot, d - 1) };
         let ctx = parent.path();
-        if self.state == FRESH {
-            self.parent_ctx = ctx;
-        }
         let np = match frame::find_child(hot, parent, self.site.cs.tagged()) {
             Some(np) => np,
             None => frame::resolve(hot, ctx, self.site.id()).np,
@@ -435,20 +456,15 @@ impl Tally {
             // No room for the frame: its children land beside it, under
             // the awaiting future.
             bump(&hot.block().header().dropped_frames, 1);
-            Some((
-                AwaitFrame {
-                    epoch,
-                    depth: NO_FRAME,
-                },
-                np.node,
-            ))
+            let depth = d | NO_FRAME;
+            Some((AwaitFrame { epoch, depth }, np.node))
         }
     }
 
-    /// The end of a recorded poll that did not end in the session (its
-    /// frame was `depth`, or [`NO_FRAME`]; the site's node is `node`; its
-    /// measured children took `child`), except the common case that
-    /// [`Awaited::poll`] inlines: `ready` or not.
+    /// The end of a recorded poll that ended in its session (at `depth`,
+    /// the index of its frame, with [`NO_FRAME`] if none; the site's node
+    /// is `node`; its measured children took `child`), `ready` or not,
+    /// except the common case that [`Awaited::poll`] inlines.
     #[cold]
     #[inline(never)]
     fn after(&mut self, ready: bool, depth: u32, node: u32, child: u64) {
@@ -464,55 +480,112 @@ impl Tally {
                     bump(&n.busy, child);
                 }
             } else {
-                self.child = self.child.wrapping_add(child);
-                self.record_suspended(hot, node);
-                if self.trace != 0 {
-                    self.trace_end(hot, AWAIT_END);
+                let site = self.site;
+                // SAFETY: not FRESH, and ended in the session: SUSPENDED.
+                let s = unsafe { self.sus() };
+                s.child = s.child.wrapping_add(child);
+                s.record(hot, node);
+                if s.trace != 0 {
+                    s.trace_end(site, hot, AWAIT_END);
                 }
             }
             self.state = DONE;
             return;
         }
         if self.state == FRESH {
+            // Frame depth - 1 polled it: on top when the poll began, and
+            // again now.
+            // SAFETY: 1 <= depth - 1 < stack_cap (without NO_FRAME); owner
+            // thread, no other frame reference alive.
+            let parent_ctx = unsafe { frame::frame(hot, (depth & !NO_FRAME) - 1) }.path();
+            let trace = if hot.fast == FAST_TRACE {
+                // SAFETY: `begin` wrote it (a traced poll always goes
+                // there), and the epoch, so the mode, has not changed.
+                unsafe { (&raw const (*self.s.as_ptr()).trace).read() }
+            } else {
+                0
+            };
+            self.s.write(Suspension {
+                // Count mode always has `FAST_COUNT` (see `Hot::attach`).
+                timed: hot.fast != FAST_COUNT,
+                epoch: hot.epoch,
+                parent_ctx,
+                suspensions: 0,
+                suspended_at: 0,
+                wait: 0,
+                child: 0,
+                trace,
+            });
             self.state = SUSPENDED;
-            self.epoch = hot.epoch;
-            if depth != NO_FRAME {
-                // Frame depth - 1 polled it: on top when the poll began,
-                // and again now.
-                // SAFETY: 1 <= depth < stack_cap; owner thread, no other
-                // frame reference alive.
-                self.parent_ctx = unsafe { frame::frame(hot, depth - 1) }.path();
-            }
-            // Count mode always has `FAST_COUNT` (see `Hot::attach`).
-            self.timed = hot.fast != FAST_COUNT;
         }
-        self.child = self.child.wrapping_add(child);
-        self.suspensions += 1;
-        if self.timed {
-            self.suspended_at = clock::now_with(hot.tsc()).max(1);
+        let site = self.site;
+        // SAFETY: SUSPENDED (made so above if it was FRESH).
+        let s = unsafe { self.sus() };
+        s.child = s.child.wrapping_add(child);
+        s.suspensions += 1;
+        if s.timed {
+            s.suspended_at = clock::now_with(hot.tsc()).max(1);
         }
-        if self.suspensions == 1 && hot.fast == FAST_TRACE {
-            self.trace_begin(hot);
+        if s.suspensions == 1 && hot.fast == FAST_TRACE {
+            s.trace_begin(site, hot);
         }
     }
 
-    /// Trace mode: the await suspended for the first time; it gets an id,
-    /// and its span is written to begin when its first poll did.
+    /// Records the cancellation of an await dropped while suspended.
     #[cold]
     #[inline(never)]
-    fn trace_begin(&mut self, hot: &Hot) {
+    fn cancel(&mut self) {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
+            return;
+        };
+        let site = self.site;
+        // SAFETY: only called when SUSPENDED.
+        let s = unsafe { self.sus() };
+        if hot.epoch != s.epoch {
+            return;
+        }
+        if s.trace != 0 && hot.fast == FAST_TRACE {
+            s.trace_end(site, hot, AWAIT_DROP);
+        }
+        let node = frame::resolve(hot, s.parent_ctx, site.id()).np.node;
+        let n = frame::node(hot, node);
+        bump(&n.cancelled, 1);
+        bump(&n.polls, s.suspensions);
+        if s.child != 0 {
+            bump(&n.busy, s.child);
+        }
+        if s.timed {
+            bump(&n.cancelled_timed, 1);
+            let now = clock::now_with(hot.tsc());
+            let pending = if s.suspended_at != 0 {
+                now.saturating_sub(s.suspended_at)
+            } else {
+                0
+            };
+            bump(&n.cancelled_wall, s.wait.wrapping_add(pending));
+        }
+    }
+}
+
+impl Suspension {
+    /// Trace mode: the await at `site` suspended for the first time; it
+    /// gets an id, and its span is written to begin when its first poll
+    /// did.
+    #[cold]
+    #[inline(never)]
+    fn trace_begin(&mut self, site: &'static AwaitSite, hot: &Hot) {
         let owner = trace::owner(hot);
         let (aid, _) = trace::new_future_id(hot.epoch, owner);
         let begun = std::mem::replace(&mut self.trace, aid);
-        let begin = Event::new(AWAIT_BEGIN, self.site.id(), begun, [aid, trace::polling()]);
+        let begin = Event::new(AWAIT_BEGIN, site.id(), begun, [aid, trace::polling()]);
         trace::emit(hot.epoch, owner, begin);
     }
 
-    /// Trace mode: the await completed (`AWAIT_END`) or was dropped while
-    /// suspended (`AWAIT_DROP`), with the ticks it waited.
+    /// Trace mode: the await at `site` completed (`AWAIT_END`) or was
+    /// dropped while suspended (`AWAIT_DROP`), with the ticks it waited.
     #[cold]
     #[inline(never)]
-    fn trace_end(&self, hot: &Hot, kind: u8) {
+    fn trace_end(&self, site: &'static AwaitSite, hot: &Hot, kind: u8) {
         let now = clock::now();
         // Dropped while suspended: the wait so far includes this one.
         let pending = match kind {
@@ -521,7 +594,7 @@ impl Tally {
         };
         let end = Event::new(
             kind,
-            self.site.id(),
+            site.id(),
             now,
             [self.trace, self.wait.wrapping_add(pending)],
         );
@@ -531,7 +604,7 @@ impl Tally {
     /// Records a completed await that suspended on its site's node
     /// `node`.
     #[inline(never)]
-    fn record_suspended(&self, hot: &Hot, node: u32) {
+    fn record(&self, hot: &Hot, node: u32) {
         let n = frame::node(hot, node);
         if self.child != 0 {
             bump(&n.busy, self.child);
@@ -543,37 +616,5 @@ impl Tally {
             bump(&n.calls, 1);
         }
         bump(&n.polls, self.suspensions);
-    }
-
-    /// Records the cancellation of an await dropped while suspended.
-    #[cold]
-    #[inline(never)]
-    fn cancel(&self) {
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
-            return;
-        };
-        if hot.epoch != self.epoch {
-            return;
-        }
-        if self.trace != 0 && hot.fast == FAST_TRACE {
-            self.trace_end(hot, AWAIT_DROP);
-        }
-        let node = frame::resolve(hot, self.parent_ctx, self.site.id()).np.node;
-        let n = frame::node(hot, node);
-        bump(&n.cancelled, 1);
-        bump(&n.polls, self.suspensions);
-        if self.child != 0 {
-            bump(&n.busy, self.child);
-        }
-        if self.timed {
-            bump(&n.cancelled_timed, 1);
-            let now = clock::now_with(hot.tsc());
-            let pending = if self.suspended_at != 0 {
-                now.saturating_sub(self.suspended_at)
-            } else {
-                0
-            };
-            bump(&n.cancelled_wall, self.wait.wrapping_add(pending));
-        }
     }
 }
