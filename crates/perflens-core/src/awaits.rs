@@ -264,6 +264,10 @@ impl Drop for AwaitFrame {
     }
 }
 
+// `push_frame` writes `timed` and `cache_cs` as one word.
+const _: () =
+    assert!(std::mem::offset_of!(Frame, timed) == 8 && std::mem::offset_of!(Frame, cache_cs) == 12);
+
 /// Pushes the await frame of a poll at index `d`, above `parent` (frame
 /// `d - 1`, on top), the site's context being `path`.
 ///
@@ -272,12 +276,25 @@ impl Drop for AwaitFrame {
 /// `d - 1` and `s` frame `d`.
 #[inline(always)]
 unsafe fn push_frame(hot: &mut Hot, parent: &Frame, s: &mut Frame, d: u32, path: u32) {
-    s.np = NodePath {
+    let np = NodePath {
         node: parent.np.node,
         path,
     };
-    s.timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
-    s.cache_cs = 0;
+    let timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
+    // Each pair as one 8-byte store (`timed` and `cache_cs`, 0, are
+    // adjacent in the `repr(C)` frame): stores are what the common case
+    // of a poll has most of.
+    // SAFETY: `np` and `timed` are 8-byte aligned in the frame (NodePath
+    // is `align(8)`, `timed` at offset 8); `[u32; 2]` and `u64` have one
+    // size and any bit pattern is valid.
+    unsafe {
+        (&raw mut s.np)
+            .cast::<u64>()
+            .write(std::mem::transmute::<NodePath, u64>(np));
+        (&raw mut s.timed)
+            .cast::<u64>()
+            .write(std::mem::transmute::<[u32; 2], u64>([timed, 0]));
+    }
     s.child = 0;
     // A sampling signal handler reads the frame at depth - 1: write the
     // frame before the depth.
