@@ -47,18 +47,23 @@
 //!
 //! # Cost
 //!
-//! `awaited()` stores fields and reads no thread-local state. A poll that
-//! does not suspend: a table probe for the site's node, the frame push
-//! and pop, and one counter. No allocation after the site's first use on
-//! a thread, no lock, no panic.
+//! `awaited()` stores the site and the state, and reads no thread-local
+//! state; what an await keeps once it suspends is written then. A first
+//! poll that does not suspend is inlined and calls nothing but the inner
+//! poll: the site's node from the awaiting frame's one-entry cache (else
+//! a table probe, which refills it), the frame push and pop, and one
+//! counter. Everything else (later polls, suspensions, trace mode, the
+//! thread's first await in a session, a full stack) goes out of line. No
+//! allocation after the site's first use on a thread, no lock, no panic.
 
-use crate::block::{AWAIT_FRAME, NodePath, TIMED_MASK, bump};
+use crate::block::{AWAIT_FRAME, Frame, NodePath, TIMED_MASK, bump};
 use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
 use crate::clock;
 use crate::frame;
 use crate::thread::{self, FAST_COUNT, FAST_TRACE, Hot};
 use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, Event};
 use std::future::{Future, IntoFuture};
+use std::mem::MaybeUninit;
 use std::pin::Pin;
 use std::sync::atomic::{Ordering, compiler_fence};
 use std::task::{Context, Poll};
@@ -142,14 +147,7 @@ pub fn awaited<I: IntoFuture>(site: &'static AwaitSite, into: I) -> Awaited<I::I
         t: Tally {
             site,
             state: FRESH,
-            timed: false,
-            epoch: 0,
-            parent_ctx: 0,
-            suspensions: 0,
-            suspended_at: 0,
-            wait: 0,
-            child: 0,
-            trace: 0,
+            s: MaybeUninit::uninit(),
         },
     }
 }
@@ -162,10 +160,20 @@ pub struct Awaited<F> {
 }
 
 /// What an [`Awaited`] knows besides its future (not generic, so that the
-/// out-of-line parts exist once).
+/// out-of-line parts exist once). `repr(C)`, the two fields written at
+/// creation first: the compiler then writes no bytes of the record.
+#[repr(C)]
 struct Tally {
     site: &'static AwaitSite,
     state: u8,
+    /// Written when it first suspends (`trace` in trace mode when its
+    /// first poll begins), so that an await that does not suspend writes
+    /// none of it: initialised whenever the state is [`SUSPENDED`].
+    s: MaybeUninit<Suspension>,
+}
+
+/// What an await that suspended keeps until it completes.
+struct Suspension {
     /// Waits are timed (not count mode).
     timed: bool,
     epoch: u32,
@@ -185,10 +193,19 @@ struct Tally {
     trace: u64,
 }
 
+/// Set in [`AwaitFrame::depth`] when the stack had no room for the frame
+/// (its children then land beside it, under the awaiting future): the
+/// depth is then the index the frame would have had, above the awaiting
+/// frame, and no stack reaches `depth + 1`, so [`AwaitFrame::end`] takes
+/// its slow path.
+const NO_FRAME: u32 = 1 << 31;
+
 /// The await frame of one poll: popped when the poll returns, or when it
 /// unwinds from a panic.
 struct AwaitFrame {
+    /// Epoch of the session the poll is recorded in.
     epoch: u32,
+    /// Index of the frame (with [`NO_FRAME`] if none).
     depth: u32,
 }
 
@@ -202,12 +219,13 @@ impl AwaitFrame {
         // alive (the inner poll has returned).
         let hot = unsafe { &mut *thread::hot() };
         let d = self.depth;
-        if hot.epoch != self.epoch || hot.depth != d + 1 {
+        if hot.depth != d.wrapping_add(1) || hot.epoch != self.epoch {
             return self.end_slow();
         }
+        let frames = hot.frames;
         // SAFETY: d < hot.depth <= stack_cap, and 1 <= d (the root
         // sentinel is below); owner thread, no other frame reference.
-        let (s, p) = unsafe { (frame::frame(hot, d), frame::frame(hot, d - 1)) };
+        let (s, p) = unsafe { (&*frames.add(d as usize), &mut *frames.add(d as usize - 1)) };
         let child = s.child;
         hot.depth = d;
         if child != 0 {
@@ -217,13 +235,20 @@ impl AwaitFrame {
     }
 
     /// [`AwaitFrame::end`] when the frame is not on top: guards inside
-    /// the poll were leaked (their frames go), or it is gone.
+    /// the poll were leaked (their frames go), it is gone, or there was
+    /// none ([`NO_FRAME`]).
     #[cold]
     #[inline(never)]
     fn end_slow(&self) -> Option<u64> {
         // SAFETY: as in `end`.
         let hot = unsafe { &mut *thread::hot() };
-        if hot.epoch != self.epoch || hot.depth <= self.depth {
+        if hot.epoch != self.epoch {
+            return None;
+        }
+        if self.depth & NO_FRAME != 0 {
+            return Some(0);
+        }
+        if hot.depth <= self.depth {
             return None;
         }
         frame::discard_above(hot, self.depth);
@@ -239,146 +264,135 @@ impl Drop for AwaitFrame {
     }
 }
 
-/// The current thread's hot state when it records in the running
-/// session, preparing the thread's block if needed.
-#[cold]
-#[inline(never)]
-fn hot_slow() -> Option<&'static mut Hot> {
-    thread::active().or_else(thread::prepare)
+// `push_frame` writes `timed` and `cache_cs` as one word.
+const _: () =
+    assert!(std::mem::offset_of!(Frame, timed) == 8 && std::mem::offset_of!(Frame, cache_cs) == 12);
+
+/// Pushes the await frame of a poll at index `d`, above `parent` (frame
+/// `d - 1`, on top), the site's context being `path`.
+///
+/// # Safety
+/// `hot` is attached, `1 <= d = hot.depth < stack_cap`, `parent` is frame
+/// `d - 1` and `s` frame `d`.
+#[inline(always)]
+unsafe fn push_frame(hot: &mut Hot, parent: &Frame, s: &mut Frame, d: u32, path: u32) {
+    let np = NodePath {
+        node: parent.np.node,
+        path,
+    };
+    let timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
+    // Each pair as one 8-byte store (`timed` and `cache_cs`, 0, are
+    // adjacent in the `repr(C)` frame): stores are what the common case
+    // of a poll has most of.
+    // SAFETY: `np` and `timed` are 8-byte aligned in the frame (NodePath
+    // is `align(8)`, `timed` at offset 8); `[u32; 2]` and `u64` have one
+    // size and any bit pattern is valid.
+    unsafe {
+        (&raw mut s.np)
+            .cast::<u64>()
+            .write(std::mem::transmute::<NodePath, u64>(np));
+        (&raw mut s.timed)
+            .cast::<u64>()
+            .write(std::mem::transmute::<[u32; 2], u64>([timed, 0]));
+    }
+    s.child = 0;
+    // A sampling signal handler reads the frame at depth - 1: write the
+    // frame before the depth.
+    compiler_fence(Ordering::Release);
+    hot.depth = d + 1;
 }
 
 impl<F: Future> Future for Awaited<F> {
     type Output = F::Output;
 
-    #[inline]
+    /// The common case is inlined and calls nothing but the inner poll:
+    /// a first poll in a timed, sampled or count session, with room on
+    /// the stack, the site's node in the awaiting frame's cache (or the
+    /// table), that does not suspend. Everything else goes out of line.
+    #[inline(always)]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         // SAFETY: `inner` is structurally pinned: it is never moved out of
         // `self` (not here, not in Drop); the other fields are plain data.
         let this = unsafe { self.get_unchecked_mut() };
-        // SAFETY: see above; `this` outlives the pinned borrow.
-        let inner = unsafe { Pin::new_unchecked(&mut this.inner) };
-        if this.t.state == DONE {
-            return inner.poll(cx);
-        }
-        // SAFETY: owner thread; the reference is not held across the
-        // inner poll.
-        let mut hot = unsafe { &mut *thread::hot() };
-        if !thread::is_current(hot) {
-            match hot_slow() {
-                Some(h) => hot = h,
-                None => {
-                    this.t.state = DONE;
-                    return inner.poll(cx);
+        if this.t.state == FRESH {
+            // SAFETY: owner thread; the reference is not held across the
+            // inner poll.
+            let hot = unsafe { &mut *thread::hot() };
+            if thread::is_current(hot) && hot.fast != FAST_TRACE {
+                let d = hot.depth;
+                if d < hot.stack_cap {
+                    let frames = hot.frames;
+                    // SAFETY: attached, so 1 <= d; d < stack_cap; frames
+                    // d-1 (on top) and d (above it) are distinct, and no
+                    // other reference to them is alive.
+                    let (parent, s) = unsafe {
+                        (
+                            &mut *frames.add(d as usize - 1),
+                            &mut *frames.add(d as usize),
+                        )
+                    };
+                    if let Some(np) = frame::find_child(hot, parent, this.t.site.cs.tagged()) {
+                        // SAFETY: as above.
+                        unsafe { push_frame(hot, parent, s, d, np.path) };
+                        let f = AwaitFrame {
+                            epoch: hot.epoch,
+                            depth: d,
+                        };
+                        // SAFETY: see above; `this` outlives the pinned
+                        // borrow.
+                        let result = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
+                        let ended = f.end();
+                        // Ended: its drop (for unwinding only) has nothing
+                        // left to do.
+                        std::mem::forget(f);
+                        match ended {
+                            Some(child) if result.is_ready() => {
+                                // Never suspended: the common case.
+                                // SAFETY: owner thread; no other reference
+                                // to the hot state is alive (the frame has
+                                // ended).
+                                let hot = unsafe { &*thread::hot() };
+                                let n = frame::node(hot, np.node);
+                                bump(&n.calls, 1);
+                                if child != 0 {
+                                    bump(&n.busy, child);
+                                }
+                                this.t.state = DONE;
+                            }
+                            Some(child) => this.t.after(false, d, np.node, child),
+                            None => this.t.state = DONE,
+                        }
+                        return result;
+                    }
                 }
             }
         }
-        let epoch = hot.epoch;
-        if this.t.state != FRESH {
-            if epoch != this.t.epoch {
-                // The session this await started in is over.
-                this.t.state = DONE;
-                return inner.poll(cx);
-            }
-            if this.t.suspended_at != 0 {
-                let now = clock::now_with(hot.tsc());
-                let waited = now.saturating_sub(this.t.suspended_at);
-                this.t.wait = this.t.wait.wrapping_add(waited);
-                this.t.suspended_at = 0;
-            }
-        } else if hot.fast == FAST_TRACE {
-            // Its span begins here, if it suspends.
-            this.t.trace = clock::now();
-        }
-        let d = hot.depth;
-        // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
-        // frame d - 1 is alive.
-        let parent = unsafe { frame::frame(hot, d - 1) };
-        let ctx = parent.path();
-        let np = match frame::find(hot, ctx, this.t.site.cs.tagged()) {
-            Some(np) => np,
-            None => frame::resolve(hot, ctx, this.t.site.id()).np,
-        };
-        let (result, child) = if d < hot.stack_cap {
-            // SAFETY: d < stack_cap; frame d is above the top, so no
-            // reference to it is alive.
-            let s = unsafe { frame::frame(hot, d) };
-            s.np = NodePath {
-                node: parent.np.node,
-                path: np.path,
-            };
-            s.timed = (parent.timed & TIMED_MASK) | AWAIT_FRAME;
-            s.cache_cs = 0;
-            s.child = 0;
-            // A sampling signal handler reads the frame at depth - 1:
-            // write the frame before the depth.
-            compiler_fence(Ordering::Release);
-            hot.depth = d + 1;
-            let f = AwaitFrame { epoch, depth: d };
-            let result = inner.poll(cx);
-            let ended = f.end();
-            // Ended: its drop (for unwinding only) has nothing left to do.
-            std::mem::forget(f);
-            match ended {
-                Some(child) => (result, child),
-                None => {
-                    this.t.state = DONE;
-                    return result;
-                }
-            }
+        this.poll_slow(cx)
+    }
+}
+
+impl<F: Future> Awaited<F> {
+    /// [`Awaited::poll`] when its common case does not apply.
+    #[inline(never)]
+    fn poll_slow(&mut self, cx: &mut Context<'_>) -> Poll<F::Output> {
+        // SAFETY: as in `poll` (`self` is pinned there).
+        let inner = unsafe { Pin::new_unchecked(&mut self.inner) };
+        let begun = if self.t.state != DONE {
+            self.t.begin()
         } else {
-            // No room for the frame: its children land beside it, under
-            // the awaiting future.
-            bump(&hot.block().header().dropped_frames, 1);
-            let result = inner.poll(cx);
-            // SAFETY: owner thread; the reference taken above is not
-            // used after the inner poll.
-            let h = unsafe { &*thread::hot() };
-            if h.epoch != epoch {
-                this.t.state = DONE;
-                return result;
-            }
-            (result, 0)
+            None
         };
-        // SAFETY: owner thread; no other reference to the hot state is
-        // alive (the frame has ended).
-        let hot = unsafe { &*thread::hot() };
-        let t = &mut this.t;
-        match result {
-            Poll::Pending => {
-                if t.state == FRESH {
-                    t.state = SUSPENDED;
-                    t.epoch = epoch;
-                    t.parent_ctx = ctx;
-                    // Count mode always has `FAST_COUNT` (see
-                    // `Hot::attach`).
-                    t.timed = hot.fast != FAST_COUNT;
-                }
-                t.child = t.child.wrapping_add(child);
-                t.suspensions += 1;
-                if t.timed {
-                    t.suspended_at = clock::now_with(hot.tsc()).max(1);
-                }
-                if t.suspensions == 1 && hot.fast == FAST_TRACE {
-                    t.trace_begin(hot);
-                }
-            }
-            Poll::Ready(_) => {
-                if t.state == FRESH {
-                    // Never suspended: the common case.
-                    let n = frame::node(hot, np.node);
-                    bump(&n.calls, 1);
-                    if child != 0 {
-                        bump(&n.busy, child);
-                    }
-                } else {
-                    t.child = t.child.wrapping_add(child);
-                    t.record_suspended(hot, np.node);
-                    if t.trace != 0 {
-                        t.trace_end(hot, AWAIT_END);
-                    }
-                }
-                t.state = DONE;
-            }
+        let Some((f, node)) = begun else {
+            return inner.poll(cx);
+        };
+        let result = inner.poll(cx);
+        let ended = f.end();
+        let depth = f.depth;
+        // Ended: its drop (for unwinding only) has nothing left to do.
+        std::mem::forget(f);
+        match ended {
+            Some(child) => self.t.after(result.is_ready(), depth, node, child),
+            None => self.t.state = DONE,
         }
         result
     }
@@ -395,23 +409,200 @@ impl<F> Drop for Awaited<F> {
 }
 
 impl Tally {
-    /// Trace mode: the await suspended for the first time; it gets an id,
-    /// and its span is written to begin when its first poll did.
+    /// The suspension record.
+    ///
+    /// # Safety
+    /// The await is [`SUSPENDED`].
+    #[inline(always)]
+    unsafe fn sus(&mut self) -> &mut Suspension {
+        // SAFETY: written when the await first suspended (`after`).
+        unsafe { self.s.assume_init_mut() }
+    }
+
+    /// Starts a poll of an await that is not `DONE` and is not
+    /// [`Awaited::poll`]'s common case (not a first poll, traced, the
+    /// thread's first in the session, the stack full, or the site's node
+    /// new): pushes its frame (unless the stack is full). Returns it and
+    /// the site's node, or `None`, the await then being `DONE`, when the
+    /// poll is not recorded (no session, or not the one the await started
+    /// in).
     #[cold]
     #[inline(never)]
-    fn trace_begin(&mut self, hot: &Hot) {
+    fn begin(&mut self) -> Option<(AwaitFrame, u32)> {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
+            self.state = DONE;
+            return None;
+        };
+        let epoch = hot.epoch;
+        if self.state != FRESH {
+            // SAFETY: not FRESH, and `poll_slow` does not begin a DONE
+            // await: SUSPENDED.
+            let s = unsafe { self.sus() };
+            if epoch != s.epoch {
+                // The session this await started in is over.
+                self.state = DONE;
+                return None;
+            }
+            if s.suspended_at != 0 {
+                let now = clock::now_with(hot.tsc());
+                let waited = now.saturating_sub(s.suspended_at);
+                s.wait = s.wait.wrapping_add(waited);
+                s.suspended_at = 0;
+            }
+        } else if hot.fast == FAST_TRACE {
+            // Its span begins here, if it suspends (`after` keeps it).
+            // SAFETY: a write of one field of the (maybe uninitialised)
+            // record, through a raw pointer.
+            unsafe { (&raw mut (*self.s.as_mut_ptr()).trace).write(clock::now()) };
+        }
+        let d = hot.depth;
+        // SAFETY: attached, so 1 <= d <= stack_cap; no other reference to
+        // frame d - 1 is alive.
+        let parent = unsafe { frame::frame(hot, d - 1) };
+        let ctx = parent.path();
+        let np = match frame::find_child(hot, parent, self.site.cs.tagged()) {
+            Some(np) => np,
+            None => frame::resolve(hot, ctx, self.site.id()).np,
+        };
+        if d < hot.stack_cap {
+            // SAFETY: 1 <= d < stack_cap, parent is frame d - 1; frame d
+            // is above the top, so no reference to it is alive.
+            unsafe { push_frame(hot, parent, frame::frame(hot, d), d, np.path) };
+            Some((AwaitFrame { epoch, depth: d }, np.node))
+        } else {
+            // No room for the frame: its children land beside it, under
+            // the awaiting future.
+            bump(&hot.block().header().dropped_frames, 1);
+            let depth = d | NO_FRAME;
+            Some((AwaitFrame { epoch, depth }, np.node))
+        }
+    }
+
+    /// The end of a recorded poll that ended in its session (at `depth`,
+    /// the index of its frame, with [`NO_FRAME`] if none; the site's node
+    /// is `node`; its measured children took `child`), `ready` or not,
+    /// except the common case that [`Awaited::poll`] inlines.
+    #[cold]
+    #[inline(never)]
+    fn after(&mut self, ready: bool, depth: u32, node: u32, child: u64) {
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive (the frame has ended, in the session the poll began in).
+        let hot = unsafe { &*thread::hot() };
+        if ready {
+            if self.state == FRESH {
+                // Never suspended.
+                let n = frame::node(hot, node);
+                bump(&n.calls, 1);
+                if child != 0 {
+                    bump(&n.busy, child);
+                }
+            } else {
+                let site = self.site;
+                // SAFETY: not FRESH, and ended in the session: SUSPENDED.
+                let s = unsafe { self.sus() };
+                s.child = s.child.wrapping_add(child);
+                s.record(hot, node);
+                if s.trace != 0 {
+                    s.trace_end(site, hot, AWAIT_END);
+                }
+            }
+            self.state = DONE;
+            return;
+        }
+        if self.state == FRESH {
+            // Frame depth - 1 polled it: on top when the poll began, and
+            // again now.
+            // SAFETY: 1 <= depth - 1 < stack_cap (without NO_FRAME); owner
+            // thread, no other frame reference alive.
+            let parent_ctx = unsafe { frame::frame(hot, (depth & !NO_FRAME) - 1) }.path();
+            let trace = if hot.fast == FAST_TRACE {
+                // SAFETY: `begin` wrote it (a traced poll always goes
+                // there), and the epoch, so the mode, has not changed.
+                unsafe { (&raw const (*self.s.as_ptr()).trace).read() }
+            } else {
+                0
+            };
+            self.s.write(Suspension {
+                // Count mode always has `FAST_COUNT` (see `Hot::attach`).
+                timed: hot.fast != FAST_COUNT,
+                epoch: hot.epoch,
+                parent_ctx,
+                suspensions: 0,
+                suspended_at: 0,
+                wait: 0,
+                child: 0,
+                trace,
+            });
+            self.state = SUSPENDED;
+        }
+        let site = self.site;
+        // SAFETY: SUSPENDED (made so above if it was FRESH).
+        let s = unsafe { self.sus() };
+        s.child = s.child.wrapping_add(child);
+        s.suspensions += 1;
+        if s.timed {
+            s.suspended_at = clock::now_with(hot.tsc()).max(1);
+        }
+        if s.suspensions == 1 && hot.fast == FAST_TRACE {
+            s.trace_begin(site, hot);
+        }
+    }
+
+    /// Records the cancellation of an await dropped while suspended.
+    #[cold]
+    #[inline(never)]
+    fn cancel(&mut self) {
+        let Some(hot) = thread::active().or_else(thread::prepare) else {
+            return;
+        };
+        let site = self.site;
+        // SAFETY: only called when SUSPENDED.
+        let s = unsafe { self.sus() };
+        if hot.epoch != s.epoch {
+            return;
+        }
+        if s.trace != 0 && hot.fast == FAST_TRACE {
+            s.trace_end(site, hot, AWAIT_DROP);
+        }
+        let node = frame::resolve(hot, s.parent_ctx, site.id()).np.node;
+        let n = frame::node(hot, node);
+        bump(&n.cancelled, 1);
+        bump(&n.polls, s.suspensions);
+        if s.child != 0 {
+            bump(&n.busy, s.child);
+        }
+        if s.timed {
+            bump(&n.cancelled_timed, 1);
+            let now = clock::now_with(hot.tsc());
+            let pending = if s.suspended_at != 0 {
+                now.saturating_sub(s.suspended_at)
+            } else {
+                0
+            };
+            bump(&n.cancelled_wall, s.wait.wrapping_add(pending));
+        }
+    }
+}
+
+impl Suspension {
+    /// Trace mode: the await at `site` suspended for the first time; it
+    /// gets an id, and its span is written to begin when its first poll
+    /// did.
+    #[cold]
+    #[inline(never)]
+    fn trace_begin(&mut self, site: &'static AwaitSite, hot: &Hot) {
         let owner = trace::owner(hot);
         let (aid, _) = trace::new_future_id(hot.epoch, owner);
         let begun = std::mem::replace(&mut self.trace, aid);
-        let begin = Event::new(AWAIT_BEGIN, self.site.id(), begun, [aid, trace::polling()]);
+        let begin = Event::new(AWAIT_BEGIN, site.id(), begun, [aid, trace::polling()]);
         trace::emit(hot.epoch, owner, begin);
     }
 
-    /// Trace mode: the await completed (`AWAIT_END`) or was dropped while
-    /// suspended (`AWAIT_DROP`), with the ticks it waited.
+    /// Trace mode: the await at `site` completed (`AWAIT_END`) or was
+    /// dropped while suspended (`AWAIT_DROP`), with the ticks it waited.
     #[cold]
     #[inline(never)]
-    fn trace_end(&self, hot: &Hot, kind: u8) {
+    fn trace_end(&self, site: &'static AwaitSite, hot: &Hot, kind: u8) {
         let now = clock::now();
         // Dropped while suspended: the wait so far includes this one.
         let pending = match kind {
@@ -420,7 +611,7 @@ impl Tally {
         };
         let end = Event::new(
             kind,
-            self.site.id(),
+            site.id(),
             now,
             [self.trace, self.wait.wrapping_add(pending)],
         );
@@ -430,7 +621,7 @@ impl Tally {
     /// Records a completed await that suspended on its site's node
     /// `node`.
     #[inline(never)]
-    fn record_suspended(&self, hot: &Hot, node: u32) {
+    fn record(&self, hot: &Hot, node: u32) {
         let n = frame::node(hot, node);
         if self.child != 0 {
             bump(&n.busy, self.child);
@@ -442,37 +633,5 @@ impl Tally {
             bump(&n.calls, 1);
         }
         bump(&n.polls, self.suspensions);
-    }
-
-    /// Records the cancellation of an await dropped while suspended.
-    #[cold]
-    #[inline(never)]
-    fn cancel(&self) {
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
-            return;
-        };
-        if hot.epoch != self.epoch {
-            return;
-        }
-        if self.trace != 0 && hot.fast == FAST_TRACE {
-            self.trace_end(hot, AWAIT_DROP);
-        }
-        let node = frame::resolve(hot, self.parent_ctx, self.site.id()).np.node;
-        let n = frame::node(hot, node);
-        bump(&n.cancelled, 1);
-        bump(&n.polls, self.suspensions);
-        if self.child != 0 {
-            bump(&n.busy, self.child);
-        }
-        if self.timed {
-            bump(&n.cancelled_timed, 1);
-            let now = clock::now_with(hot.tsc());
-            let pending = if self.suspended_at != 0 {
-                now.saturating_sub(self.suspended_at)
-            } else {
-                0
-            };
-            bump(&n.cancelled_wall, self.wait.wrapping_add(pending));
-        }
     }
 }

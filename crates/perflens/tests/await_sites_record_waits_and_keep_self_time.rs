@@ -459,3 +459,72 @@ fn without_a_session_an_await_is_a_plain_await() {
         7
     );
 }
+
+#[test]
+fn with_the_stack_full_a_site_still_counts_its_awaits() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The root and the awaiting future's poll frame: no room for an
+    // await frame.
+    let session = (Session::builder().ignore_env().mode(Mode::Timed))
+        .stack_depth(2)
+        .start()
+        .unwrap();
+    for _ in 0..RUNS {
+        assert_eq!(block_on(with_sites(), GAP), 8);
+    }
+    let raw = session.raw_snapshot();
+    drop(session.finish());
+    let dropped: u64 = raw.threads.iter().map(|t| t.dropped_frames).sum();
+    assert!(dropped >= RUNS * 3, "{dropped} frames dropped");
+    let s = site(&raw, &S_PENDING);
+    assert_eq!((s.calls, s.timed_calls, s.hist_count), (RUNS, RUNS, RUNS));
+    assert_eq!(s.suspensions, RUNS * SUSPEND as u64);
+    assert!(
+        s.wait_ns >= RUNS * SUSPEND as u64 * GAP.as_nanos() as u64,
+        "{s:?}"
+    );
+    assert_eq!(site(&raw, &S_BLOCK).calls, RUNS);
+    // Nor is there room for the measured code inside.
+    assert_eq!(calls_under(&raw, &name("with_sites"), &name("leaf")).1, 0);
+    assert_eq!(
+        calls_under(&raw, &format!("{}:103:9", file!()), &name("leaf")).1,
+        0
+    );
+}
+
+static S_SWITCH: AwaitSite = AwaitSite::new(file!(), 106, 9, "async{finish;start}");
+
+#[perflens::measure]
+async fn switches_session(first: Session) -> Session {
+    bare!(awaited(&S_SWITCH, async move {
+        drop(first.finish());
+        let next = Session::builder()
+            .ignore_env()
+            .mode(Mode::Timed)
+            .start()
+            .unwrap();
+        leaf();
+        next
+    }))
+}
+
+#[test]
+fn a_session_that_ends_inside_an_await_leaves_the_next_one_clean() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let first = Session::builder()
+        .ignore_env()
+        .mode(Mode::Timed)
+        .start()
+        .unwrap();
+    let next = block_on(switches_session(first), Duration::ZERO);
+    // The stack is back at the root: this call is top-level, like the one
+    // made inside the await in the next session.
+    leaf();
+    let raw = next.raw_snapshot();
+    let report = next.finish();
+    assert_eq!(report.path(&[&name("leaf")]).map(|p| p.calls), Some(2));
+    let label = format!("{}:106:9", file!());
+    let recorded = (raw.threads.iter().flat_map(|t| &t.nodes))
+        .any(|n| raw.callsites[raw.paths[n.path as usize].callsite as usize].name == label);
+    assert!(!recorded, "the await was recorded in the next session");
+}
