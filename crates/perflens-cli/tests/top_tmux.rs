@@ -344,6 +344,20 @@ fn self_p99_ns(screen: &str, name: &str) -> Option<f64> {
     Some(value.replace(',', "").parse::<f64>().ok()? * scale)
 }
 
+/// The duration whose number is word `at` of `line` (its unit the next
+/// word), in ns.
+fn duration_ns(line: &str, at: usize) -> Option<f64> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let scale = match *words.get(at + 1)? {
+        "ns" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some(words.get(at)?.replace(',', "").parse::<f64>().ok()? * scale)
+}
+
 /// The exit status the shell printed after perflens (`perflens exited
 /// with N` alone on a line: the typed command, which holds the same
 /// words, may wrap anywhere, but never into that).
@@ -623,10 +637,12 @@ fn top_shows_the_data_flow_of_a_live_program() {
         calls(s, "jobs").is_some_and(|n| n > before)
     });
     assert!(!screen.contains("Sent/s"), "{screen}");
-    // Its capacity, and its send-to-receive latency read live.
+    // Its capacity, and its send-to-receive latency's p50 read live
+    // (the inclusive-time histograms: without, 0): the word after the
+    // name, five counts and two waits.
     let jobs = row(&screen, "jobs").unwrap();
-    assert!(jobs.split_whitespace().any(|c| c == "64"), "{screen}");
-    assert!(jobs.contains("µs") || jobs.contains(" ns"), "{screen}");
+    assert_eq!(jobs.split_whitespace().nth(5), Some("64"), "{screen}");
+    assert!(duration_ns(jobs, 11).is_some_and(|ns| ns > 0.0), "{screen}");
 
     // `v`: the lock, contended at every message: every figure measured,
     // its waits' percentiles included (a live source reads those of the
@@ -637,6 +653,17 @@ fn top_shows_the_data_flow_of_a_live_program() {
             && row(s, "totals").is_some_and(|l| !l.split_whitespace().any(|c| c == "-"))
     });
     assert!(screen.contains("Wait p50"), "{screen}");
+    // Wait p50 after three counts and the total wait; Hold p50 after the
+    // wait's percentiles and the total hold.
+    let totals = row(&screen, "totals").unwrap();
+    assert!(
+        duration_ns(totals, 6).is_some_and(|ns| ns > 0.0),
+        "{screen}"
+    );
+    assert!(
+        duration_ns(totals, 12).is_some_and(|ns| ns > 0.0),
+        "{screen}"
+    );
     assert!(calls(&screen, "totals").is_some_and(|n| n > 0), "{screen}");
 
     std::fs::write(&stop, b"").unwrap();
