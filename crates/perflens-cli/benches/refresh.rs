@@ -14,7 +14,8 @@
 //! times (default 50) every `PERFLENS_BENCH_INTERVAL_MS` (default 500,
 //! `top`'s interval: every node changed since the last read), as
 //! `perflens top` does in its default view (the Functions tab), on the
-//! Hot paths tab, and on that tab sorted by its Self p99 column: read
+//! Hot paths tab, on that tab sorted by its Self p99 column, and on the
+//! Data flow tab: read
 //! every block, build the report (on the Hot paths
 //! tab, the tree of frames instead of the function rows, and the Self
 //! percentiles of the rows on screen, read once their order is known,
@@ -144,10 +145,14 @@ fn main() {
     // The Hot paths tab sorted by its Self p99 ("Paths p99") reads the
     // exclusive-time histograms of the rows whose order it decides (the
     // rows from the top to a page below the screen, and their siblings).
-    let views: [(&str, &[char]); 3] = [
+    // The Data flow tab reads the inclusive-time histograms (channel
+    // latency, lock holds) without building the function rows (this
+    // target has no channel or lock: its cost is the read's).
+    let views: [(&str, &[char]); 4] = [
         ("Functions", &[]),
         ("Hot paths", &['h']),
         ("Paths p99", &['h', '6']),
+        ("Data flow", &['d']),
     ];
     for (tab, keys) in views {
         let mut app = App::new(Duration::from_millis(500), "bench".into());

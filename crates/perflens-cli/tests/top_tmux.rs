@@ -88,6 +88,51 @@ fn target_program() {
     drop(guard);
 }
 
+#[test]
+#[ignore = "child helper: the target program of top_shows_the_data_flow_of_a_live_program"]
+fn flow_program() {
+    let Some(stop) = std::env::var_os("PERFLENS_TOP_STOP") else {
+        return;
+    };
+    let stop = PathBuf::from(stop);
+    let guard = perflens::__private::MainGuard::start(perflens::__private::MainOptions {
+        format: Some(perflens::__private::Format::None),
+        ..Default::default()
+    });
+    let (tx, rx) = perflens::channel!(std::sync::mpsc::sync_channel::<u64>(64), label = "jobs");
+    let totals = std::sync::Arc::new(perflens::lock!(
+        perflens::sync::Mutex::new(0u64),
+        label = "totals"
+    ));
+    let consumer = std::thread::spawn({
+        let totals = totals.clone();
+        move || {
+            for v in rx {
+                *totals.lock().unwrap() += v;
+            }
+        }
+    });
+    // Bounded even if the test dies before creating the stop file.
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut i = 0;
+    while !stop.exists() && Instant::now() < deadline {
+        {
+            // Sent while the lock is held a while: the consumer waits
+            // for it (contended acquisitions, measured waits).
+            let mut t = totals.lock().unwrap();
+            tx.send(i).unwrap();
+            std::thread::sleep(Duration::from_micros(300));
+            *t += 1;
+        }
+        i += 1;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    drop(tx);
+    consumer.join().unwrap();
+    // "main" returns: the final report, `"finished": true`.
+    drop(guard);
+}
+
 /// The target program, killed if the test ends before it does.
 struct Target(Child);
 
@@ -101,13 +146,14 @@ enum Watch {
 }
 
 impl Target {
-    /// Starts the target; with [`Watch::Live`] its session is published
-    /// under `runtime` (its `XDG_RUNTIME_DIR`), else it rewrites `json`.
-    fn spawn(how: Watch, runtime: &Path, json: &Path, stop: &Path) -> Target {
+    /// Starts the target (`program`: one of the helper tests); with
+    /// [`Watch::Live`] its session is published under `runtime` (its
+    /// `XDG_RUNTIME_DIR`), else it rewrites `json`.
+    fn spawn(program: &str, how: Watch, runtime: &Path, json: &Path, stop: &Path) -> Target {
         let mut cmd = Command::new(std::env::current_exe().unwrap());
         cmd.args([
             "--exact",
-            "target_program",
+            program,
             "--ignored",
             "--nocapture",
             "--test-threads=1",
@@ -298,6 +344,20 @@ fn self_p99_ns(screen: &str, name: &str) -> Option<f64> {
     Some(value.replace(',', "").parse::<f64>().ok()? * scale)
 }
 
+/// The duration whose number is word `at` of `line` (its unit the next
+/// word), in ns.
+fn duration_ns(line: &str, at: usize) -> Option<f64> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let scale = match *words.get(at + 1)? {
+        "ns" => 1.0,
+        "µs" => 1e3,
+        "ms" => 1e6,
+        "s" => 1e9,
+        _ => return None,
+    };
+    Some(words.get(at)?.replace(',', "").parse::<f64>().ok()? * scale)
+}
+
 /// The exit status the shell printed after perflens (`perflens exited
 /// with N` alone on a line: the typed command, which holds the same
 /// words, may wrap anywhere, but never into that).
@@ -346,7 +406,7 @@ fn watches_a_running_program(how: Watch) {
     std::fs::create_dir(&runtime).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
-    let mut target = Target::spawn(how, &runtime, &json, &stop);
+    let mut target = Target::spawn("target_program", how, &runtime, &json, &stop);
     let pid = target.0.id();
     let tmux = Tmux::start(120, 40);
     tmux.wait_for("the shell's prompt", WAIT, |s| !s.trim().is_empty());
@@ -509,6 +569,110 @@ fn watches_a_running_program(how: Watch) {
     assert_eq!(tmux.pane("#{cursor_flag}"), "1");
     assert_eq!(tmux.pane("#{mouse_any_flag}"), "0");
     assert_eq!(tmux.pane("#{pane_current_command}"), "sh");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A directory for a live session's runtime files (its
+/// `XDG_RUNTIME_DIR`, private as one is), in `dir`.
+fn runtime_dir(dir: &Path) -> PathBuf {
+    let runtime = dir.join("runtime");
+    std::fs::create_dir(&runtime).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&runtime, std::fs::Permissions::from_mode(0o700)).unwrap();
+    runtime
+}
+
+/// Waits (bounded) for the live session of `pid` to appear under
+/// `runtime`.
+fn wait_for_session(runtime: &Path, pid: u32) {
+    let end = Instant::now() + WAIT;
+    while perflens_live::find(&runtime.join("perflens"), Some(&pid.to_string())).is_err() {
+        assert!(
+            Instant::now() < end,
+            "the target's live session never appeared"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn top_shows_the_data_flow_of_a_live_program() {
+    let dir = temp_dir("flow");
+    let stop = dir.join("stop");
+    let runtime = runtime_dir(&dir);
+    let mut target = Target::spawn(
+        "flow_program",
+        Watch::Live,
+        &runtime,
+        &dir.join("r.json"),
+        &stop,
+    );
+    let pid = target.0.id();
+    let tmux = Tmux::start(120, 40);
+    tmux.wait_for("the shell's prompt", WAIT, |s| !s.trim().is_empty());
+    wait_for_session(&runtime, pid);
+    tmux.text(&format!(
+        "XDG_RUNTIME_DIR='{}' '{}' top {pid} --interval 300ms; echo \"perflens exited with $?\"",
+        runtime.display(),
+        env!("CARGO_BIN_EXE_perflens"),
+    ));
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("the first picture", WAIT, |s| s.contains("● running:"));
+
+    // `d`: the Data flow tab, the channels first (rates), and a word
+    // about the locks.
+    tmux.keys(&["d"]);
+    let screen = tmux.wait_for("the channel's row", WAIT, |s| {
+        s.contains("Data flow [channels]") && calls(s, "jobs").is_some()
+    });
+    assert!(screen.contains("Sent/s"), "rates by default:\n{screen}");
+    assert!(screen.contains("v: the locks (1)"), "{screen}");
+    // Totals (`r`): the messages sent grow between two captures.
+    tmux.keys(&["r"]);
+    let screen = tmux.wait_for("totals", WAIT, |s| {
+        s.contains("· totals") && calls(s, "jobs").is_some()
+    });
+    let before = calls(&screen, "jobs").unwrap();
+    let screen = tmux.wait_for("more messages sent", WAIT, |s| {
+        calls(s, "jobs").is_some_and(|n| n > before)
+    });
+    assert!(!screen.contains("Sent/s"), "{screen}");
+    // Its capacity, and its send-to-receive latency's p50 read live
+    // (the inclusive-time histograms: without, 0): the word after the
+    // name, five counts and two waits.
+    let jobs = row(&screen, "jobs").unwrap();
+    assert_eq!(jobs.split_whitespace().nth(5), Some("64"), "{screen}");
+    assert!(duration_ns(jobs, 11).is_some_and(|ns| ns > 0.0), "{screen}");
+
+    // `v`: the lock, contended at every message: every figure measured,
+    // its waits' percentiles included (a live source reads those of the
+    // lock sites alone).
+    tmux.keys(&["v"]);
+    let screen = tmux.wait_for("the lock's row", WAIT, |s| {
+        s.contains("Data flow [locks]")
+            && row(s, "totals").is_some_and(|l| !l.split_whitespace().any(|c| c == "-"))
+    });
+    assert!(screen.contains("Wait p50"), "{screen}");
+    // Wait p50 after three counts and the total wait; Hold p50 after the
+    // wait's percentiles and the total hold.
+    let totals = row(&screen, "totals").unwrap();
+    assert!(
+        duration_ns(totals, 6).is_some_and(|ns| ns > 0.0),
+        "{screen}"
+    );
+    assert!(
+        duration_ns(totals, 12).is_some_and(|ns| ns > 0.0),
+        "{screen}"
+    );
+    assert!(calls(&screen, "totals").is_some_and(|n| n > 0), "{screen}");
+
+    std::fs::write(&stop, b"").unwrap();
+    let status = target.wait(WAIT);
+    assert!(status.success(), "target: {status:?}");
+    tmux.wait_for("the target's exit", WAIT, |s| s.contains("target exited"));
+    tmux.keys(&["q"]);
+    let screen = tmux.wait_for("perflens to exit", WAIT, |s| exit_status(s).is_some());
+    assert_eq!(exit_status(&screen), Some(0), "{screen}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -24,11 +24,19 @@ pub enum Tab {
     Async,
     /// Threads.
     Threads,
+    /// Channels and locks ([`FlowView`]).
+    DataFlow,
 }
 
 impl Tab {
     /// Every tab, in order.
-    pub const ALL: [Tab; 4] = [Tab::Functions, Tab::HotPaths, Tab::Async, Tab::Threads];
+    pub const ALL: [Tab; 5] = [
+        Tab::Functions,
+        Tab::HotPaths,
+        Tab::Async,
+        Tab::Threads,
+        Tab::DataFlow,
+    ];
 
     /// Its title on screen.
     pub fn title(self) -> &'static str {
@@ -37,6 +45,7 @@ impl Tab {
             Tab::HotPaths => "Hot paths",
             Tab::Async => "Async",
             Tab::Threads => "Threads",
+            Tab::DataFlow => "Data flow",
         }
     }
 
@@ -63,6 +72,32 @@ impl FnView {
             FnView::Timing => "timing",
             FnView::Alloc => "allocations",
             FnView::Cpu => "CPU",
+        }
+    }
+}
+
+/// The views of the Data flow tab.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowView {
+    /// The channel sites.
+    Channels,
+    /// The lock sites.
+    Locks,
+}
+
+impl FlowView {
+    /// Its name on screen.
+    pub fn title(self) -> &'static str {
+        match self {
+            FlowView::Channels => "channels",
+            FlowView::Locks => "locks",
+        }
+    }
+
+    fn other(self) -> FlowView {
+        match self {
+            FlowView::Channels => FlowView::Locks,
+            FlowView::Locks => FlowView::Channels,
         }
     }
 }
@@ -317,10 +352,13 @@ pub struct App {
     error: Option<String>,
     tab: Tab,
     fn_view: FnView,
+    /// The Data flow tab's view, as chosen (`v`): the one shown while
+    /// both sections have rows (see [`App::flow_view`]).
+    flow_view: FlowView,
     values: Values,
-    sorts: [Sort; 6],
-    selected: [usize; 6],
-    offsets: [usize; 6],
+    sorts: [Sort; TABLES],
+    selected: [usize; TABLES],
+    offsets: [usize; TABLES],
     filter: String,
     editing: Option<String>,
     paused: bool,
@@ -358,10 +396,11 @@ impl App {
             error: None,
             tab: Tab::Functions,
             fn_view: FnView::Timing,
+            flow_view: FlowView::Channels,
             values: Values::Rate,
             sorts,
-            selected: [0; 6],
-            offsets: [0; 6],
+            selected: [0; TABLES],
+            offsets: [0; TABLES],
             filter: String::new(),
             editing: None,
             paused: false,
@@ -481,6 +520,20 @@ impl App {
         self.fn_view
     }
 
+    /// The Data flow tab's view: the one chosen, unless only the other
+    /// section has rows (a program with locks and no channel shows its
+    /// locks).
+    pub fn flow_view(&self) -> FlowView {
+        let Some(r) = self.report() else {
+            return self.flow_view;
+        };
+        match (r.channels.is_empty(), r.locks.is_empty()) {
+            (true, false) => FlowView::Locks,
+            (false, true) => FlowView::Channels,
+            _ => self.flow_view,
+        }
+    }
+
     /// What the next picture must hold for what is on screen: the hot
     /// paths' tree on their tab, and the exclusive-time and bytes-per-call
     /// histograms where columns come from them: the allocation view's
@@ -491,6 +544,7 @@ impl App {
             hot_paths: self.tab == Tab::HotPaths,
             all_histograms: self.tab == Tab::Functions && self.fn_view == FnView::Alloc,
             functions: matches!(self.tab, Tab::Functions | Tab::Async),
+            flow: self.tab == Tab::DataFlow,
         }
     }
 
@@ -540,6 +594,10 @@ impl App {
             Tab::HotPaths => TableId::Paths,
             Tab::Async => TableId::Async,
             Tab::Threads => TableId::Threads,
+            Tab::DataFlow => match self.flow_view() {
+                FlowView::Channels => TableId::Channels,
+                FlowView::Locks => TableId::Locks,
+            },
         }
     }
 
@@ -558,6 +616,18 @@ impl App {
             }
             TableId::Async if self.table.rows.is_empty() && self.filter.is_empty() => {
                 Some("no async function was measured".into())
+            }
+            TableId::Channels | TableId::Locks => {
+                let (channels, locks) = (report.channels.len(), report.locks.len());
+                if channels == 0 && locks == 0 {
+                    return Some(NO_FLOW.into());
+                }
+                // Both sections have rows: say where the other one is.
+                let (other, n) = match self.flow_view() {
+                    FlowView::Channels => ("locks", locks),
+                    FlowView::Locks => ("channels", channels),
+                };
+                (n > 0).then(|| format!("v: the {other} ({n})"))
             }
             _ => None,
         }
@@ -774,6 +844,10 @@ impl App {
                     self.rebuild();
                 }
             }
+            Key::Char('v') if self.tab == Tab::DataFlow => {
+                self.flow_view = self.flow_view().other();
+                self.rebuild();
+            }
             Key::Char('v') => {
                 self.fn_view = match self.fn_view {
                     FnView::Timing => FnView::Alloc,
@@ -791,6 +865,7 @@ impl App {
             Key::Char('h') => self.set_tab(Tab::HotPaths),
             Key::Char('a') => self.set_tab(Tab::Async),
             Key::Char('t') => self.set_tab(Tab::Threads),
+            Key::Char('d') => self.set_tab(Tab::DataFlow),
             Key::Up | Key::Char('k') => self.scroll(-1),
             Key::Down | Key::Char('j') => self.scroll(1),
             Key::PageUp => self.scroll(-page),
@@ -867,8 +942,9 @@ impl App {
         // The raw rows of each picture, made once per picture and table;
         // none from a picture read without what the table shows (the
         // tab was not on screen then): no rows yet, or no rates yet.
-        let raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>, frame: Option<&Frame>| match frame
-        {
+        let raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>,
+                      frame: Option<&Frame>,
+                      holds: fn(&Frame, TableId) -> bool| match frame {
             Some(f) if !holds(f, id) => *cache = None,
             Some(f) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
                 *cache = Some((id, table::rows(id, &f.report, f.tree.as_ref())));
@@ -876,8 +952,8 @@ impl App {
             Some(_) => {}
             None => *cache = None,
         };
-        raw_of(&mut self.raw, self.current.as_ref());
-        raw_of(&mut self.raw_previous, self.previous.as_ref());
+        raw_of(&mut self.raw, self.current.as_ref(), holds);
+        raw_of(&mut self.raw_previous, self.previous.as_ref(), counts);
         let exact_until = self.first_row(self.page) + 2 * self.page.max(50);
         // The tree is lent to the reader of sort keys while the rows are
         // ordered.
@@ -906,7 +982,7 @@ impl App {
                 rows,
                 (self.previous.as_ref().map(|f| &f.report))
                     .zip(self.raw_previous.as_ref().map(|(_, r)| r.as_slice()))
-                    .filter(|_| self.previous.as_ref().is_some_and(|f| holds(f, id))),
+                    .filter(|_| self.previous.as_ref().is_some_and(|f| counts(f, id))),
                 self.values,
                 self.sorts[slot],
                 &self.filter,
@@ -957,8 +1033,21 @@ fn holds(frame: &Frame, id: TableId) -> bool {
         TableId::Paths => frame.holds.hot_paths,
         TableId::Timing | TableId::Alloc | TableId::Cpu | TableId::Async => frame.holds.functions,
         TableId::Threads => true,
+        TableId::Channels | TableId::Locks => frame.holds.flow,
     }
 }
+
+/// Whether a picture holds the counters table `id`'s rates come from:
+/// a flow site's are exact in any picture (only its percentiles need
+/// [`Needs::flow`]), so the tab has rates at its first picture.
+fn counts(frame: &Frame, id: TableId) -> bool {
+    matches!(id, TableId::Channels | TableId::Locks) || holds(frame, id)
+}
+
+/// The tables' count, for the per-table state.
+const TABLES: usize = TableId::ALL.len();
+
+const NO_FLOW: &str = "no channel or lock in this program (perflens::channel!, perflens::sync)";
 
 const NO_ALLOC: &str = "allocations were not counted (the `alloc` feature)";
 

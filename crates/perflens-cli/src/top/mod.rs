@@ -1,9 +1,10 @@
 //! `perflens top [PID|PATH] [--interval MS]`: the full-screen live view.
 //!
 //! The view reads pictures from a [`Source`] every interval (500 ms by
-//! default) and shows them in four tabs: Functions (timing, allocations,
-//! CPU), Hot paths (a tree), Async and Threads. The numbers are rates per
-//! second over the last interval, or the session's totals (`r`).
+//! default) and shows them in five tabs: Functions (timing, allocations,
+//! CPU), Hot paths (a tree), Async, Threads and Data flow (channels,
+//! locks). The numbers are rates per second over the last interval, or
+//! the session's totals (`r`).
 //!
 //! - `source.rs`: the [`Source`] trait and the JSON report file source;
 //! - `table.rs`: each table's columns and raw rows, from one report;

@@ -71,6 +71,11 @@ pub struct Needs {
     /// the inclusive-time histograms (their time percentiles; without,
     /// those are only counted).
     pub functions: bool,
+    /// The data-flow rows' percentiles (the Data flow tab): the
+    /// inclusive-time histograms (channel latency, lock holds), and the
+    /// exclusive-time ones of the lock sites' nodes alone (their waits).
+    /// A flow site's counts are exact without.
+    pub flow: bool,
 }
 
 impl Needs {
@@ -79,6 +84,7 @@ impl Needs {
         hot_paths: true,
         all_histograms: true,
         functions: true,
+        flow: true,
     };
 }
 
@@ -188,10 +194,16 @@ impl Source for LiveSource {
             } => Histograms::All,
             Needs {
                 functions: true, ..
-            } => Histograms::Inclusive,
+            }
+            | Needs { flow: true, .. } => Histograms::Inclusive,
             _ => Histograms::Counts,
         };
-        let live = self.session.raw_snapshot_with(what).map_err(|e| e.0)?;
+        let mut live = self.session.raw_snapshot_with(what).map_err(|e| e.0)?;
+        if self.needs.flow && what != Histograms::All {
+            // The lock sites' waits: their nodes' exclusive-time
+            // histograms, read alone (a few nodes of thousands).
+            lock_waits(&self.session, &mut live)?;
+        }
         // The tab shows the tree, not the paths: made straight from the
         // snapshot, it costs a fraction of the paths it would be made from.
         let report = live.report(&ReportOptions {
@@ -269,6 +281,43 @@ impl Source for LiveSource {
         }
         Ok(())
     }
+}
+
+/// Reads the exclusive-time histograms (the waits) of the lock sites'
+/// nodes of `live`, read without them, into its snapshot.
+fn lock_waits(session: &LiveSession, live: &mut Live) -> Result<(), String> {
+    use perflens_core::FlowKind;
+    use perflens_core::snapshot::CallsiteKind;
+    let snap = &live.snapshot;
+    let is_lock: Vec<bool> = (snap.paths.iter().enumerate())
+        .map(|(i, p)| {
+            i != 0
+                && (snap.callsites.get(p.callsite as usize))
+                    .is_some_and(|c| c.kind == CallsiteKind::Flow(FlowKind::Lock))
+        })
+        .collect();
+    if !is_lock.contains(&true) {
+        return Ok(());
+    }
+    let at: Vec<(usize, usize)> = (snap.threads.iter().enumerate())
+        .flat_map(|(t, thread)| {
+            (thread.nodes.iter().enumerate())
+                .filter(|(_, n)| is_lock.get(n.path as usize) == Some(&true))
+                .map(move |(j, _)| (t, j))
+        })
+        .collect();
+    let hists = session.self_histograms(live, &at).map_err(|e| e.0)?;
+    for ((t, j), h) in at.into_iter().zip(hists) {
+        if let Some(n) = live
+            .snapshot
+            .threads
+            .get_mut(t)
+            .and_then(|t| t.nodes.get_mut(j))
+        {
+            n.hist_self = h;
+        }
+    }
+    Ok(())
 }
 
 /// A JSON report file that the target rewrites atomically every

@@ -6,10 +6,11 @@
 //! (`app.rs`) compares two of them to get rates, sorts, filters and
 //! formats.
 
-use perflens_report::{FrameTree, FunctionRow, Report};
+use perflens_report::{ChannelRow, FrameTree, FunctionRow, LockRow, Report};
 use std::rc::Rc;
 
-/// The six tables: the Functions tab has three views.
+/// The eight tables: the Functions tab has three views, the Data flow
+/// tab two.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableId {
     /// Functions: calls and latency.
@@ -24,17 +25,23 @@ pub enum TableId {
     Async,
     /// Threads: CPU time and allocations, live or exited.
     Threads,
+    /// Data flow: the channel sites (`perflens::channel!`, probes).
+    Channels,
+    /// Data flow: the measured lock sites (`perflens::sync`).
+    Locks,
 }
 
 impl TableId {
     /// Every table, in the order of their slots in the app's state.
-    pub const ALL: [TableId; 6] = [
+    pub const ALL: [TableId; 8] = [
         TableId::Timing,
         TableId::Alloc,
         TableId::Cpu,
         TableId::Paths,
         TableId::Async,
         TableId::Threads,
+        TableId::Channels,
+        TableId::Locks,
     ];
 
     /// The table's slot (its index in [`TableId::ALL`]).
@@ -51,18 +58,22 @@ impl TableId {
             TableId::Paths => PATHS,
             TableId::Async => ASYNC,
             TableId::Threads => THREADS,
+            TableId::Channels => CHANNELS,
+            TableId::Locks => LOCKS,
         }
     }
 
     /// The column rows are sorted by until a key says otherwise.
     pub fn default_sort(self) -> usize {
         match self {
-            TableId::Timing => 6,  // Total
-            TableId::Alloc => 2,   // Alloc
-            TableId::Cpu => 1,     // CPU self
-            TableId::Paths => 2,   // Self
-            TableId::Async => 2,   // Busy
-            TableId::Threads => 0, // Thread, in registration order
+            TableId::Timing => 6,   // Total
+            TableId::Alloc => 2,    // Alloc
+            TableId::Cpu => 1,      // CPU self
+            TableId::Paths => 2,    // Self
+            TableId::Async => 2,    // Busy
+            TableId::Threads => 0,  // Thread, in registration order
+            TableId::Channels => 1, // Sent
+            TableId::Locks => 4,    // Wait
         }
     }
 }
@@ -187,6 +198,44 @@ const THREADS: &[Column] = &[
     col("Allocs", Count, Counter),
     col("Live", SignedBytes, Gauge),
     col("Peak live", Bytes, Gauge),
+];
+
+/// The channel sites (one row per `perflens::channel!` site or probe):
+/// traffic (counters), what is queued and who is alive (levels), waits
+/// (counters: time per second in rates) and the send-to-receive latency.
+const CHANNELS: &[Column] = &[
+    col("Channel", Text, Gauge),
+    col("Sent", Count, Counter),
+    col("Received", Count, Counter),
+    col("Queued", Count, Gauge),
+    col("Max queued", Count, Gauge),
+    col("Capacity", Count, Gauge),
+    col("Dropped", Count, Counter),
+    col("Send wait", Duration, Counter),
+    col("Recv wait", Duration, Counter),
+    col("Latency p50", Duration, Gauge),
+    col("Latency p99", Duration, Gauge),
+    col("Senders", Count, Gauge),
+    col("Receivers", Count, Gauge),
+    col("Made", Count, Counter),
+];
+
+/// The lock sites (one row per `perflens::sync` label or place):
+/// acquisitions and waits (counters), the waits' and holds'
+/// percentiles and the most waiters at once (levels).
+const LOCKS: &[Column] = &[
+    col("Lock", Text, Gauge),
+    col("Acquired", Count, Counter),
+    col("Contended", Count, Counter),
+    col("Shared", Count, Counter),
+    col("Wait", Duration, Counter),
+    col("Wait p50", Duration, Gauge),
+    col("Wait p99", Duration, Gauge),
+    col("Hold", Duration, Counter),
+    col("Hold p50", Duration, Gauge),
+    col("Hold p99", Duration, Gauge),
+    col("Hold max", Duration, Gauge),
+    col("Max waiters", Count, Gauge),
 ];
 
 /// One value as the report holds it.
@@ -345,7 +394,100 @@ pub fn rows(table: TableId, report: &Report, tree: Option<&FrameTree>) -> Vec<Ra
             None => paths(&FrameTree::from_report(report)),
         },
         TableId::Threads => threads(report),
+        TableId::Channels => channels(report),
+        TableId::Locks => locks(report),
     }
+}
+
+/// A flat row named `name`, keyed by it.
+fn named(name: &str, values: Vec<Raw>) -> RawRow {
+    RawRow {
+        key: RowKey::of(&[name]),
+        name: Rc::from(name),
+        parent: None,
+        values,
+    }
+}
+
+/// The Channels rows. Durations are `-` where no clock was read (count
+/// mode) and percentiles where no message's latency was measured.
+fn channels(report: &Report) -> Vec<RawRow> {
+    let timed = report.has_timing();
+    let time = |ns: u64| if timed { Raw::U(ns) } else { Raw::Missing };
+    (report.channels.iter())
+        .map(|c: &ChannelRow| {
+            let latency = |ns: u64| {
+                if timed && c.latency_count > 0 {
+                    Raw::U(ns)
+                } else {
+                    Raw::Missing
+                }
+            };
+            named(
+                &c.name,
+                vec![
+                    Raw::Name,
+                    Raw::U(c.sent),
+                    Raw::U(c.received),
+                    Raw::U(c.queued),
+                    Raw::U(c.max_queued),
+                    c.capacity
+                        .map_or_else(|| Raw::T("unbounded".into()), Raw::U),
+                    Raw::U(c.dropped),
+                    time(c.send_wait_ns),
+                    time(c.recv_wait_ns),
+                    latency(c.latency_p50_ns),
+                    latency(c.latency_p99_ns),
+                    Raw::U(c.senders),
+                    Raw::U(c.receivers),
+                    Raw::U(c.created),
+                ],
+            )
+        })
+        .collect()
+}
+
+/// The Locks rows. Durations are `-` where no clock was read (count
+/// mode); the wait percentiles where no contended acquisition's wait was
+/// measured, the hold ones where no hold was.
+fn locks(report: &Report) -> Vec<RawRow> {
+    let timed = report.has_timing();
+    let time = |ns: u64| if timed { Raw::U(ns) } else { Raw::Missing };
+    (report.locks.iter())
+        .map(|l: &LockRow| {
+            let wait = |ns: u64| {
+                if timed && l.wait_count > 0 {
+                    Raw::U(ns)
+                } else {
+                    Raw::Missing
+                }
+            };
+            let hold = |ns: u64| {
+                if timed && l.hold_count > 0 {
+                    Raw::U(ns)
+                } else {
+                    Raw::Missing
+                }
+            };
+            named(
+                &l.name,
+                vec![
+                    Raw::Name,
+                    Raw::U(l.acquisitions),
+                    Raw::U(l.contended),
+                    Raw::U(l.shared),
+                    time(l.wait_ns),
+                    wait(l.wait_p50_ns),
+                    wait(l.wait_p99_ns),
+                    time(l.hold_ns),
+                    hold(l.hold_p50_ns),
+                    hold(l.hold_p99_ns),
+                    hold(l.hold_max_ns),
+                    Raw::U(l.max_waiters),
+                ],
+            )
+        })
+        .collect()
 }
 
 fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<RawRow> {

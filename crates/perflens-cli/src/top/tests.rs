@@ -587,6 +587,8 @@ fn async_rows_show_busy_wait_polls_and_cancelled() {
         &mut app,
         &[Key::BackTab, Key::BackTab, Key::Tab, Key::Tab, Key::Tab],
     );
+    assert_eq!(app.tab(), super::app::Tab::DataFlow);
+    keys(&mut app, &[Key::Tab]);
     assert_eq!(app.tab(), super::app::Tab::Functions);
     assert_eq!(order(&app).len(), 2);
 }
@@ -1127,6 +1129,7 @@ fn a_picture_without_the_table_gives_no_rates() {
             hot_paths,
             all_histograms: true,
             functions: !hot_paths,
+            flow: false,
         };
         f.tree = hot_paths.then(|| FrameTree::from_snapshot(&snap));
         f
@@ -1341,4 +1344,320 @@ fn a_tree_sorted_by_self_p99_reads_the_percentiles_that_order_the_rows_seen() {
     asked_cell.borrow_mut().clear();
     app.fill_self_percentiles(&mut fill);
     assert!(asked().is_empty(), "{:?}", asked());
+}
+
+/// A channel row's JSON: `(name, sent, received, queued, capacity)`;
+/// two senders, one receiver, one channel made per 100 messages.
+fn channel(name: &str, sent: u64, received: u64, queued: u64, capacity: Option<u64>) -> String {
+    format!(
+        r#"{{"name": "{name}", "created": {made}, "senders": 2, "receivers": 1,
+            "sent": {sent}, "received": {received}, "dropped": 0, "queued": {queued},
+            "max_queued": {max}, "capacity": {cap}, "send_wait_ns": {send_wait},
+            "recv_wait_ns": 0, "latency_count": {received}, "latency_mean_ns": 1500,
+            "latency_p50_ns": 1000, "latency_p99_ns": 9000, "latency_max_ns": 20000}}"#,
+        made = sent / 100,
+        max = queued + 1,
+        cap = capacity.map_or("null".to_string(), |c| c.to_string()),
+        send_wait = sent * 10,
+    )
+}
+
+/// A lock row's JSON: `(name, acquisitions, contended, wait_ns)`; every
+/// acquisition held 1 µs.
+fn lock(name: &str, acquisitions: u64, contended: u64, wait_ns: u64) -> String {
+    format!(
+        r#"{{"name": "{name}", "acquisitions": {acquisitions}, "shared": 0,
+            "contended": {contended}, "max_waiters": 3, "hold_count": {acquisitions},
+            "hold_ns": {hold}, "hold_mean_ns": 1000, "hold_p50_ns": 1000,
+            "hold_p99_ns": 2000, "hold_max_ns": 5000, "wait_count": {contended},
+            "wait_ns": {wait_ns}, "wait_mean_ns": 0, "wait_p50_ns": 300,
+            "wait_p99_ns": 700, "wait_max_ns": 900}}"#,
+        hold = acquisitions * 1000,
+    )
+}
+
+/// A report with these channel and lock rows (and one function).
+fn flow_report(elapsed: u64, channels: &[String], locks: &[String]) -> Report {
+    let mut extra = String::new();
+    if !channels.is_empty() {
+        extra.push_str(&format!(r#", "channels": [{}]"#, channels.join(",")));
+    }
+    if !locks.is_empty() {
+        extra.push_str(&format!(r#", "locks": [{}]"#, locks.join(",")));
+    }
+    report_with(
+        elapsed,
+        false,
+        &[func("app::main", 1, 1_000, 1_000)],
+        &[],
+        &[],
+        &extra,
+    )
+}
+
+/// Two successive reports, half a second apart: two channels and two
+/// locks.
+fn two_flow_reports() -> (Report, Report) {
+    let a = flow_report(
+        1_000_000_000,
+        &[
+            channel("jobs", 1_000, 990, 10, Some(16)),
+            channel("results", 400, 400, 0, None),
+        ],
+        &[lock("totals", 500, 20, 40_000), lock("cache", 80, 0, 0)],
+    );
+    let b = flow_report(
+        1_500_000_000,
+        &[
+            channel("jobs", 1_600, 1_584, 16, Some(16)),
+            channel("results", 1_400, 1_399, 1, None),
+            channel("late", 7, 0, 7, Some(8)),
+        ],
+        &[lock("totals", 800, 50, 100_000), lock("cache", 280, 1, 500)],
+    );
+    (a, b)
+}
+
+#[test]
+fn data_flow_rows_are_the_channels_and_locks_with_rates_of_two_reports() {
+    let (a, b) = two_flow_reports();
+    let mut app = app();
+    app.update(Ok(frame(a)));
+    app.key(Key::Char('d'));
+    assert_eq!(app.table_id(), TableId::Channels);
+    assert!(app.needs().flow && !app.needs().functions && !app.needs().hot_paths);
+    assert_eq!(
+        app.table().headers,
+        [
+            "Channel",
+            "Sent/s▼",
+            "Received/s",
+            "Queued",
+            "Max queued",
+            "Capacity",
+            "Dropped/s",
+            "Send wait/s",
+            "Recv wait/s",
+            "Latency p50",
+            "Latency p99",
+            "Senders",
+            "Receivers",
+            "Made/s",
+        ]
+    );
+    // One report: no rate yet; the levels are there.
+    assert_eq!(
+        cells(&app, "jobs"),
+        [
+            "jobs", "-", "-", "10", "11", "16", "-", "-", "-", "1.00 µs", "9.00 µs", "2", "1", "-"
+        ]
+    );
+    assert_eq!(cells(&app, "results")[5], "unbounded");
+    assert_eq!(app.note().as_deref(), Some("v: the locks (2)"));
+
+    app.update(Ok(frame(b)));
+    // jobs: 600 sent, 594 received, 6,000 ns of send wait, 6 made in
+    // half a second; results: 1,000 sent, 999 received; late: new, so
+    // all of its 7 since the last report.
+    assert_eq!(
+        cells(&app, "jobs"),
+        [
+            "jobs",
+            "1,200",
+            "1,188",
+            "16",
+            "17",
+            "16",
+            "0",
+            "12.00 µs",
+            "0 ns",
+            "1.00 µs",
+            "9.00 µs",
+            "2",
+            "1",
+            "12"
+        ]
+    );
+    assert_eq!(cells(&app, "results")[1..3], ["2,000", "1,998"]);
+    assert_eq!(cells(&app, "late")[1..3], ["14", "0"]);
+    // No message of `late` was received: no latency.
+    assert_eq!(cells(&app, "late")[9..11], ["-", "-"]);
+    // By Sent/s, largest first.
+    assert_eq!(order(&app), ["results", "jobs", "late"]);
+
+    // Totals: the reports' own figures; the sort by Sent stays.
+    app.key(Key::Char('r'));
+    assert_eq!(app.table().headers[1], "Sent▼");
+    assert_eq!(cells(&app, "jobs")[1..3], ["1,600", "1,584"]);
+    assert_eq!(cells(&app, "jobs")[13], "16");
+    assert_eq!(order(&app), ["jobs", "results", "late"]);
+
+    // `v`: the locks, by their wait, largest first.
+    app.key(Key::Char('r'));
+    app.key(Key::Char('v'));
+    assert_eq!(app.table_id(), TableId::Locks);
+    assert_eq!(app.note().as_deref(), Some("v: the channels (3)"));
+    assert_eq!(
+        app.table().headers,
+        [
+            "Lock",
+            "Acquired/s",
+            "Contended/s",
+            "Shared/s",
+            "Wait/s▼",
+            "Wait p50",
+            "Wait p99",
+            "Hold/s",
+            "Hold p50",
+            "Hold p99",
+            "Hold max",
+            "Max waiters",
+        ]
+    );
+    // totals: 300 acquired, 30 contended, 60 µs waited, 300 µs held in
+    // half a second; cache: 200 acquired, 1 contended, 500 ns waited.
+    assert_eq!(
+        cells(&app, "totals"),
+        [
+            "totals",
+            "600",
+            "60",
+            "0",
+            "120.00 µs",
+            "300 ns",
+            "700 ns",
+            "600.00 µs",
+            "1.00 µs",
+            "2.00 µs",
+            "5.00 µs",
+            "3"
+        ]
+    );
+    assert_eq!(cells(&app, "cache")[1..5], ["400", "2", "0", "1.00 µs"]);
+    assert_eq!(order(&app), ["totals", "cache"]);
+    // `2`: by Acquired/s, largest first; again: reversed.
+    app.key(Key::Char('2'));
+    assert_eq!(order(&app), ["totals", "cache"]);
+    app.key(Key::Char('2'));
+    assert_eq!(order(&app), ["cache", "totals"]);
+    // `v` again: the channels, with their own sort kept.
+    app.key(Key::Char('v'));
+    assert_eq!(app.table_id(), TableId::Channels);
+    assert_eq!(order(&app), ["results", "jobs", "late"]);
+}
+
+#[test]
+fn data_flow_rows_sort_by_any_column_and_filter_by_name() {
+    let (a, b) = two_flow_reports();
+    let mut app = app();
+    app.key(Key::Char('d'));
+    app.update(Ok(frame(a)));
+    app.update(Ok(frame(b)));
+    // Queued, a level: largest first, then reversed.
+    app.key(Key::Char('4'));
+    assert_eq!(app.table().headers[3], "Queued▼");
+    assert_eq!(order(&app), ["jobs", "late", "results"]);
+    app.key(Key::Char('4'));
+    assert_eq!(order(&app), ["results", "late", "jobs"]);
+    // Capacity: numbers first, `unbounded` after them.
+    app.key(Key::Char('6'));
+    assert_eq!(order(&app), ["jobs", "late", "results"]);
+    // By name, A to Z.
+    app.key(Key::Char('1'));
+    assert_eq!(order(&app), ["jobs", "late", "results"]);
+    app.key(Key::Char('1'));
+    assert_eq!(order(&app), ["results", "late", "jobs"]);
+    // `s` moves to the next column: Sent.
+    app.key(Key::Char('s'));
+    assert_eq!(app.table().headers[1], "Sent/s▼");
+    assert_eq!(order(&app), ["results", "jobs", "late"]);
+
+    // The filter: by name, case-insensitive, applied on Enter.
+    keys(&mut app, &[Key::Char('/')]);
+    type_text(&mut app, "S");
+    assert_eq!(order(&app).len(), 3);
+    app.key(Key::Enter);
+    assert_eq!(order(&app), ["results", "jobs"]);
+    // It applies to the locks too.
+    app.key(Key::Char('v'));
+    assert_eq!(order(&app), ["totals"]);
+    app.key(Key::Esc);
+    assert_eq!(order(&app), ["totals", "cache"]);
+    // The selection moves and stays in bounds.
+    keys(&mut app, &[Key::Down, Key::Down, Key::Down]);
+    assert_eq!(app.selected(), 1);
+    app.scroll(-10);
+    assert_eq!(app.selected(), 0);
+}
+
+#[test]
+fn data_flow_shows_the_section_that_has_rows_or_says_there_is_none() {
+    let mut app = app();
+    app.key(Key::Char('d'));
+    app.update(Ok(frame(flow_report(
+        1_000_000_000,
+        &[],
+        &[lock("totals", 5, 1, 100)],
+    ))));
+    // Only locks: the locks, whatever the view chosen; `v` has nothing
+    // else to show.
+    assert_eq!(app.table_id(), TableId::Locks);
+    assert_eq!(app.note(), None);
+    app.key(Key::Char('v'));
+    assert_eq!(app.table_id(), TableId::Locks);
+    assert_eq!(order(&app), ["totals"]);
+    // Only channels: the channels.
+    app.update(Ok(frame(flow_report(
+        2_000_000_000,
+        &[channel("jobs", 5, 5, 0, None)],
+        &[],
+    ))));
+    assert_eq!(app.table_id(), TableId::Channels);
+    assert_eq!(order(&app), ["jobs"]);
+    // Neither: no rows, and why.
+    app.update(Ok(frame(flow_report(3_000_000_000, &[], &[]))));
+    assert_eq!(order(&app).len(), 0);
+    assert_eq!(
+        app.note().as_deref(),
+        Some("no channel or lock in this program (perflens::channel!, perflens::sync)")
+    );
+    let screen = super::draw_offscreen(&mut app, 120, 10);
+    let text: String = (screen.content.iter()).map(|c| c.symbol()).collect();
+    assert!(text.contains("Data flow"), "{text}");
+    assert!(text.contains("no channel or lock"), "{text}");
+}
+
+#[test]
+fn data_flow_rates_come_from_pictures_read_for_other_tabs() {
+    let (a, b) = two_flow_reports();
+    let mut app = app();
+    // Read for the Functions tab: the flow sites' counts are exact, their
+    // percentiles not read.
+    let mut first = frame(a);
+    first.holds = Needs {
+        functions: true,
+        ..Needs::default()
+    };
+    app.update(Ok(first));
+    app.key(Key::Char('d'));
+    // Not shown from such a picture: its percentiles would be wrong.
+    assert_eq!(order(&app).len(), 0);
+    let mut second = frame(b);
+    second.holds = Needs {
+        flow: true,
+        ..Needs::default()
+    };
+    app.update(Ok(second));
+    // Rates at once, against the picture before.
+    assert_eq!(cells(&app, "jobs")[1], "1,200");
+    // Count mode: no durations.
+    let mut c = flow_report(
+        2_000_000_000,
+        &[channel("jobs", 2_000, 1_990, 10, Some(16))],
+        &[lock("totals", 900, 50, 0)],
+    );
+    c.mode = perflens_report::ReportMode::Count;
+    app.update(Ok(frame(c)));
+    assert_eq!(cells(&app, "jobs")[1], "800");
+    assert_eq!(cells(&app, "jobs")[7..11], ["-", "-", "-", "-"]);
 }

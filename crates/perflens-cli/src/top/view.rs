@@ -20,8 +20,12 @@ const NAME_MIN: usize = 24;
 /// The help, one key a line.
 pub const HELP: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "next / previous tab"),
-    ("f h a t", "Functions, Hot paths, Async, Threads"),
+    (
+        "f h a t d",
+        "Functions, Hot paths, Async, Threads, Data flow",
+    ),
     ("v", "Functions: timing, allocations, CPU"),
+    ("v", "Data flow: channels, locks"),
     ("r", "rate per second over the last interval / totals"),
     ("s / S", "sort by the next column / reverse the order"),
     ("1-9", "sort by that column (again: reverse)"),
@@ -112,10 +116,17 @@ fn state_line(app: &App) -> Paragraph<'static> {
 
 fn draw_tabs(frame: &mut Frame, app: &App, area: Rect) {
     let titles = Tab::ALL.iter().map(|t| {
-        if *t == Tab::Functions {
-            format!("Functions [{}]", app.fn_view().title())
-        } else {
-            t.title().to_string()
+        match t {
+            Tab::Functions => format!("Functions [{}]", app.fn_view().title()),
+            // No view to name before the first picture, or without a
+            // channel or a lock.
+            Tab::DataFlow
+                if (app.report())
+                    .is_some_and(|r| !r.channels.is_empty() || !r.locks.is_empty()) =>
+            {
+                format!("Data flow [{}]", app.flow_view().title())
+            }
+            _ => t.title().to_string(),
         }
     });
     let selected = Tab::ALL.iter().position(|&t| t == app.tab());
@@ -259,7 +270,7 @@ fn status_line(app: &App) -> Paragraph<'static> {
         )));
     }
     Paragraph::new(
-        "q quit  ? help  Tab/f/h/a/t tabs  v view  r rate/total  s/S sort  / filter  p pause",
+        "q quit  ? help  Tab/f/h/a/t/d tabs  v view  r rate/total  s/S sort  / filter  p pause",
     )
     .style(Style::new().add_modifier(Modifier::DIM))
 }
