@@ -56,11 +56,20 @@ mod wrapped;
 #[cfg(feature = "enabled")]
 pub use envelope::{Envelope, Wrap};
 #[cfg(feature = "enabled")]
+#[allow(unused_imports)]
+pub(crate) use envelope::{ReceiverCount, SenderCount};
+#[cfg(feature = "enabled")]
 pub use wrapped::Measured;
 #[cfg(all(feature = "enabled", feature = "flow-stream"))]
 pub use wrapped::MeasuredStream;
 
+#[cfg(feature = "flow-async-channel")]
+pub mod async_channel;
 #[cfg(feature = "flow-crossbeam")]
 pub mod crossbeam;
+#[cfg(feature = "flow-flume")]
+pub mod flume;
+#[cfg(feature = "flow-futures")]
+pub mod futures;
 #[cfg(feature = "flow-std")]
 pub mod std;
