@@ -357,6 +357,18 @@ macro_rules! async_channel_suite {
                 drop(tx);
                 assert!(weak.upgrade().is_none());
                 assert_eq!(rx2.recv_blocking(), Ok(1));
+                drop((rx, rx2));
+                let (tx, rx) = $make;
+                let weak_rx = rx.downgrade();
+                assert_eq!(weak_rx.upgrade().unwrap().receiver_count(), 2);
+                {
+                    let mut closed = pin!(tx.closed());
+                    assert!(closed.as_mut().poll(&mut noop()).is_pending());
+                    drop(rx);
+                    assert!(closed.as_mut().poll(&mut noop()).is_ready());
+                }
+                assert!(weak_rx.upgrade().is_none());
+                assert_eq!(tx.try_send(2u32), Err(e::TrySendError::Closed(2)));
             }
         }
     };
@@ -390,6 +402,7 @@ macro_rules! futures_suite {
                 assert!(e.is_full() && !e.is_disconnected());
                 assert_eq!(format!("{e:?}"), "TrySendError { kind: Full }");
                 assert_eq!(e.to_string(), "send failed because channel is full");
+                assert!(e.clone().into_send_error().is_full());
                 assert_eq!(e.into_inner(), 3);
                 assert!(tx.poll_ready(&mut noop()).is_pending());
                 assert_eq!(rx.try_recv(), Ok(1));

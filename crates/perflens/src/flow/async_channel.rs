@@ -15,16 +15,16 @@
 //! queued still holds. A message that `force_send` pushed out of a full
 //! channel counts as dropped.
 //!
-//! Not kept: `Sender::closed` (its future type is async-channel's, of
-//! the envelope type) and `Receiver::downgrade` / `WeakReceiver`.
+//! Everything of async-channel's endpoints is kept, `Sender::closed`
+//! ([`Closed`]) and the weak endpoints too.
 
 pub use async_channel::{RecvError, SendError, TryRecvError, TrySendError};
 
 #[cfg(not(feature = "enabled"))]
-pub use async_channel::{Receiver, Recv, Send, Sender, WeakSender};
+pub use async_channel::{Closed, Receiver, Recv, Send, Sender, WeakReceiver, WeakSender};
 
 #[cfg(feature = "enabled")]
-pub use measured::{Receiver, Recv, Send, Sender, WeakSender};
+pub use measured::{Closed, Receiver, Recv, Send, Sender, WeakReceiver, WeakSender};
 
 #[cfg(feature = "enabled")]
 mod measured {
@@ -118,6 +118,13 @@ mod measured {
                 since: 0,
                 waiting: false,
                 done: false,
+            }
+        }
+
+        /// A future ready once the channel is closed.
+        pub fn closed(&self) -> Closed<'_, T> {
+            Closed {
+                inner: self.inner.closed(),
             }
         }
 
@@ -260,6 +267,56 @@ mod measured {
     impl<T> fmt::Debug for WeakSender<T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             write!(f, "WeakSender {{ .. }}")
+        }
+    }
+
+    /// A receiver that does not keep its channel open
+    /// ([`Receiver::downgrade`]).
+    pub struct WeakReceiver<T> {
+        inner: ac::WeakReceiver<Envelope<T>>,
+        site: &'static FlowSite,
+    }
+
+    impl<T> WeakReceiver<T> {
+        /// A receiver again, unless the channel is closed.
+        pub fn upgrade(&self) -> Option<Receiver<T>> {
+            (self.inner.upgrade()).map(|inner| Receiver::new(inner, ReceiverCount::new(self.site)))
+        }
+    }
+
+    impl<T> Clone for WeakReceiver<T> {
+        fn clone(&self) -> WeakReceiver<T> {
+            WeakReceiver {
+                inner: self.inner.clone(),
+                site: self.site,
+            }
+        }
+    }
+
+    impl<T> fmt::Debug for WeakReceiver<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            write!(f, "WeakReceiver {{ .. }}")
+        }
+    }
+
+    /// [`Sender::closed`]: async-channel's own future.
+    #[must_use = "futures do nothing unless you `.await` or poll them"]
+    pub struct Closed<'a, T> {
+        inner: ac::Closed<'a, Envelope<T>>,
+    }
+
+    impl<T> Future for Closed<'_, T> {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            // SAFETY: `inner` is structurally pinned (never moved out).
+            unsafe { self.map_unchecked_mut(|c| &mut c.inner) }.poll(cx)
+        }
+    }
+
+    impl<T> fmt::Debug for Closed<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("Closed { .. }")
         }
     }
 
@@ -411,6 +468,14 @@ mod measured {
         /// Senders of the channel.
         pub fn sender_count(&self) -> usize {
             self.inner.sender_count()
+        }
+
+        /// A receiver that does not keep the channel open.
+        pub fn downgrade(&self) -> WeakReceiver<T> {
+            WeakReceiver {
+                inner: self.inner.downgrade(),
+                site: self.site(),
+            }
         }
 
         /// Whether both receivers belong to the same channel.

@@ -99,6 +99,8 @@ fn more_channels() {
         perflens::flow::async_channel::WeakSender<u32> => async_channel::WeakSender<u32>,
         perflens::flow::async_channel::Send<'static, u32> => async_channel::Send<'static, u32>,
         perflens::flow::async_channel::Recv<'static, u32> => async_channel::Recv<'static, u32>,
+        perflens::flow::async_channel::Closed<'static, u32> => async_channel::Closed<'static, u32>,
+        perflens::flow::async_channel::WeakReceiver<u32> => async_channel::WeakReceiver<u32>,
     );
     let (mut mtx, mut mrx) = perflens::channel!(futures_channel::mpsc::channel::<u32>(1));
     assert_eq!(type_name_of_val(&mtx), type_name::<futures_channel::mpsc::Sender<u32>>());
