@@ -328,6 +328,17 @@ macro_rules! async_channel_suite {
             }
 
             #[test]
+            fn futures_send_as_the_originals() {
+                fn send<T: Send>(_: &T) {}
+                let (tx, rx) = $make;
+                let f = tx.send(1u32);
+                send(&f);
+                drop(f);
+                let r = rx.recv();
+                send(&r);
+            }
+
+            #[test]
             fn receivers_dropped_with_messages_queued() {
                 let dropped = Arc::new(AtomicU32::new(0));
                 let (tx, rx) = $unbounded;
@@ -523,6 +534,26 @@ macro_rules! futures_suite {
                 assert!(utx.is_closed());
                 drop(utx);
                 assert_eq!(dropped.load(Ordering::Relaxed), 3);
+            }
+
+            #[test]
+            fn endpoints_send_sync_and_debug_as_the_originals() {
+                fn send_sync<T: Send + Sync + Unpin>(_: &T) {}
+                let (tx, rx) = $make;
+                let (utx, urx) = $unbounded;
+                let (otx, orx) = $oneshot;
+                send_sync(&tx);
+                send_sync(&rx);
+                send_sync(&utx);
+                send_sync(&urx);
+                send_sync(&otx);
+                send_sync(&orx);
+                assert_eq!(format!("{tx:?}"), "Sender { closed: false }");
+                assert_eq!(format!("{utx:?}"), "UnboundedSender { closed: false }");
+                drop((rx, urx, orx));
+                otx.send(1u32).unwrap_err();
+                tx.clone().try_send(2u32).unwrap_err();
+                utx.unbounded_send(3u32).unwrap_err();
             }
 
             #[test]
