@@ -47,19 +47,35 @@ fn the_off_build_compiles_no_runtime() {
     crates.sort_unstable();
     crates.dedup();
     // The user's crate, the facade, the macros and the macros' own
-    // compile-time dependencies, and the channel crate the user's crate
-    // uses (whose perflens aliases are its own types there): no runtime,
+    // compile-time dependencies, and the channel crates the user's crate
+    // uses (crossbeam, flume, async-channel, futures-channel: perflens's
+    // aliases are their own types there) with their own dependencies
+    // (flume's spin and its lock_api, async-channel's event-listener,
+    // futures-core and futures-sink, which perflens's backends name too): no runtime,
     // sampler, report writer or anything they pull in.
     assert_eq!(
         crates,
         [
+            "async-channel",
+            "concurrent-queue",
             "crossbeam-channel",
             "crossbeam-utils",
+            "event-listener",
+            "event-listener-strategy",
+            "flume",
+            "futures-channel",
+            "futures-core",
+            "futures-sink",
+            "lock_api",
+            "parking",
             "perflens",
             "perflens-macros",
             "perflens-off-build",
+            "pin-project-lite",
             "proc-macro2",
             "quote",
+            "scopeguard",
+            "spin",
             "syn",
             "unicode-ident",
         ],

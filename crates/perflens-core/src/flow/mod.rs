@@ -260,6 +260,16 @@ impl FlowSite {
         max32(&n.rec_open, cap);
     }
 
+    /// A channel made here can now hold `capacity` messages, more than
+    /// when it was made (a `futures` mpsc channel holds its buffer and one
+    /// message per sender: each clone adds one).
+    pub fn capacity_at_least(&'static self, capacity: usize) {
+        if let Some((_, n, _, _)) = self.node() {
+            let cap = u32::try_from(capacity.saturating_add(1)).unwrap_or(u32::MAX);
+            max32(&n.rec_open, cap);
+        }
+    }
+
     /// `n` senders were made (a channel's first, or clones), or dropped
     /// (`n` negative).
     pub fn senders(&'static self, n: i64) {

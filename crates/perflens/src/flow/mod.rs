@@ -13,6 +13,9 @@
 //! |---|---|---|
 //! | `flow-std` | [`flow::std`](self::std) | `std::sync::mpsc`: `channel`, `sync_channel` |
 //! | `flow-crossbeam` | [`flow::crossbeam`](self::crossbeam) | `crossbeam_channel`: `bounded`, `unbounded` |
+//! | `flow-flume` | [`flow::flume`](self::flume) | `flume`: `bounded`, `unbounded` (with `send_async`, `recv_async`, `sink`, `stream`) |
+//! | `flow-async-channel` | [`flow::async_channel`](self::async_channel) | `async_channel`: `bounded`, `unbounded` (the receiver a `Stream`) |
+//! | `flow-futures` | [`flow::futures`](self::futures) | `futures::channel` (`futures-channel`): `mpsc::channel`, `mpsc::unbounded`, `oneshot::channel` (senders `Sink`s, receivers `Stream`s or a `Future`) |
 //!
 //! ```
 //! # #[cfg(feature = "flow-crossbeam")] {
@@ -44,7 +47,11 @@
 //! What changes: each message is 16 bytes larger in the channel (its send
 //! time and site), and a blocking `send`/`recv` first tries once without
 //! blocking (to time only the waits), which is what the blocking call
-//! does first anyway.
+//! does first anyway. An async send or receive wraps the backend's own
+//! future: it waits and wakes as that one does, and a receive opens its
+//! message only once the backend's future has returned it, so dropping
+//! it (a `select!` branch not taken) loses no message. What a backend
+//! cannot keep exactly is listed in its module's docs.
 
 mod probe;
 pub use probe::{Probe, Stamp};
@@ -56,11 +63,20 @@ mod wrapped;
 #[cfg(feature = "enabled")]
 pub use envelope::{Envelope, Wrap};
 #[cfg(feature = "enabled")]
+#[allow(unused_imports)]
+pub(crate) use envelope::{ReceiverCount, SenderCount};
+#[cfg(feature = "enabled")]
 pub use wrapped::Measured;
 #[cfg(all(feature = "enabled", feature = "flow-stream"))]
 pub use wrapped::MeasuredStream;
 
+#[cfg(feature = "flow-async-channel")]
+pub mod async_channel;
 #[cfg(feature = "flow-crossbeam")]
 pub mod crossbeam;
+#[cfg(feature = "flow-flume")]
+pub mod flume;
+#[cfg(feature = "flow-futures")]
+pub mod futures;
 #[cfg(feature = "flow-std")]
 pub mod std;

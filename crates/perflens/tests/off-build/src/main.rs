@@ -54,6 +54,7 @@ fn channels() {
         type_name::<perflens::flow::std::Sender<u32>>(),
         type_name::<std::sync::mpsc::Sender<u32>>()
     );
+    more_channels();
     // A probe does nothing, and compiles.
     static PROBE: perflens::flow::Probe = perflens::flow::Probe::channel("queue");
     PROBE.created(Some(1));
@@ -64,6 +65,67 @@ fn channels() {
     tx.send(1).unwrap();
     stx.send(2).unwrap();
     assert_eq!(rx.recv().unwrap() + srx.recv().unwrap(), 3);
+}
+
+/// flume, async-channel and futures' channels: the constructor call and
+/// the backends' own types.
+fn more_channels() {
+    use std::any::{type_name, type_name_of_val};
+    macro_rules! same {
+        ($($ours:ty => $theirs:ty),* $(,)?) => {
+            $(assert_eq!(type_name::<$ours>(), type_name::<$theirs>());)*
+        };
+    }
+    let (ftx, frx) = perflens::channel!(flume::bounded::<u32>(1), label = "flume");
+    assert_eq!(type_name_of_val(&ftx), type_name::<flume::Sender<u32>>());
+    assert_eq!(type_name_of_val(&frx), type_name::<flume::Receiver<u32>>());
+    same!(
+        perflens::flow::flume::Sender<u32> => flume::Sender<u32>,
+        perflens::flow::flume::Receiver<u32> => flume::Receiver<u32>,
+        perflens::flow::flume::WeakSender<u32> => flume::WeakSender<u32>,
+        perflens::flow::flume::SendFut<'static, u32> => flume::r#async::SendFut<'static, u32>,
+        perflens::flow::flume::SendSink<'static, u32> => flume::r#async::SendSink<'static, u32>,
+        perflens::flow::flume::RecvFut<'static, u32> => flume::r#async::RecvFut<'static, u32>,
+        perflens::flow::flume::RecvStream<'static, u32> => flume::r#async::RecvStream<'static, u32>,
+        perflens::flow::flume::Drain<'static, u32> => flume::Drain<'static, u32>,
+        perflens::flow::flume::IntoIter<u32> => flume::IntoIter<u32>,
+    );
+    let (atx, arx) = perflens::channel!(async_channel::unbounded::<u32>());
+    assert_eq!(type_name_of_val(&atx), type_name::<async_channel::Sender<u32>>());
+    assert_eq!(type_name_of_val(&arx), type_name::<async_channel::Receiver<u32>>());
+    same!(
+        perflens::flow::async_channel::Sender<u32> => async_channel::Sender<u32>,
+        perflens::flow::async_channel::Receiver<u32> => async_channel::Receiver<u32>,
+        perflens::flow::async_channel::WeakSender<u32> => async_channel::WeakSender<u32>,
+        perflens::flow::async_channel::Send<'static, u32> => async_channel::Send<'static, u32>,
+        perflens::flow::async_channel::Recv<'static, u32> => async_channel::Recv<'static, u32>,
+        perflens::flow::async_channel::Closed<'static, u32> => async_channel::Closed<'static, u32>,
+        perflens::flow::async_channel::WeakReceiver<u32> => async_channel::WeakReceiver<u32>,
+    );
+    let (mut mtx, mut mrx) = perflens::channel!(futures_channel::mpsc::channel::<u32>(1));
+    assert_eq!(type_name_of_val(&mtx), type_name::<futures_channel::mpsc::Sender<u32>>());
+    let (otx, orx) = perflens::channel!(futures_channel::oneshot::channel::<u32>());
+    assert_eq!(type_name_of_val(&orx), type_name::<futures_channel::oneshot::Receiver<u32>>());
+    use futures_channel::{mpsc, oneshot};
+    use perflens::flow::futures as pf;
+    same!(
+        pf::mpsc::Sender<u32> => mpsc::Sender<u32>,
+        pf::mpsc::Receiver<u32> => mpsc::Receiver<u32>,
+        pf::mpsc::UnboundedSender<u32> => mpsc::UnboundedSender<u32>,
+        pf::mpsc::UnboundedReceiver<u32> => mpsc::UnboundedReceiver<u32>,
+        pf::mpsc::TrySendError<u32> => mpsc::TrySendError<u32>,
+        pf::mpsc::Recv<'static, mpsc::Receiver<u32>> => mpsc::Recv<'static, mpsc::Receiver<u32>>,
+        pf::oneshot::Sender<u32> => oneshot::Sender<u32>,
+        pf::oneshot::Receiver<u32> => oneshot::Receiver<u32>,
+        pf::oneshot::Cancellation<'static, u32> => oneshot::Cancellation<'static, u32>,
+    );
+    ftx.send(1).unwrap();
+    atx.try_send(2).unwrap();
+    mtx.try_send(3).unwrap();
+    otx.send(4).unwrap();
+    let sum = frx.recv().unwrap() + arx.try_recv().unwrap() + mrx.try_recv().unwrap();
+    let mut orx = orx;
+    assert_eq!(sum + orx.try_recv().unwrap().unwrap(), 10);
 }
 
 #[perflens::main(percentiles = [50, 99.9], limit = 5, format = "table")]

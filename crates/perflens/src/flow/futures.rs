@@ -1,0 +1,910 @@
+//! `futures::channel`'s endpoints (the `futures-channel` crate),
+//! measured (feature `flow-futures`).
+//!
+//! `perflens::channel!(futures::channel::mpsc::channel(n))` (or
+//! `mpsc::unbounded()`, `oneshot::channel()`; spelled
+//! `futures_channel::...` just as well) returns endpoints with the
+//! original's methods, `Sink` and `Stream` implementations; with
+//! `enabled` off these names are the original types.
+//!
+//! A bounded `mpsc` channel holds its buffer plus one message per
+//! sender (each sender may always put one message in): its Capacity in
+//! the report is that, the buffer plus the most senders it had, and its
+//! Max queued is counted by the channel's own endpoints (it does not tell
+//! its length). A send that finds the channel full counts the buffer
+//! plus one (the message that parked this sender) as its queue.
+//!
+//! What differs:
+//! - `mpsc::Sender::try_send` and `UnboundedSender::unbounded_send`
+//!   return [`mpsc::TrySendError`], perflens's own, with the original's
+//!   methods (`is_full`, `is_disconnected`, `into_inner`,
+//!   `into_send_error`), `Debug`, `Display`, `Error`, `Clone` and `Eq`:
+//!   the original's fields are private, so it cannot be built around a
+//!   message taken out of its envelope.
+//! - `Receiver::recv` returns [`mpsc::Recv`], perflens's own future of the
+//!   same shape (`Recv<'_, Self>`, a `FusedFuture`), for the same reason.
+//! - `oneshot::Sender::cancellation` returns [`oneshot::Cancellation`],
+//!   perflens's own future of the same behaviour.
+//! - `Debug` of a measured `mpsc` receiver prints `Receiver { .. }` (or
+//!   `UnboundedReceiver { .. }`), and of the oneshot endpoints `Sender {
+//!   .. }` and `Receiver { .. }` (the originals print their state).
+
+/// `futures::channel::mpsc`, measured.
+pub mod mpsc {
+    pub use futures_channel::mpsc::{RecvError, SendError, TryRecvError};
+
+    #[cfg(not(feature = "enabled"))]
+    pub use futures_channel::mpsc::{
+        Receiver, Recv, Sender, TrySendError, UnboundedReceiver, UnboundedSender,
+    };
+
+    #[cfg(feature = "enabled")]
+    pub use super::measured::mpsc::{
+        Receiver, Recv, Sender, TrySendError, UnboundedReceiver, UnboundedSender,
+    };
+}
+
+/// `futures::channel::oneshot`, measured.
+pub mod oneshot {
+    pub use futures_channel::oneshot::Canceled;
+
+    #[cfg(not(feature = "enabled"))]
+    pub use futures_channel::oneshot::{Cancellation, Receiver, Sender};
+
+    #[cfg(feature = "enabled")]
+    pub use super::measured::oneshot::{Cancellation, Receiver, Sender};
+}
+
+#[cfg(feature = "enabled")]
+mod measured {
+    use crate::flow::{Envelope, ReceiverCount, SenderCount, Wrap};
+    use ::std::fmt;
+    use ::std::future::Future;
+    use ::std::pin::Pin;
+    use ::std::task::{Context, Poll};
+    use perflens_core::FlowSite;
+
+    #[inline(always)]
+    fn got<T>(site: &'static FlowSite, env: Envelope<T>) -> T {
+        let (value, stamp) = env.open();
+        site.received(stamp);
+        value
+    }
+
+    /// Waiting time of a receiving poll: starts at its first `Pending`,
+    /// recorded when it is ready.
+    #[derive(Default)]
+    struct Wait {
+        since: u64,
+        waiting: bool,
+    }
+
+    impl Wait {
+        fn pending(&mut self, site: &'static FlowSite) {
+            if !self.waiting {
+                self.waiting = true;
+                self.since = site.clock();
+            }
+        }
+
+        fn ready_recv(&mut self, site: &'static FlowSite) {
+            if self.waiting {
+                self.waiting = false;
+                site.recv_waited(self.since);
+            }
+        }
+
+        fn ready_send(&mut self, site: &'static FlowSite) {
+            if self.waiting {
+                self.waiting = false;
+                site.send_waited(self.since);
+            }
+        }
+    }
+
+    pub mod mpsc {
+        use super::*;
+        use ::std::sync::Arc;
+        use ::std::sync::atomic::{AtomicUsize, Ordering};
+        use futures_channel::mpsc as fm;
+        use futures_channel::mpsc::{RecvError, SendError, TryRecvError};
+        use futures_core::{FusedFuture, FusedStream, Stream};
+
+        /// The error of [`Sender::try_send`] and
+        /// [`UnboundedSender::unbounded_send`]: the message handed back,
+        /// with why.
+        #[derive(Clone, PartialEq, Eq)]
+        pub struct TrySendError<T> {
+            full: bool,
+            val: T,
+        }
+
+        impl<T> TrySendError<T> {
+            fn new(e: fm::TrySendError<Envelope<T>>) -> TrySendError<T> {
+                TrySendError {
+                    full: e.is_full(),
+                    val: e.into_inner().into_value(),
+                }
+            }
+
+            /// Whether the channel was full.
+            pub fn is_full(&self) -> bool {
+                self.full
+            }
+
+            /// Whether the receiver was gone.
+            pub fn is_disconnected(&self) -> bool {
+                !self.full
+            }
+
+            /// The message.
+            pub fn into_inner(self) -> T {
+                self.val
+            }
+
+            /// The error, without the message.
+            pub fn into_send_error(self) -> SendError {
+                send_error(self.full)
+            }
+        }
+
+        /// futures' own `SendError` of that kind (its fields are private:
+        /// made by a channel of `()` that fails so).
+        #[cold]
+        fn send_error(full: bool) -> SendError {
+            let (mut tx, rx) = fm::channel::<()>(0);
+            if full {
+                let _ = tx.try_send(());
+            } else {
+                drop(rx);
+            }
+            match tx.try_send(()) {
+                Err(e) => e.into_send_error(),
+                Ok(()) => unreachable!("a parked or disconnected sender accepts nothing"),
+            }
+        }
+
+        impl<T> fmt::Debug for TrySendError<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("TrySendError")
+                    .field("kind", &format_args!("{}", self.kind()))
+                    .finish()
+            }
+        }
+
+        impl<T> TrySendError<T> {
+            fn kind(&self) -> &'static str {
+                if self.full { "Full" } else { "Disconnected" }
+            }
+        }
+
+        impl<T> fmt::Display for TrySendError<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                if self.full {
+                    write!(f, "send failed because channel is full")
+                } else {
+                    write!(f, "send failed because receiver is gone")
+                }
+            }
+        }
+
+        impl<T: ::std::any::Any> ::std::error::Error for TrySendError<T> {}
+
+        /// A value alone on its cache line.
+        #[repr(align(64))]
+        struct Line<T>(T);
+
+        /// What a bounded channel's endpoints share: its site, its
+        /// buffer, its senders, and the messages that went in and came
+        /// out (the channel does not tell its length).
+        struct Shared {
+            site: &'static FlowSite,
+            buffer: usize,
+            senders: AtomicUsize,
+            sent: Line<AtomicUsize>,
+            taken: Line<AtomicUsize>,
+        }
+
+        impl Shared {
+            /// The most messages the channel holds now.
+            fn capacity(&self) -> usize {
+                (self.buffer).saturating_add(self.senders.load(Ordering::Relaxed))
+            }
+
+            #[inline(always)]
+            fn sent(&self) {
+                let sent = self.sent.0.fetch_add(1, Ordering::Relaxed) + 1;
+                self.site.sent_sampled(|| {
+                    let taken = self.taken.0.load(Ordering::Relaxed);
+                    sent.saturating_sub(taken).min(self.capacity())
+                });
+            }
+
+            /// A message came out, on the one receiver's thread.
+            #[inline(always)]
+            fn got<T>(&self, env: Envelope<T>) -> T {
+                let taken = &self.taken.0;
+                taken.store(
+                    taken.load(Ordering::Relaxed).wrapping_add(1),
+                    Ordering::Relaxed,
+                );
+                got(self.site, env)
+            }
+        }
+
+        /// The sending side of a measured bounded `mpsc` channel.
+        pub struct Sender<T> {
+            inner: fm::Sender<Envelope<T>>,
+            shared: Arc<Shared>,
+            /// `None` once disconnected.
+            count: Option<SenderCount>,
+            wait: Wait,
+        }
+
+        /// The receiving side of a measured bounded `mpsc` channel.
+        pub struct Receiver<T> {
+            inner: fm::Receiver<Envelope<T>>,
+            shared: Arc<Shared>,
+            _count: ReceiverCount,
+            wait: Wait,
+        }
+
+        impl<T> Wrap for (fm::Sender<Envelope<T>>, fm::Receiver<Envelope<T>>) {
+            type Measured = (Sender<T>, Receiver<T>);
+            fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured {
+                let buffer = capacity.unwrap_or(0);
+                site.created(Some(buffer.saturating_add(1)));
+                let shared = {
+                    let _internal = perflens_core::Internal::enter();
+                    Arc::new(Shared {
+                        site,
+                        buffer,
+                        senders: AtomicUsize::new(1),
+                        sent: Line(AtomicUsize::new(0)),
+                        taken: Line(AtomicUsize::new(0)),
+                    })
+                };
+                (
+                    Sender {
+                        inner: self.0,
+                        shared: shared.clone(),
+                        count: Some(SenderCount::new(site)),
+                        wait: Wait::default(),
+                    },
+                    Receiver {
+                        inner: self.1,
+                        shared,
+                        _count: ReceiverCount::new(site),
+                        wait: Wait::default(),
+                    },
+                )
+            }
+        }
+
+        impl<T> Sender<T> {
+            /// Sends without waiting; a full channel (this sender parked)
+            /// or a gone receiver hands the message back.
+            pub fn try_send(&mut self, msg: T) -> Result<(), TrySendError<T>> {
+                let site = self.shared.site;
+                match self.inner.try_send(Envelope::seal(msg, site, site.clock())) {
+                    Ok(()) => {
+                        self.shared.sent();
+                        Ok(())
+                    }
+                    Err(e) => {
+                        if e.is_full() {
+                            site.found_full(self.shared.buffer.saturating_add(1));
+                        }
+                        Err(TrySendError::new(e))
+                    }
+                }
+            }
+
+            /// Sends (after `poll_ready` said there is room); the message
+            /// is dropped on an error.
+            pub fn start_send(&mut self, msg: T) -> Result<(), SendError> {
+                self.try_send(msg).map_err(TrySendError::into_send_error)
+            }
+
+            /// Whether this sender may send, its wait for room timed.
+            pub fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
+                let site = self.shared.site;
+                let r = self.inner.poll_ready(cx);
+                if r.is_pending() {
+                    if !self.wait.waiting {
+                        site.found_full(self.shared.buffer.saturating_add(1));
+                    }
+                    self.wait.pending(site);
+                } else {
+                    self.wait.ready_send(site);
+                }
+                r
+            }
+
+            /// Whether the channel is closed.
+            pub fn is_closed(&self) -> bool {
+                self.inner.is_closed()
+            }
+
+            /// Closes the channel, for every sender.
+            pub fn close_channel(&mut self) {
+                self.inner.close_channel()
+            }
+
+            /// Disconnects this sender (the others stay).
+            pub fn disconnect(&mut self) {
+                self.inner.disconnect();
+                if self.count.take().is_some() {
+                    self.shared.senders.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+
+            /// Whether both senders send to the same receiver.
+            pub fn same_receiver(&self, other: &Self) -> bool {
+                self.inner.same_receiver(&other.inner)
+            }
+
+            /// Whether this sender sends to `receiver`.
+            pub fn is_connected_to(&self, receiver: &Receiver<T>) -> bool {
+                self.inner.is_connected_to(&receiver.inner)
+            }
+
+            /// Hashes the receiver this sender sends to.
+            pub fn hash_receiver<H: ::std::hash::Hasher>(&self, hasher: &mut H) {
+                self.inner.hash_receiver(hasher)
+            }
+        }
+
+        impl<T> Clone for Sender<T> {
+            fn clone(&self) -> Sender<T> {
+                let inner = self.inner.clone();
+                let site = self.shared.site;
+                // A disconnected sender's clone is disconnected too.
+                let count = self.count.as_ref().map(|_| {
+                    self.shared.senders.fetch_add(1, Ordering::Relaxed);
+                    site.capacity_at_least(self.shared.capacity());
+                    SenderCount::new(site)
+                });
+                Sender {
+                    inner,
+                    shared: self.shared.clone(),
+                    count,
+                    wait: Wait::default(),
+                }
+            }
+        }
+
+        impl<T> Drop for Sender<T> {
+            fn drop(&mut self) {
+                if self.count.is_some() {
+                    self.shared.senders.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+        }
+
+        impl<T> fmt::Debug for Sender<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("Sender")
+                    .field("closed", &self.is_closed())
+                    .finish()
+            }
+        }
+
+        impl<T> futures_sink::Sink<T> for Sender<T> {
+            type Error = SendError;
+
+            fn poll_ready(
+                mut self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<Result<(), Self::Error>> {
+                (*self).poll_ready(cx)
+            }
+
+            fn start_send(mut self: Pin<&mut Self>, msg: T) -> Result<(), Self::Error> {
+                (*self).start_send(msg)
+            }
+
+            fn poll_flush(
+                mut self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<Result<(), Self::Error>> {
+                match (*self).poll_ready(cx) {
+                    // A gone receiver: the sink is flushed.
+                    Poll::Ready(Err(ref e)) if e.is_disconnected() => Poll::Ready(Ok(())),
+                    x => x,
+                }
+            }
+
+            fn poll_close(
+                mut self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Result<(), Self::Error>> {
+                self.disconnect();
+                Poll::Ready(Ok(()))
+            }
+        }
+
+        impl<T> Receiver<T> {
+            /// Closes the channel: no more sends; queued messages can
+            /// still be received.
+            pub fn close(&mut self) {
+                self.inner.close()
+            }
+
+            /// Receives without waiting: `Ok(None)` when the channel is
+            /// closed and empty.
+            #[deprecated(note = "please use `try_recv` instead")]
+            pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
+                match self.try_recv() {
+                    Ok(v) => Ok(Some(v)),
+                    Err(TryRecvError::Closed) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+
+            /// Receives without waiting.
+            pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+                let shared = &self.shared;
+                self.inner.try_recv().map(|env| shared.got(env))
+            }
+
+            /// A future receiving one message.
+            pub fn recv(&mut self) -> Recv<'_, Self> {
+                Recv { stream: self }
+            }
+        }
+
+        impl<T> Stream for Receiver<T> {
+            type Item = T;
+
+            fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+                let this = &mut *self;
+                match Pin::new(&mut this.inner).poll_next(cx) {
+                    Poll::Pending => {
+                        this.wait.pending(this.shared.site);
+                        Poll::Pending
+                    }
+                    Poll::Ready(item) => {
+                        this.wait.ready_recv(this.shared.site);
+                        Poll::Ready(item.map(|env| this.shared.got(env)))
+                    }
+                }
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.inner.size_hint()
+            }
+        }
+
+        impl<T> FusedStream for Receiver<T> {
+            fn is_terminated(&self) -> bool {
+                self.inner.is_terminated()
+            }
+        }
+
+        impl<T> fmt::Debug for Receiver<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad("Receiver { .. }")
+            }
+        }
+
+        /// The sending side of a measured unbounded `mpsc` channel.
+        pub struct UnboundedSender<T> {
+            inner: fm::UnboundedSender<Envelope<T>>,
+            site: &'static FlowSite,
+            /// `None` once disconnected.
+            count: Option<SenderCount>,
+        }
+
+        /// The receiving side of a measured unbounded `mpsc` channel.
+        pub struct UnboundedReceiver<T> {
+            inner: fm::UnboundedReceiver<Envelope<T>>,
+            count: ReceiverCount,
+            wait: Wait,
+        }
+
+        impl<T> Wrap
+            for (
+                fm::UnboundedSender<Envelope<T>>,
+                fm::UnboundedReceiver<Envelope<T>>,
+            )
+        {
+            type Measured = (UnboundedSender<T>, UnboundedReceiver<T>);
+            fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
+                site.created(None);
+                (
+                    UnboundedSender {
+                        inner: self.0,
+                        site,
+                        count: Some(SenderCount::new(site)),
+                    },
+                    UnboundedReceiver {
+                        inner: self.1,
+                        count: ReceiverCount::new(site),
+                        wait: Wait::default(),
+                    },
+                )
+            }
+        }
+
+        impl<T> UnboundedSender<T> {
+            /// Sends; a gone receiver hands the message back.
+            pub fn unbounded_send(&self, msg: T) -> Result<(), TrySendError<T>> {
+                let site = self.site;
+                match (self.inner).unbounded_send(Envelope::seal(msg, site, site.clock())) {
+                    Ok(()) => {
+                        site.sent_sampled(|| self.inner.len());
+                        Ok(())
+                    }
+                    Err(e) => Err(TrySendError::new(e)),
+                }
+            }
+
+            /// Sends; the message is dropped on an error.
+            pub fn start_send(&mut self, msg: T) -> Result<(), SendError> {
+                self.unbounded_send(msg)
+                    .map_err(TrySendError::into_send_error)
+            }
+
+            /// Whether the channel is open (it never waits for room).
+            pub fn poll_ready(&self, cx: &mut Context<'_>) -> Poll<Result<(), SendError>> {
+                self.inner.poll_ready(cx)
+            }
+
+            /// Whether the channel is closed.
+            pub fn is_closed(&self) -> bool {
+                self.inner.is_closed()
+            }
+
+            /// Closes the channel, for every sender.
+            pub fn close_channel(&self) {
+                self.inner.close_channel()
+            }
+
+            /// Disconnects this sender (the others stay).
+            pub fn disconnect(&mut self) {
+                self.inner.disconnect();
+                self.count = None;
+            }
+
+            /// Whether both senders send to the same receiver.
+            pub fn same_receiver(&self, other: &Self) -> bool {
+                self.inner.same_receiver(&other.inner)
+            }
+
+            /// Whether this sender sends to `receiver`.
+            pub fn is_connected_to(&self, receiver: &UnboundedReceiver<T>) -> bool {
+                self.inner.is_connected_to(&receiver.inner)
+            }
+
+            /// Hashes the receiver this sender sends to.
+            pub fn hash_receiver<H: ::std::hash::Hasher>(&self, hasher: &mut H) {
+                self.inner.hash_receiver(hasher)
+            }
+
+            /// Messages in the channel.
+            pub fn len(&self) -> usize {
+                self.inner.len()
+            }
+
+            /// Whether the channel is empty.
+            pub fn is_empty(&self) -> bool {
+                self.inner.is_empty()
+            }
+        }
+
+        impl<T> Clone for UnboundedSender<T> {
+            fn clone(&self) -> UnboundedSender<T> {
+                UnboundedSender {
+                    inner: self.inner.clone(),
+                    site: self.site,
+                    count: self.count.as_ref().map(|_| SenderCount::new(self.site)),
+                }
+            }
+        }
+
+        impl<T> fmt::Debug for UnboundedSender<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("UnboundedSender")
+                    .field("closed", &self.is_closed())
+                    .finish()
+            }
+        }
+
+        impl<T> futures_sink::Sink<T> for UnboundedSender<T> {
+            type Error = SendError;
+
+            fn poll_ready(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<Result<(), SendError>> {
+                Self::poll_ready(&*self, cx)
+            }
+
+            fn start_send(mut self: Pin<&mut Self>, msg: T) -> Result<(), SendError> {
+                Self::start_send(&mut *self, msg)
+            }
+
+            fn poll_flush(
+                self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Result<(), SendError>> {
+                Poll::Ready(Ok(()))
+            }
+
+            fn poll_close(
+                mut self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Result<(), SendError>> {
+                self.disconnect();
+                Poll::Ready(Ok(()))
+            }
+        }
+
+        impl<T> futures_sink::Sink<T> for &UnboundedSender<T> {
+            type Error = SendError;
+
+            fn poll_ready(
+                self: Pin<&mut Self>,
+                cx: &mut Context<'_>,
+            ) -> Poll<Result<(), SendError>> {
+                UnboundedSender::poll_ready(*self, cx)
+            }
+
+            fn start_send(self: Pin<&mut Self>, msg: T) -> Result<(), SendError> {
+                self.unbounded_send(msg)
+                    .map_err(TrySendError::into_send_error)
+            }
+
+            fn poll_flush(
+                self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Result<(), SendError>> {
+                Poll::Ready(Ok(()))
+            }
+
+            fn poll_close(
+                self: Pin<&mut Self>,
+                _: &mut Context<'_>,
+            ) -> Poll<Result<(), SendError>> {
+                self.close_channel();
+                Poll::Ready(Ok(()))
+            }
+        }
+
+        impl<T> UnboundedReceiver<T> {
+            /// Closes the channel: no more sends; queued messages can
+            /// still be received.
+            pub fn close(&mut self) {
+                self.inner.close()
+            }
+
+            /// Receives without waiting: `Ok(None)` when the channel is
+            /// closed and empty.
+            #[deprecated(note = "please use `try_recv` instead")]
+            pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
+                match self.try_recv() {
+                    Ok(v) => Ok(Some(v)),
+                    Err(TryRecvError::Closed) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+
+            /// Receives without waiting.
+            pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+                let site = self.count.0;
+                self.inner.try_recv().map(|env| got(site, env))
+            }
+
+            /// A future receiving one message.
+            pub fn recv(&mut self) -> Recv<'_, Self> {
+                Recv { stream: self }
+            }
+        }
+
+        impl<T> Stream for UnboundedReceiver<T> {
+            type Item = T;
+
+            fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+                let this = &mut *self;
+                let site = this.count.0;
+                match Pin::new(&mut this.inner).poll_next(cx) {
+                    Poll::Pending => {
+                        this.wait.pending(site);
+                        Poll::Pending
+                    }
+                    Poll::Ready(item) => {
+                        this.wait.ready_recv(site);
+                        Poll::Ready(item.map(|env| got(site, env)))
+                    }
+                }
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.inner.size_hint()
+            }
+        }
+
+        impl<T> FusedStream for UnboundedReceiver<T> {
+            fn is_terminated(&self) -> bool {
+                self.inner.is_terminated()
+            }
+        }
+
+        impl<T> fmt::Debug for UnboundedReceiver<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad("UnboundedReceiver { .. }")
+            }
+        }
+
+        /// `recv()`: the next message of a stream, as futures' `Recv`.
+        #[derive(Debug)]
+        #[must_use = "futures do nothing unless you `.await` or poll them"]
+        pub struct Recv<'a, St: ?Sized> {
+            stream: &'a mut St,
+        }
+
+        impl<St: ?Sized + Unpin> Unpin for Recv<'_, St> {}
+
+        impl<St: ?Sized + FusedStream + Unpin> FusedFuture for Recv<'_, St> {
+            fn is_terminated(&self) -> bool {
+                self.stream.is_terminated()
+            }
+        }
+
+        impl<St: ?Sized + Stream + Unpin> Future for Recv<'_, St> {
+            type Output = Result<St::Item, RecvError>;
+
+            fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+                match Pin::new(&mut self.stream).poll_next(cx) {
+                    Poll::Ready(Some(msg)) => Poll::Ready(Ok(msg)),
+                    Poll::Ready(None) => Poll::Ready(Err(RecvError)),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+        }
+    }
+
+    pub mod oneshot {
+        use super::*;
+        use futures_channel::oneshot as fo;
+        use futures_channel::oneshot::Canceled;
+        use futures_core::FusedFuture;
+
+        /// The sending side of a measured oneshot channel.
+        pub struct Sender<T> {
+            inner: fo::Sender<Envelope<T>>,
+            count: SenderCount,
+        }
+
+        /// The receiving side of a measured oneshot channel: a future.
+        pub struct Receiver<T> {
+            inner: fo::Receiver<Envelope<T>>,
+            count: ReceiverCount,
+            wait: Wait,
+        }
+
+        impl<T> Wrap for (fo::Sender<Envelope<T>>, fo::Receiver<Envelope<T>>) {
+            type Measured = (Sender<T>, Receiver<T>);
+            fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
+                site.created(Some(1));
+                (
+                    Sender {
+                        inner: self.0,
+                        count: SenderCount::new(site),
+                    },
+                    Receiver {
+                        inner: self.1,
+                        count: ReceiverCount::new(site),
+                        wait: Wait::default(),
+                    },
+                )
+            }
+        }
+
+        impl<T> Sender<T> {
+            /// Sends the value; a gone receiver hands it back.
+            pub fn send(self, t: T) -> Result<(), T> {
+                let Sender { inner, count } = self;
+                let site = count.0;
+                match inner.send(Envelope::seal(t, site, site.clock())) {
+                    Ok(()) => {
+                        site.sent(Some(1));
+                        Ok(())
+                    }
+                    Err(e) => Err(e.into_value()),
+                }
+            }
+
+            /// Ready once the receiver is gone.
+            pub fn poll_canceled(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+                self.inner.poll_canceled(cx)
+            }
+
+            /// A future ready once the receiver is gone.
+            pub fn cancellation(&mut self) -> Cancellation<'_, T> {
+                Cancellation { sender: self }
+            }
+
+            /// Whether the receiver is gone.
+            pub fn is_canceled(&self) -> bool {
+                self.inner.is_canceled()
+            }
+
+            /// Whether this sender sends to `receiver`.
+            pub fn is_connected_to(&self, receiver: &Receiver<T>) -> bool {
+                self.inner.is_connected_to(&receiver.inner)
+            }
+        }
+
+        impl<T> fmt::Debug for Sender<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad("Sender { .. }")
+            }
+        }
+
+        /// [`Sender::cancellation`].
+        #[must_use = "futures do nothing unless you `.await` or poll them"]
+        pub struct Cancellation<'a, T> {
+            sender: &'a mut Sender<T>,
+        }
+
+        impl<T> Future for Cancellation<'_, T> {
+            type Output = ();
+            fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+                self.sender.poll_canceled(cx)
+            }
+        }
+
+        impl<T> fmt::Debug for Cancellation<'_, T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad("Cancellation { .. }")
+            }
+        }
+
+        impl<T> Receiver<T> {
+            /// Closes the channel: the sender can no longer send.
+            pub fn close(&mut self) {
+                self.inner.close()
+            }
+
+            /// The value if sent, `Ok(None)` if not yet, `Err` if the
+            /// sender is gone without sending.
+            pub fn try_recv(&mut self) -> Result<Option<T>, Canceled> {
+                let site = self.count.0;
+                self.inner.try_recv().map(|v| v.map(|env| got(site, env)))
+            }
+        }
+
+        impl<T> Future for Receiver<T> {
+            type Output = Result<T, Canceled>;
+
+            fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+                let this = &mut *self;
+                let site = this.count.0;
+                match Pin::new(&mut this.inner).poll(cx) {
+                    Poll::Pending => {
+                        this.wait.pending(site);
+                        Poll::Pending
+                    }
+                    Poll::Ready(r) => {
+                        this.wait.ready_recv(site);
+                        Poll::Ready(r.map(|env| got(site, env)))
+                    }
+                }
+            }
+        }
+
+        impl<T> FusedFuture for Receiver<T> {
+            fn is_terminated(&self) -> bool {
+                self.inner.is_terminated()
+            }
+        }
+
+        impl<T> fmt::Debug for Receiver<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.pad("Receiver { .. }")
+            }
+        }
+    }
+}
