@@ -41,7 +41,13 @@ fn blocking_read(fd: i32) -> (isize, i32) {
     let mut buf = [0u8; 8];
     // SAFETY: reading at most 8 bytes into an 8-byte buffer.
     let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), 8) };
-    let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+    // errno means something only when the read failed: a successful read
+    // leaves whatever an earlier call set (arming the thread's sampler on
+    // its first measured call tries calls that may fail).
+    let errno = match n {
+        ..0 => std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+        _ => 0,
+    };
     (n, errno)
 }
 
