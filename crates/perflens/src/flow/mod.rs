@@ -13,6 +13,7 @@
 //! |---|---|---|
 //! | `flow-std` | [`flow::std`](self::std) | `std::sync::mpsc`: `channel`, `sync_channel` |
 //! | `flow-crossbeam` | [`flow::crossbeam`](self::crossbeam) | `crossbeam_channel`: `bounded`, `unbounded` |
+//! | `flow-tokio` | [`flow::tokio`](self::tokio) | `tokio::sync`: `mpsc::channel`, `mpsc::unbounded_channel`, `oneshot::channel`, `broadcast::channel`, `watch::channel` |
 //!
 //! ```
 //! # #[cfg(feature = "flow-crossbeam")] {
@@ -51,3 +52,5 @@ pub use envelope::{Envelope, Wrap};
 pub mod crossbeam;
 #[cfg(feature = "flow-std")]
 pub mod std;
+#[cfg(feature = "flow-tokio")]
+pub mod tokio;
