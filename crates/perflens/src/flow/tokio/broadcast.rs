@@ -46,7 +46,12 @@ mod measured {
         count: Receivers,
     }
 
-    impl<T> Wrap for (broadcast::Sender<Envelope<T>>, broadcast::Receiver<Envelope<T>>) {
+    impl<T> Wrap
+        for (
+            broadcast::Sender<Envelope<T>>,
+            broadcast::Receiver<Envelope<T>>,
+        )
+    {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured {
             site.created(capacity);
@@ -284,7 +289,11 @@ mod measured {
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(&mut self) -> Result<T, RecvError> {
             let site = self.count.0;
-            let since = if self.inner.is_empty() { site.clock() } else { 0 };
+            let since = if self.inner.is_empty() {
+                site.clock()
+            } else {
+                0
+            };
             let r = self.inner.blocking_recv();
             site.recv_waited(since);
             self.got(r)

@@ -244,7 +244,10 @@ mod measured {
         }
 
         /// Reserves room for `n` messages if there is some now.
-        pub fn try_reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, TrySendError<()>> {
+        pub fn try_reserve_many(
+            &self,
+            n: usize,
+        ) -> Result<PermitIterator<'_, T>, TrySendError<()>> {
             Ok(PermitIterator {
                 inner: self.inner.try_reserve_many(n)?,
                 chan: &self.inner,
@@ -456,7 +459,11 @@ mod measured {
             /// (panics inside an async context, as tokio's).
             pub fn blocking_recv(&mut self) -> Option<T> {
                 let site = self.site();
-                let since = if self.inner.is_empty() { site.clock() } else { 0 };
+                let since = if self.inner.is_empty() {
+                    site.clock()
+                } else {
+                    0
+                };
                 let r = self.inner.blocking_recv();
                 site.recv_waited(since);
                 r.map(|env| self.got(env))
@@ -466,7 +473,11 @@ mod measured {
             /// messages.
             pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
                 let site = self.site();
-                let since = if self.inner.is_empty() { site.clock() } else { 0 };
+                let since = if self.inner.is_empty() {
+                    site.clock()
+                } else {
+                    0
+                };
                 let mut envs = Vec::new();
                 let n = self.inner.blocking_recv_many(&mut envs, limit);
                 site.recv_waited(since);

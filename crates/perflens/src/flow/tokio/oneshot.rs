@@ -129,7 +129,11 @@ mod measured {
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(self) -> Result<T, RecvError> {
             let site = self.count.0;
-            let since = if self.inner.is_empty() { site.clock() } else { 0 };
+            let since = if self.inner.is_empty() {
+                site.clock()
+            } else {
+                0
+            };
             let Receiver { inner, count, .. } = self;
             let r = inner.blocking_recv();
             site.recv_waited(since);
