@@ -324,6 +324,19 @@ impl FlowSite {
         }
     }
 
+    /// `n` messages were sent at once (a broadcast value sent to `n`
+    /// receivers counts one per receiver); `queued` as for
+    /// [`FlowSite::sent`].
+    pub fn sent_n(&'static self, n: u64, queued: Option<usize>) {
+        let Some((_, node, _, _)) = self.node() else {
+            return;
+        };
+        bump(&node.polls, n);
+        if let Some(q) = queued {
+            max32(&node.rec_max, u32::try_from(q).unwrap_or(u32::MAX));
+        }
+    }
+
     /// A message was received; `stamp`: the [`FlowSite::clock`] its
     /// sender read, or 0.
     #[inline]

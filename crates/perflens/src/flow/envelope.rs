@@ -37,6 +37,48 @@ impl<T> Envelope<T> {
         }
     }
 
+    /// `value`, sent now (`stamp`), that counts no drop: for channels
+    /// whose slots are dropped by other rules than "never received"
+    /// (tokio's broadcast and watch, which drop a value once every
+    /// receiver has seen it, or when it is replaced).
+    #[cfg(feature = "flow-tokio")]
+    #[inline(always)]
+    pub(crate) fn stamped(value: T, stamp: u64) -> Envelope<T> {
+        Envelope {
+            value: ManuallyDrop::new(value),
+            stamp,
+            site: None,
+        }
+    }
+
+    /// The value, in place.
+    #[cfg(feature = "flow-tokio")]
+    #[inline(always)]
+    pub(crate) fn value(&self) -> &T {
+        &self.value
+    }
+
+    /// The value, to change in place.
+    #[cfg(feature = "flow-tokio")]
+    #[inline(always)]
+    pub(crate) fn value_mut(&mut self) -> &mut T {
+        &mut self.value
+    }
+
+    /// The clock when it was sent (0: not timed).
+    #[cfg(feature = "flow-tokio")]
+    #[inline(always)]
+    pub(crate) fn stamp(&self) -> u64 {
+        self.stamp
+    }
+
+    /// Marks the value as sent again at `stamp` (changed in place).
+    #[cfg(feature = "flow-tokio")]
+    #[inline(always)]
+    pub(crate) fn restamp(&mut self, stamp: u64) {
+        self.stamp = stamp;
+    }
+
     /// The value and its send time, without counting a drop.
     #[inline(always)]
     pub(crate) fn open(self) -> (T, u64) {

@@ -16,6 +16,7 @@
 //! | `flow-flume` | [`flow::flume`](self::flume) | `flume`: `bounded`, `unbounded` (with `send_async`, `recv_async`, `sink`, `stream`) |
 //! | `flow-async-channel` | [`flow::async_channel`](self::async_channel) | `async_channel`: `bounded`, `unbounded` (the receiver a `Stream`) |
 //! | `flow-futures` | [`flow::futures`](self::futures) | `futures::channel` (`futures-channel`): `mpsc::channel`, `mpsc::unbounded`, `oneshot::channel` (senders `Sink`s, receivers `Stream`s or a `Future`) |
+//! | `flow-tokio` | [`flow::tokio`](self::tokio) | `tokio::sync`: `mpsc::channel`, `mpsc::unbounded_channel`, `oneshot::channel`, `broadcast::channel`, `watch::channel` |
 //!
 //! ```
 //! # #[cfg(feature = "flow-crossbeam")] {
@@ -80,3 +81,5 @@ pub mod flume;
 pub mod futures;
 #[cfg(feature = "flow-std")]
 pub mod std;
+#[cfg(feature = "flow-tokio")]
+pub mod tokio;

@@ -1,0 +1,752 @@
+//! `tokio::sync::mpsc`, measured: `channel(n)` and `unbounded_channel()`.
+//!
+//! Every method of tokio's endpoints, with its signature, errors and
+//! cancel-safety: `recv` and `recv_many` poll tokio's own receiver and
+//! open a message only in the poll that returns it, so a `recv` dropped
+//! in a `select!` loses nothing. An async `send` (`reserve`,
+//! `reserve_owned`, `send_timeout`) holds the plain message while it
+//! waits for a permit, then sends through it: cancelled, it drops the
+//! message as tokio's does, and no message is counted. The unbounded
+//! channel's endpoints share one count of the messages queued (tokio's
+//! unbounded sender cannot tell), for its Max queued.
+
+pub use ::tokio::sync::mpsc::error;
+
+#[cfg(not(feature = "enabled"))]
+pub use ::tokio::sync::mpsc::{
+    OwnedPermit, Permit, PermitIterator, Receiver, Sender, UnboundedReceiver, UnboundedSender,
+    WeakSender, WeakUnboundedSender,
+};
+
+#[cfg(feature = "enabled")]
+pub use measured::{
+    OwnedPermit, Permit, PermitIterator, Receiver, Sender, UnboundedReceiver, UnboundedSender,
+    WeakSender, WeakUnboundedSender,
+};
+
+#[cfg(feature = "enabled")]
+mod measured {
+    use super::super::{Receivers, Senders, Waiting, timed};
+    use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
+    use crate::flow::{Envelope, Wrap};
+    use ::std::fmt;
+    use ::std::future::poll_fn;
+    use ::std::sync::Arc;
+    use ::std::sync::atomic::{AtomicIsize, Ordering};
+    use ::std::task::{Context, Poll};
+    use ::std::time::Duration;
+    use ::tokio::sync::mpsc;
+    use perflens_core::FlowSite;
+
+    /// Counts a message accepted by a bounded channel, with the queue
+    /// right after it (messages in it and permits held).
+    #[inline(always)]
+    fn sent_bounded<T>(chan: &mpsc::Sender<Envelope<T>>, site: &'static FlowSite) {
+        site.sent(Some(chan.max_capacity() - chan.capacity()));
+    }
+
+    /// A received message's value, its latency recorded.
+    #[inline(always)]
+    fn got<T>(site: &'static FlowSite, env: Envelope<T>) -> T {
+        let (value, stamp) = env.open();
+        site.received(stamp);
+        value
+    }
+
+    /// The sending half of a measured bounded tokio channel.
+    pub struct Sender<T> {
+        inner: mpsc::Sender<Envelope<T>>,
+        count: Senders,
+    }
+
+    /// A sender that does not keep the channel open (tokio's
+    /// `WeakSender`); not counted as a sender.
+    pub struct WeakSender<T> {
+        inner: mpsc::WeakSender<Envelope<T>>,
+        site: &'static FlowSite,
+    }
+
+    /// A permit to send one message (from [`Sender::reserve`]); sends
+    /// through the measured path.
+    pub struct Permit<'a, T> {
+        inner: mpsc::Permit<'a, Envelope<T>>,
+        chan: &'a mpsc::Sender<Envelope<T>>,
+        site: &'static FlowSite,
+    }
+
+    /// Permits to send `n` messages (from [`Sender::reserve_many`]).
+    pub struct PermitIterator<'a, T> {
+        inner: mpsc::PermitIterator<'a, Envelope<T>>,
+        chan: &'a mpsc::Sender<Envelope<T>>,
+        site: &'static FlowSite,
+    }
+
+    /// A permit that owns its sender (from [`Sender::reserve_owned`]).
+    /// The sender inside still counts as a sender alive.
+    pub struct OwnedPermit<T> {
+        inner: mpsc::OwnedPermit<Envelope<T>>,
+        count: Senders,
+    }
+
+    /// The receiving half of a measured bounded tokio channel.
+    pub struct Receiver<T> {
+        inner: mpsc::Receiver<Envelope<T>>,
+        count: Receivers,
+        waiting: Waiting,
+    }
+
+    impl<T> Wrap for (mpsc::Sender<Envelope<T>>, mpsc::Receiver<Envelope<T>>) {
+        type Measured = (Sender<T>, Receiver<T>);
+        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
+            site.created(Some(self.0.max_capacity()));
+            (
+                Sender {
+                    inner: self.0,
+                    count: Senders::new(site),
+                },
+                Receiver {
+                    inner: self.1,
+                    count: Receivers::new(site),
+                    waiting: Waiting::default(),
+                },
+            )
+        }
+    }
+
+    impl<T> Sender<T> {
+        #[inline(always)]
+        fn site(&self) -> &'static FlowSite {
+            self.count.0
+        }
+
+        /// A permit, waiting for room if the channel is full (tokio's
+        /// `reserve`, its wait timed).
+        async fn permit(&self) -> Result<mpsc::Permit<'_, Envelope<T>>, SendError<()>> {
+            timed(self.site(), self.inner.reserve(), FlowSite::send_waited).await
+        }
+
+        /// Sends `value`, waiting for room; hands it back when the
+        /// receiver is gone (tokio's `send`, and as cancel-safe: a
+        /// cancelled send drops the value, having sent nothing).
+        pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
+            let stamp = self.site().clock();
+            match self.permit().await {
+                Ok(p) => {
+                    p.send(Envelope::seal(value, self.site(), stamp));
+                    sent_bounded(&self.inner, self.site());
+                    Ok(())
+                }
+                Err(SendError(())) => Err(SendError(value)),
+            }
+        }
+
+        /// Completes when the receiver is dropped or closed.
+        pub async fn closed(&self) {
+            self.inner.closed().await
+        }
+
+        /// Sends without waiting; a full or closed channel hands the
+        /// message back.
+        pub fn try_send(&self, message: T) -> Result<(), TrySendError<T>> {
+            let site = self.site();
+            match self.inner.try_reserve() {
+                Ok(p) => {
+                    p.send(Envelope::seal(message, site, site.clock()));
+                    sent_bounded(&self.inner, site);
+                    Ok(())
+                }
+                Err(TrySendError::Full(())) => Err(TrySendError::Full(message)),
+                Err(TrySendError::Closed(())) => Err(TrySendError::Closed(message)),
+            }
+        }
+
+        /// Sends, waiting at most `timeout` for room (needs tokio's
+        /// timer, as tokio's `send_timeout`).
+        pub async fn send_timeout(
+            &self,
+            value: T,
+            timeout: Duration,
+        ) -> Result<(), SendTimeoutError<T>> {
+            let site = self.site();
+            let stamp = site.clock();
+            let r = ::tokio::time::timeout(timeout, self.inner.reserve());
+            let permit = match timed(site, r, FlowSite::send_waited).await {
+                Ok(Ok(p)) => p,
+                Ok(Err(SendError(()))) => return Err(SendTimeoutError::Closed(value)),
+                Err(_) => return Err(SendTimeoutError::Timeout(value)),
+            };
+            permit.send(Envelope::seal(value, site, stamp));
+            sent_bounded(&self.inner, site);
+            Ok(())
+        }
+
+        /// Sends from outside a runtime, blocking for room (panics
+        /// inside an async context, as tokio's).
+        pub fn blocking_send(&self, value: T) -> Result<(), SendError<T>> {
+            let site = self.site();
+            let stamp = site.clock();
+            let full = self.inner.capacity() == 0;
+            let r = self.inner.blocking_send(Envelope::seal(value, site, stamp));
+            if full {
+                site.send_waited(stamp);
+            }
+            match r {
+                Ok(()) => {
+                    sent_bounded(&self.inner, site);
+                    Ok(())
+                }
+                Err(SendError(env)) => Err(SendError(env.into_value())),
+            }
+        }
+
+        /// Whether the receiver is dropped or closed.
+        pub fn is_closed(&self) -> bool {
+            self.inner.is_closed()
+        }
+
+        /// Waits for room for one message and reserves it.
+        pub async fn reserve(&self) -> Result<Permit<'_, T>, SendError<()>> {
+            let p = self.permit().await?;
+            Ok(Permit {
+                inner: p,
+                chan: &self.inner,
+                site: self.site(),
+            })
+        }
+
+        /// Waits for room for `n` messages and reserves it.
+        pub async fn reserve_many(&self, n: usize) -> Result<PermitIterator<'_, T>, SendError<()>> {
+            let site = self.site();
+            let p = timed(site, self.inner.reserve_many(n), FlowSite::send_waited).await?;
+            Ok(PermitIterator {
+                inner: p,
+                chan: &self.inner,
+                site,
+            })
+        }
+
+        /// Waits for room for one message, and reserves it with the
+        /// sender moved into the permit.
+        pub async fn reserve_owned(self) -> Result<OwnedPermit<T>, SendError<()>> {
+            let Sender { inner, count } = self;
+            let site = count.0;
+            let p = timed(site, inner.reserve_owned(), FlowSite::send_waited).await?;
+            Ok(OwnedPermit { inner: p, count })
+        }
+
+        /// Reserves room for one message if there is some now.
+        pub fn try_reserve(&self) -> Result<Permit<'_, T>, TrySendError<()>> {
+            Ok(Permit {
+                inner: self.inner.try_reserve()?,
+                chan: &self.inner,
+                site: self.site(),
+            })
+        }
+
+        /// Reserves room for `n` messages if there is some now.
+        pub fn try_reserve_many(
+            &self,
+            n: usize,
+        ) -> Result<PermitIterator<'_, T>, TrySendError<()>> {
+            Ok(PermitIterator {
+                inner: self.inner.try_reserve_many(n)?,
+                chan: &self.inner,
+                site: self.site(),
+            })
+        }
+
+        /// Reserves room for one message if there is some now, moving
+        /// the sender into the permit; else hands the sender back.
+        pub fn try_reserve_owned(self) -> Result<OwnedPermit<T>, TrySendError<Self>> {
+            let Sender { inner, count } = self;
+            match inner.try_reserve_owned() {
+                Ok(p) => Ok(OwnedPermit { inner: p, count }),
+                Err(TrySendError::Full(inner)) => Err(TrySendError::Full(Sender { inner, count })),
+                Err(TrySendError::Closed(inner)) => {
+                    Err(TrySendError::Closed(Sender { inner, count }))
+                }
+            }
+        }
+
+        /// Whether both senders belong to the same channel.
+        pub fn same_channel(&self, other: &Self) -> bool {
+            self.inner.same_channel(&other.inner)
+        }
+
+        /// Room left now (the capacity minus messages and permits).
+        pub fn capacity(&self) -> usize {
+            self.inner.capacity()
+        }
+
+        /// A sender that does not keep the channel open.
+        pub fn downgrade(&self) -> WeakSender<T> {
+            WeakSender {
+                inner: self.inner.downgrade(),
+                site: self.site(),
+            }
+        }
+
+        /// The capacity the channel was made with.
+        pub fn max_capacity(&self) -> usize {
+            self.inner.max_capacity()
+        }
+
+        /// Senders of the channel alive.
+        pub fn strong_count(&self) -> usize {
+            self.inner.strong_count()
+        }
+
+        /// Weak senders of the channel alive.
+        pub fn weak_count(&self) -> usize {
+            self.inner.weak_count()
+        }
+    }
+
+    impl<T> Clone for Sender<T> {
+        fn clone(&self) -> Sender<T> {
+            Sender {
+                inner: self.inner.clone(),
+                count: self.count.clone(),
+            }
+        }
+    }
+
+    impl<T> fmt::Debug for Sender<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("Sender { .. }")
+        }
+    }
+
+    impl<T> WeakSender<T> {
+        /// A sender, if the channel has one left.
+        pub fn upgrade(&self) -> Option<Sender<T>> {
+            self.inner.upgrade().map(|inner| Sender {
+                inner,
+                count: Senders::new(self.site),
+            })
+        }
+
+        /// Senders of the channel alive.
+        pub fn strong_count(&self) -> usize {
+            self.inner.strong_count()
+        }
+
+        /// Weak senders of the channel alive.
+        pub fn weak_count(&self) -> usize {
+            self.inner.weak_count()
+        }
+    }
+
+    impl<T> Clone for WeakSender<T> {
+        fn clone(&self) -> WeakSender<T> {
+            WeakSender {
+                inner: self.inner.clone(),
+                site: self.site,
+            }
+        }
+    }
+
+    impl<T> fmt::Debug for WeakSender<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("WeakSender { .. }")
+        }
+    }
+
+    impl<T> Permit<'_, T> {
+        /// Sends `value` in the reserved room.
+        pub fn send(self, value: T) {
+            self.inner
+                .send(Envelope::seal(value, self.site, self.site.clock()));
+            sent_bounded(self.chan, self.site);
+        }
+    }
+
+    impl<T> fmt::Debug for Permit<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("Permit { .. }")
+        }
+    }
+
+    impl<'a, T> Iterator for PermitIterator<'a, T> {
+        type Item = Permit<'a, T>;
+        fn next(&mut self) -> Option<Permit<'a, T>> {
+            self.inner.next().map(|inner| Permit {
+                inner,
+                chan: self.chan,
+                site: self.site,
+            })
+        }
+        fn size_hint(&self) -> (usize, Option<usize>) {
+            self.inner.size_hint()
+        }
+    }
+
+    impl<T> ExactSizeIterator for PermitIterator<'_, T> {}
+    impl<T> ::std::iter::FusedIterator for PermitIterator<'_, T> {}
+
+    impl<T> fmt::Debug for PermitIterator<'_, T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("PermitIterator { .. }")
+        }
+    }
+
+    impl<T> OwnedPermit<T> {
+        /// Sends `value` in the reserved room, giving the sender back.
+        pub fn send(self, value: T) -> Sender<T> {
+            let OwnedPermit { inner, count } = self;
+            let site = count.0;
+            let inner = inner.send(Envelope::seal(value, site, site.clock()));
+            sent_bounded(&inner, site);
+            Sender { inner, count }
+        }
+
+        /// Gives the room back, and the sender.
+        pub fn release(self) -> Sender<T> {
+            let OwnedPermit { inner, count } = self;
+            Sender {
+                inner: inner.release(),
+                count,
+            }
+        }
+
+        /// Whether both permits belong to the same channel.
+        pub fn same_channel(&self, other: &Self) -> bool {
+            self.inner.same_channel(&other.inner)
+        }
+
+        /// Whether the permit and `sender` belong to the same channel.
+        pub fn same_channel_as_sender(&self, sender: &Sender<T>) -> bool {
+            self.inner.same_channel_as_sender(&sender.inner)
+        }
+    }
+
+    impl<T> fmt::Debug for OwnedPermit<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("OwnedPermit { .. }")
+        }
+    }
+
+    /// The methods both receivers have, over tokio's receiver `$inner`.
+    macro_rules! receiver_methods {
+        () => {
+            #[inline(always)]
+            fn site(&self) -> &'static FlowSite {
+                self.count.0
+            }
+
+            /// Receives the next message, waiting for one; `None` once the
+            /// channel is closed and empty. Cancel-safe, as tokio's.
+            pub async fn recv(&mut self) -> Option<T> {
+                self.waiting = Waiting::default();
+                poll_fn(|cx| self.poll_recv(cx)).await
+            }
+
+            /// Receives up to `limit` messages into `buffer`, waiting for
+            /// at least one; 0 once the channel is closed and empty (or
+            /// when `limit` is 0). Cancel-safe, as tokio's.
+            pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+                self.waiting = Waiting::default();
+                poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
+            }
+
+            /// Receives a message if one is queued.
+            pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+                let r = self.inner.try_recv();
+                r.map(|env| self.got(env))
+            }
+
+            /// Receives from outside a runtime, blocking for a message
+            /// (panics inside an async context, as tokio's).
+            pub fn blocking_recv(&mut self) -> Option<T> {
+                let site = self.site();
+                let since = if self.inner.is_empty() {
+                    site.clock()
+                } else {
+                    0
+                };
+                let r = self.inner.blocking_recv();
+                site.recv_waited(since);
+                r.map(|env| self.got(env))
+            }
+
+            /// [`blocking_recv`](Self::blocking_recv) for up to `limit`
+            /// messages.
+            pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
+                let site = self.site();
+                let since = if self.inner.is_empty() {
+                    site.clock()
+                } else {
+                    0
+                };
+                let mut envs = Vec::new();
+                let n = self.inner.blocking_recv_many(&mut envs, limit);
+                site.recv_waited(since);
+                for env in envs {
+                    buffer.push(self.got(env));
+                }
+                n
+            }
+
+            /// Closes the channel to senders; queued messages can still be
+            /// received.
+            pub fn close(&mut self) {
+                self.inner.close()
+            }
+
+            /// Whether the channel is closed (all senders gone, or
+            /// [`close`](Self::close)).
+            pub fn is_closed(&self) -> bool {
+                self.inner.is_closed()
+            }
+
+            /// Whether no message is queued.
+            pub fn is_empty(&self) -> bool {
+                self.inner.is_empty()
+            }
+
+            /// Messages queued.
+            pub fn len(&self) -> usize {
+                self.inner.len()
+            }
+
+            /// Polls for the next message (tokio's `poll_recv`); a wait
+            /// is timed from the first `Pending` to the `Ready`.
+            pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+                let site = self.site();
+                let p = self.inner.poll_recv(cx);
+                self.waiting.after(site, &p, FlowSite::recv_waited);
+                p.map(|r| r.map(|env| self.got(env)))
+            }
+
+            /// Polls for up to `limit` messages, extending `buffer`.
+            pub fn poll_recv_many(
+                &mut self,
+                cx: &mut Context<'_>,
+                buffer: &mut Vec<T>,
+                limit: usize,
+            ) -> Poll<usize> {
+                let site = self.site();
+                let mut envs = Vec::new();
+                let p = self.inner.poll_recv_many(cx, &mut envs, limit);
+                self.waiting.after(site, &p, FlowSite::recv_waited);
+                for env in envs {
+                    buffer.push(self.got(env));
+                }
+                p
+            }
+
+            /// Senders of the channel alive.
+            pub fn sender_strong_count(&self) -> usize {
+                self.inner.sender_strong_count()
+            }
+
+            /// Weak senders of the channel alive.
+            pub fn sender_weak_count(&self) -> usize {
+                self.inner.sender_weak_count()
+            }
+        };
+    }
+
+    impl<T> Receiver<T> {
+        receiver_methods!();
+
+        #[inline(always)]
+        fn got(&self, env: Envelope<T>) -> T {
+            got(self.site(), env)
+        }
+
+        /// The room left now.
+        pub fn capacity(&self) -> usize {
+            self.inner.capacity()
+        }
+
+        /// The capacity the channel was made with.
+        pub fn max_capacity(&self) -> usize {
+            self.inner.max_capacity()
+        }
+    }
+
+    impl<T> fmt::Debug for Receiver<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("Receiver { .. }")
+        }
+    }
+
+    /// What an unbounded channel's endpoints share: the messages in it.
+    struct Queued(AtomicIsize);
+
+    fn queued() -> Arc<Queued> {
+        let _internal = perflens_core::Internal::enter();
+        Arc::new(Queued(AtomicIsize::new(0)))
+    }
+
+    /// The sending half of a measured unbounded tokio channel.
+    pub struct UnboundedSender<T> {
+        inner: mpsc::UnboundedSender<Envelope<T>>,
+        count: Senders,
+        queued: Arc<Queued>,
+    }
+
+    /// An unbounded sender that does not keep the channel open; not
+    /// counted as a sender.
+    pub struct WeakUnboundedSender<T> {
+        inner: mpsc::WeakUnboundedSender<Envelope<T>>,
+        site: &'static FlowSite,
+        queued: Arc<Queued>,
+    }
+
+    /// The receiving half of a measured unbounded tokio channel.
+    pub struct UnboundedReceiver<T> {
+        inner: mpsc::UnboundedReceiver<Envelope<T>>,
+        count: Receivers,
+        waiting: Waiting,
+        queued: Arc<Queued>,
+    }
+
+    impl<T> Wrap
+        for (
+            mpsc::UnboundedSender<Envelope<T>>,
+            mpsc::UnboundedReceiver<Envelope<T>>,
+        )
+    {
+        type Measured = (UnboundedSender<T>, UnboundedReceiver<T>);
+        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
+            site.created(None);
+            let queued = queued();
+            (
+                UnboundedSender {
+                    inner: self.0,
+                    count: Senders::new(site),
+                    queued: queued.clone(),
+                },
+                UnboundedReceiver {
+                    inner: self.1,
+                    count: Receivers::new(site),
+                    waiting: Waiting::default(),
+                    queued,
+                },
+            )
+        }
+    }
+
+    impl<T> UnboundedSender<T> {
+        /// Sends without waiting (the channel is unbounded); hands the
+        /// message back when the receiver is gone.
+        pub fn send(&self, message: T) -> Result<(), SendError<T>> {
+            let site = self.count.0;
+            match self.inner.send(Envelope::seal(message, site, site.clock())) {
+                Ok(()) => {
+                    // A receive that took it first makes the count low for
+                    // a moment, never high.
+                    let q = self.queued.0.fetch_add(1, Ordering::Relaxed) + 1;
+                    site.sent(Some(q.max(0) as usize));
+                    Ok(())
+                }
+                Err(SendError(env)) => Err(SendError(env.into_value())),
+            }
+        }
+
+        /// Completes when the receiver is dropped or closed.
+        pub async fn closed(&self) {
+            self.inner.closed().await
+        }
+
+        /// Whether the receiver is dropped or closed.
+        pub fn is_closed(&self) -> bool {
+            self.inner.is_closed()
+        }
+
+        /// Whether both senders belong to the same channel.
+        pub fn same_channel(&self, other: &Self) -> bool {
+            self.inner.same_channel(&other.inner)
+        }
+
+        /// A sender that does not keep the channel open.
+        pub fn downgrade(&self) -> WeakUnboundedSender<T> {
+            WeakUnboundedSender {
+                inner: self.inner.downgrade(),
+                site: self.count.0,
+                queued: self.queued.clone(),
+            }
+        }
+
+        /// Senders of the channel alive.
+        pub fn strong_count(&self) -> usize {
+            self.inner.strong_count()
+        }
+
+        /// Weak senders of the channel alive.
+        pub fn weak_count(&self) -> usize {
+            self.inner.weak_count()
+        }
+    }
+
+    impl<T> Clone for UnboundedSender<T> {
+        fn clone(&self) -> UnboundedSender<T> {
+            UnboundedSender {
+                inner: self.inner.clone(),
+                count: self.count.clone(),
+                queued: self.queued.clone(),
+            }
+        }
+    }
+
+    impl<T> fmt::Debug for UnboundedSender<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("UnboundedSender { .. }")
+        }
+    }
+
+    impl<T> WeakUnboundedSender<T> {
+        /// A sender, if the channel has one left.
+        pub fn upgrade(&self) -> Option<UnboundedSender<T>> {
+            self.inner.upgrade().map(|inner| UnboundedSender {
+                inner,
+                count: Senders::new(self.site),
+                queued: self.queued.clone(),
+            })
+        }
+
+        /// Senders of the channel alive.
+        pub fn strong_count(&self) -> usize {
+            self.inner.strong_count()
+        }
+
+        /// Weak senders of the channel alive.
+        pub fn weak_count(&self) -> usize {
+            self.inner.weak_count()
+        }
+    }
+
+    impl<T> Clone for WeakUnboundedSender<T> {
+        fn clone(&self) -> WeakUnboundedSender<T> {
+            WeakUnboundedSender {
+                inner: self.inner.clone(),
+                site: self.site,
+                queued: self.queued.clone(),
+            }
+        }
+    }
+
+    impl<T> fmt::Debug for WeakUnboundedSender<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("WeakUnboundedSender { .. }")
+        }
+    }
+
+    impl<T> UnboundedReceiver<T> {
+        receiver_methods!();
+
+        #[inline(always)]
+        fn got(&self, env: Envelope<T>) -> T {
+            self.queued.0.fetch_sub(1, Ordering::Relaxed);
+            got(self.site(), env)
+        }
+    }
+
+    impl<T> fmt::Debug for UnboundedReceiver<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.pad("UnboundedReceiver { .. }")
+        }
+    }
+}
