@@ -2,11 +2,13 @@
 //! adds at most half of what hotpath's `channel!` adds, with latency on;
 //! counts only, at most 5 ns).
 //!
-//! `producers` threads send `n` `u64`s in all through a channel of 1024
-//! to this thread, which receives them: the bare channel, perflens's
+//! One thread sends each of `n` `u64`s through a channel of 1024 and
+//! receives it (the bookkeeping per message alone), then 1 and 2 producer
+//! threads send `n` in all to this thread, which receives them (the
+//! hand-off between cores; noisy on a shared 2-core machine): the bare channel, perflens's
 //! `channel!` in a timed session (latency on, and `latency = false`), and
-//! hotpath 0.30's `channel!` under a hotpath guard, for crossbeam and std
-//! mpsc. Each round runs every variant of a backend, bare first; the
+//! hotpath 0.30's `channel!` under a hotpath guard, for crossbeam, std
+//! mpsc and tokio's mpsc (tasks on a two-worker runtime). Each round runs every variant of a backend, bare first; the
 //! results are medians over rounds of the ns per message and of the
 //! per-round differences with bare.
 
@@ -29,6 +31,51 @@ const KINDS: [Kind; 4] = [Kind::Bare, Kind::Perflens, Kind::Counts, Kind::Hotpat
 pub enum Backend {
     Crossbeam,
     Std,
+    /// tokio's bounded mpsc, producers and consumer tasks on a two-worker
+    /// runtime.
+    Tokio,
+}
+
+/// As `pump!`, for tokio's mpsc: the producers are tasks, the consumer
+/// awaits in `block_on`.
+macro_rules! pump_async {
+    ($make:expr, $n:expr, $producers:expr) => {{
+        let (n, producers): (u64, u64) = ($n, $producers);
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap();
+        let (tx, mut rx) = $make;
+        let start = Instant::now();
+        let sum = rt.block_on(async move {
+            if producers == 0 {
+                let mut sum = 0u64;
+                for i in 0..n {
+                    tx.send(black_box(i)).await.unwrap();
+                    sum = sum.wrapping_add(rx.recv().await.unwrap());
+                }
+                return sum;
+            }
+            for p in 0..producers {
+                let tx = tx.clone();
+                let share = n / producers + u64::from(p < n % producers);
+                tokio::spawn(async move {
+                    for i in 0..share {
+                        tx.send(black_box(i)).await.unwrap();
+                    }
+                });
+            }
+            drop(tx);
+            let mut sum = 0u64;
+            for _ in 0..n {
+                sum = sum.wrapping_add(rx.recv().await.unwrap());
+            }
+            sum
+        });
+        let ns = start.elapsed().as_nanos() as f64 / n as f64;
+        black_box(sum);
+        ns
+    }};
 }
 
 /// Sends `n` messages from `producers` threads through the endpoints
@@ -38,7 +85,19 @@ macro_rules! pump {
         let (n, producers): (u64, u64) = ($n, $producers);
         let (tx, rx) = $make;
         let start = Instant::now();
-        let threads: Vec<_> = (0..producers)
+        // No producer thread: this thread sends each message and receives
+        // it (the bookkeeping alone, no thread handing off).
+        let same = producers == 0;
+        let producers = producers.max(1);
+        if same {
+            let mut sum = 0u64;
+            for i in 0..n {
+                tx.send(black_box(i)).unwrap();
+                sum = sum.wrapping_add(rx.recv().unwrap());
+            }
+            black_box(sum);
+        }
+        let threads: Vec<_> = (0..producers * u64::from(!same))
             .map(|p| {
                 let tx = tx.clone();
                 let share = n / producers + u64::from(p < n % producers);
@@ -51,7 +110,7 @@ macro_rules! pump {
             .collect();
         drop(tx);
         let mut sum = 0u64;
-        for _ in 0..n {
+        for _ in 0..n * u64::from(!same) {
             sum = sum.wrapping_add(rx.recv().unwrap());
         }
         for t in threads {
@@ -67,6 +126,7 @@ fn bare(backend: Backend, n: u64, producers: u64) -> f64 {
     match backend {
         Backend::Crossbeam => pump!(crossbeam_channel::bounded::<u64>(1024), n, producers),
         Backend::Std => pump!(std::sync::mpsc::sync_channel::<u64>(1024), n, producers),
+        Backend::Tokio => pump_async!(tokio::sync::mpsc::channel::<u64>(1024), n, producers),
     }
 }
 
@@ -106,6 +166,20 @@ fn measured(backend: Backend, n: u64, producers: u64, latency: bool) -> f64 {
             n,
             producers
         ),
+        (Backend::Tokio, true) => pump_async!(
+            perflens::channel!(tokio::sync::mpsc::channel::<u64>(1024), label = "bench"),
+            n,
+            producers
+        ),
+        (Backend::Tokio, false) => pump_async!(
+            perflens::channel!(
+                tokio::sync::mpsc::channel::<u64>(1024),
+                label = "bench",
+                latency = false
+            ),
+            n,
+            producers
+        ),
     };
     let report = session.finish();
     let row = (report.channels.iter().find(|r| r.name == "bench")).expect("the channel's row");
@@ -134,6 +208,11 @@ fn hotpath(backend: Backend, n: u64, producers: u64) -> f64 {
             n,
             producers
         ),
+        Backend::Tokio => pump_async!(
+            hotpath::channel!(tokio::sync::mpsc::channel::<u64>(1024)),
+            n,
+            producers
+        ),
     };
     drop(guard);
     ns
@@ -158,8 +237,9 @@ pub fn report(n: u64, rounds: usize) {
     for (backend, name) in [
         (Backend::Crossbeam, "crossbeam"),
         (Backend::Std, "std mpsc"),
+        (Backend::Tokio, "tokio mpsc"),
     ] {
-        for producers in [1, 2] {
+        for producers in [0, 1, 2] {
             let mut ns: Vec<Vec<f64>> = vec![Vec::new(); KINDS.len()];
             for _ in 0..rounds {
                 for (i, &k) in KINDS.iter().enumerate() {
@@ -175,9 +255,13 @@ pub fn report(n: u64, rounds: usize) {
                     .map(|(h, p)| h / p.max(0.01))
                     .collect(),
             );
+            let who = match producers {
+                0 => "1 thread sends and receives".to_string(),
+                1 => "1 producer".to_string(),
+                p => format!("{p} producers"),
+            };
             println!(
-                "| {name}, {producers} producer{} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x |",
-                if producers == 1 { "" } else { "s" },
+                "| {name}, {who} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x |",
                 crate::stats::median(ns[0].clone()),
                 crate::stats::median(added(1)),
                 crate::stats::median(added(2)),
