@@ -11,12 +11,12 @@
 //!
 //! | feature | module | wraps |
 //! |---|---|---|
-//! | `flow-std` | [`flow::std`](self::std) | `std::sync::mpsc`: `channel`, `sync_channel` |
-//! | `flow-crossbeam` | [`flow::crossbeam`](self::crossbeam) | `crossbeam_channel`: `bounded`, `unbounded` |
-//! | `flow-flume` | [`flow::flume`](self::flume) | `flume`: `bounded`, `unbounded` (with `send_async`, `recv_async`, `sink`, `stream`) |
-//! | `flow-async-channel` | [`flow::async_channel`](self::async_channel) | `async_channel`: `bounded`, `unbounded` (the receiver a `Stream`) |
-//! | `flow-futures` | [`flow::futures`](self::futures) | `futures::channel` (`futures-channel`): `mpsc::channel`, `mpsc::unbounded`, `oneshot::channel` (senders `Sink`s, receivers `Stream`s or a `Future`) |
-//! | `flow-tokio` | [`flow::tokio`](self::tokio) | `tokio::sync`: `mpsc::channel`, `mpsc::unbounded_channel`, `oneshot::channel`, `broadcast::channel`, `watch::channel` |
+//! | `flow-std` | `flow::std` | `std::sync::mpsc`: `channel`, `sync_channel` |
+//! | `flow-crossbeam` | `flow::crossbeam` | `crossbeam_channel`: `bounded`, `unbounded` |
+//! | `flow-flume` | `flow::flume` | `flume`: `bounded`, `unbounded` (with `send_async`, `recv_async`, `sink`, `stream`) |
+//! | `flow-async-channel` | `flow::async_channel` | `async_channel`: `bounded`, `unbounded` (the receiver a `Stream`) |
+//! | `flow-futures` | `flow::futures` | `futures::channel` (`futures-channel`): `mpsc::channel`, `mpsc::unbounded`, `oneshot::channel` (senders `Sink`s, receivers `Stream`s or a `Future`) |
+//! | `flow-tokio` | `flow::tokio` | `tokio::sync`: `mpsc::channel`, `mpsc::unbounded_channel`, `oneshot::channel`, `broadcast::channel`, `watch::channel` |
 //!
 //! ```
 //! # #[cfg(feature = "flow-crossbeam")] {
