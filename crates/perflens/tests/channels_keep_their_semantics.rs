@@ -218,7 +218,9 @@ fn row<'a>(report: &'a Report, name: &str) -> &'a ChannelRow {
 /// One thread fills a channel (so the queue's maximum is exact), another
 /// waits for room, clones come and go; a second channel is dropped with
 /// messages in it; a third has no label.
-fn workload() -> u32 {
+/// Returns the sum received, and the endpoints still alive (for the
+/// report to count; dropped after it).
+fn workload() -> (u32, Box<dyn std::any::Any>) {
     let (tx, rx) = perflens::channel!(crossbeam_channel::bounded(4), label = "jobs");
     for i in 0..4u32 {
         tx.try_send(i).unwrap();
@@ -240,7 +242,7 @@ fn workload() -> u32 {
     let (extra_tx, extra_rx) = (tx.clone(), rx.clone());
     drop(extra_tx);
     // Alive at the report: tx, rx and extra_rx.
-    std::mem::forget((tx, rx, extra_rx));
+    let alive: Box<dyn std::any::Any> = Box::new((tx, rx, extra_rx));
 
     let (tx, rx) = perflens::channel!(std::sync::mpsc::channel(), label = "left");
     for i in 0..10u32 {
@@ -253,7 +255,7 @@ fn workload() -> u32 {
 
     let (tx, rx) = perflens::channel!(std::sync::mpsc::sync_channel(3));
     tx.send(5u32).unwrap();
-    sum + rx.recv().unwrap()
+    (sum + rx.recv().unwrap(), alive)
 }
 
 /// `file:line:col` of the unlabelled channel's macro.
@@ -270,8 +272,10 @@ fn unlabelled_site() -> String {
 fn a_channels_figures_are_exact() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let s = session();
-    assert_eq!(workload(), 10 + 21 + 5);
+    let (sum, alive) = workload();
+    assert_eq!(sum, 10 + 21 + 5);
     let report = s.finish();
+    drop(alive);
     let jobs = row(&report, "jobs");
     assert_eq!(
         (
@@ -336,8 +340,9 @@ fn count_mode_counts_without_a_clock() {
         .mode(perflens::Mode::Count)
         .start()
         .unwrap();
-    workload();
+    let (_, alive) = workload();
     let report = s.finish();
+    drop(alive);
     let jobs = row(&report, "jobs");
     assert_eq!((jobs.sent, jobs.received, jobs.max_queued), (5, 5, 4));
     assert_eq!(

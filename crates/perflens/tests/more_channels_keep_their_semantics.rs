@@ -641,8 +641,8 @@ fn flume_rows_are_exact() {
     tx.send(7).unwrap();
     drop(rx);
     assert_eq!(block_on(rx2.recv_async()), Ok(7));
-    // Alive at the report: tx and rx2.
-    std::mem::forget((tx, rx2));
+    // Alive at the report: tx and rx2 (dropped after it).
+    let alive = (tx, rx2);
 
     let (tx, rx) = perflens::channel!(flume::unbounded(), label = "fl-left");
     for i in 0..10u32 {
@@ -658,6 +658,7 @@ fn flume_rows_are_exact() {
     drop((tx, rx));
 
     let report = s.finish();
+    drop(alive);
     let fl = row(&report, "fl");
     assert_eq!(counts(fl), (1, 6, 6, 0, 0), "{fl:?}");
     assert_eq!((fl.max_queued, fl.capacity), (4, Some(4)));
@@ -740,7 +741,8 @@ fn futures_rows_are_exact() {
         assert!(Pin::new(&mut f).poll(&mut noop()).is_pending());
     }
     drop(tx2);
-    std::mem::forget((tx, rx));
+    // Alive at the report (dropped after it).
+    let alive = (tx, rx);
 
     let (utx, mut urx) = perflens::channel!(futures_channel::mpsc::unbounded(), label = "fu-unb");
     for i in 0..5u32 {
@@ -768,6 +770,7 @@ fn futures_rows_are_exact() {
         }
     }
     let report = s.finish();
+    drop(alive);
     let fu = row(&report, "fu");
     assert_eq!(counts(fu), (1, 4, 4, 0, 0), "{fu:?}");
     // The buffer and a sender, then a second sender: 3; the send that
