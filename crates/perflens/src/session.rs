@@ -188,6 +188,10 @@ impl SessionBuilder {
             live = env_flag("PERFLENS_LIVE").unwrap_or(live);
             keep = env_flag("PERFLENS_LIVE_KEEP").unwrap_or(keep);
         }
+        // Process-wide: each session sets it (on unless the environment
+        // turns it off), so an earlier session's setting does not linger.
+        let flow_latency = !self.use_env || env_flag("PERFLENS_FLOW_LATENCY").unwrap_or(true);
+        perflens_core::flow::set_latency(flow_latency);
         config.live = live.then_some(perflens_core::LiveConfig { keep, root: None });
         let (mut trace, mut short_thread_ns) = (self.trace, self.short_thread_ns);
         if self.use_env {

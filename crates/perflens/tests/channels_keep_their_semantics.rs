@@ -520,3 +520,41 @@ fn a_probe_reports_a_custom_queue_as_a_channel() {
     assert!(mailbox.recv_wait_ns >= 15_000_000, "{mailbox:?}");
     assert_eq!(mailbox.latency_count, 3);
 }
+
+/// `PERFLENS_FLOW_LATENCY=0` (in a child process, whose environment is
+/// its own): the same counts, no clock read for messages or waits.
+#[test]
+fn perflens_flow_latency_0_counts_without_a_clock() {
+    if std::env::var_os("PERFLENS_FLOW_LATENCY_CHILD").is_some() {
+        let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let s = Session::start().unwrap();
+        let (_, alive) = workload();
+        let report = s.finish();
+        drop(alive);
+        let jobs = row(&report, "jobs");
+        assert_eq!((jobs.sent, jobs.received, jobs.max_queued), (5, 5, 4));
+        assert_eq!(
+            (jobs.latency_count, jobs.send_wait_ns, jobs.recv_wait_ns),
+            (0, 0, 0)
+        );
+        println!("child: ok");
+        return;
+    }
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "perflens_flow_latency_0_counts_without_a_clock",
+            "--nocapture",
+        ])
+        .env("PERFLENS_FLOW_LATENCY_CHILD", "1")
+        .env("PERFLENS_FLOW_LATENCY", "0")
+        .env("PERFLENS_FORMAT", "none")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success() && text.contains("child: ok"), "{text}");
+}
