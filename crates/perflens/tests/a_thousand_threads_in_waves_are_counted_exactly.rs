@@ -127,7 +127,10 @@ fn a_thousand_threads_in_waves_are_counted_exactly() {
     let samples = row("after_the_waves").cpu.unwrap().samples as f64;
     let periods = spun.as_secs_f64() * 1000.0;
     assert!(
-        samples >= 0.8 * periods && samples <= periods + 1.0,
+        // Above: the first overflow may carry CPU time from before the
+        // call, and the cpu-clock event fires on timer ticks, not at exact
+        // CPU instants (CI once saw 152 in 150.1 periods).
+        samples >= 0.8 * periods && samples <= periods + 2.0,
         "after the waves: {samples} samples in {periods:.1} periods"
     );
     // The CPU time those samples stand for covers the function's. No
