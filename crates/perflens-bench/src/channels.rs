@@ -5,12 +5,16 @@
 //! One thread sends each of `n` `u64`s through a channel of 1024 and
 //! receives it (the bookkeeping per message alone), then 1 and 2 producer
 //! threads send `n` in all to this thread, which receives them (the
-//! hand-off between cores; noisy on a shared 2-core machine): the bare channel, perflens's
-//! `channel!` in a timed session (latency on, and `latency = false`), and
-//! hotpath 0.30's `channel!` under a hotpath guard, for crossbeam, std
-//! mpsc and tokio's mpsc (tasks on a two-worker runtime). Each round runs every variant of a backend, bare first; the
-//! results are medians over rounds of the ns per message and of the
-//! per-round differences with bare.
+//! hand-off between cores; noisy on a shared 2-core machine). Variants:
+//! the bare channel; perflens's `channel!` in a timed session with the
+//! default latency sampling (one message in 8 of each sending thread
+//! carries its send time, after its first 256), with every message timed
+//! (`PERFLENS_FLOW_LATENCY=1`), and with `latency = false` (counts only);
+//! and hotpath 0.30's `channel!` under a hotpath guard (which times every
+//! message), for crossbeam, std mpsc and tokio's mpsc (tasks on a
+//! two-worker runtime). Each round runs every variant of a backend, bare
+//! first; the results are medians over rounds of the ns per message and
+//! of the per-round differences with bare.
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -19,12 +23,23 @@ use std::time::Instant;
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Kind {
     Bare,
+    /// The default: one message in 8 of each thread carries its send
+    /// time (after each thread's first 256).
     Perflens,
+    /// Every message carries its send time (`PERFLENS_FLOW_LATENCY=1`).
+    Every,
+    /// `latency = false`: no clock.
     Counts,
     Hotpath,
 }
 
-const KINDS: [Kind; 4] = [Kind::Bare, Kind::Perflens, Kind::Counts, Kind::Hotpath];
+const KINDS: [Kind; 5] = [
+    Kind::Bare,
+    Kind::Perflens,
+    Kind::Every,
+    Kind::Counts,
+    Kind::Hotpath,
+];
 
 /// The channel's backend.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -130,11 +145,14 @@ fn bare(backend: Backend, n: u64, producers: u64) -> f64 {
     }
 }
 
-fn measured(backend: Backend, n: u64, producers: u64, latency: bool) -> f64 {
+/// `every`: one message in this many carries its send time (with
+/// `latency`).
+fn measured(backend: Backend, n: u64, producers: u64, latency: bool, every: u32) -> f64 {
     let session = perflens::Session::builder()
         .ignore_env()
         .mode(perflens::Mode::Timed)
         .clock(perflens::ClockSource::Tsc)
+        .flow_latency(every)
         .start()
         .expect("no other session");
     let ns = match (backend, latency) {
@@ -188,8 +206,22 @@ fn measured(backend: Backend, n: u64, producers: u64, latency: bool) -> f64 {
         (n, n),
         "perflens must count every message"
     );
-    let timed = if latency { n } else { 0 };
-    assert_eq!(row.latency_count, timed, "and time each one when asked");
+    match (latency, every) {
+        (false, _) => assert_eq!(row.latency_count, 0, "no clock: no latency"),
+        (true, 1) => assert_eq!(row.latency_count, n, "every message timed"),
+        (true, every) => {
+            // Each sending thread times its first 256, then one in `every`.
+            let threads = producers.max(1);
+            let warm = (256 * threads).min(n);
+            let expected = warm + (n - warm) / u64::from(every);
+            let (lo, hi) = (expected * 9 / 10, expected * 11 / 10 + 1);
+            assert!(
+                (lo..=hi).contains(&row.latency_count),
+                "{} messages timed, expected about {expected}",
+                row.latency_count
+            );
+        }
+    }
     ns
 }
 
@@ -222,8 +254,9 @@ fn hotpath(backend: Backend, n: u64, producers: u64) -> f64 {
 pub fn run(backend: Backend, kind: Kind, n: u64, producers: u64) -> f64 {
     match kind {
         Kind::Bare => bare(backend, n, producers),
-        Kind::Perflens => measured(backend, n, producers, true),
-        Kind::Counts => measured(backend, n, producers, false),
+        Kind::Perflens => measured(backend, n, producers, true, 8),
+        Kind::Every => measured(backend, n, producers, true, 1),
+        Kind::Counts => measured(backend, n, producers, false, 8),
         Kind::Hotpath => hotpath(backend, n, producers),
     }
 }
@@ -231,9 +264,9 @@ pub fn run(backend: Backend, kind: Kind, n: u64, producers: u64) -> f64 {
 /// Prints, per backend and number of producers, the medians.
 pub fn report(n: u64, rounds: usize) {
     println!(
-        "| channel, N = {n} messages   | bare ns/msg | perflens added | counts only added | hotpath added | hotpath/perflens |"
+        "| channel, N = {n} messages | bare ns/msg | perflens added (latency of 1 in 8) | every message timed, added | counts only added | hotpath added | hotpath/perflens | hotpath/perflens, every message |"
     );
-    println!("|---|---|---|---|---|---|");
+    println!("|---|---|---|---|---|---|---|---|");
     for (backend, name) in [
         (Backend::Crossbeam, "crossbeam"),
         (Backend::Std, "std mpsc"),
@@ -248,25 +281,29 @@ pub fn report(n: u64, rounds: usize) {
             }
             let added =
                 |i: usize| -> Vec<f64> { ns[i].iter().zip(&ns[0]).map(|(x, b)| x - b).collect() };
-            let ratio = crate::stats::median(
-                added(3)
-                    .iter()
-                    .zip(added(1))
-                    .map(|(h, p)| h / p.max(0.01))
-                    .collect(),
-            );
+            let ratio = |p: usize| {
+                crate::stats::median(
+                    added(4)
+                        .iter()
+                        .zip(added(p))
+                        .map(|(h, p)| h / p.max(0.01))
+                        .collect(),
+                )
+            };
             let who = match producers {
                 0 => "1 thread sends and receives".to_string(),
                 1 => "1 producer".to_string(),
                 p => format!("{p} producers"),
             };
             println!(
-                "| {name}, {who} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x |",
+                "| {name}, {who} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x | {:.1}x |",
                 crate::stats::median(ns[0].clone()),
                 crate::stats::median(added(1)),
                 crate::stats::median(added(2)),
                 crate::stats::median(added(3)),
-                ratio,
+                crate::stats::median(added(4)),
+                ratio(1),
+                ratio(2),
             );
         }
     }

@@ -304,13 +304,34 @@ fn main() {
         let channel = match only.as_str() {
             "channel-bare" => Some(channels::Kind::Bare),
             "channel" => Some(channels::Kind::Perflens),
+            "channel-every" => Some(channels::Kind::Every),
             "channel-counts" => Some(channels::Kind::Counts),
             "channel-hotpath" => Some(channels::Kind::Hotpath),
             _ => None,
         };
         if let Some(kind) = channel {
-            let ns = channels::run(channels::Backend::Crossbeam, kind, n, 1);
-            println!("{ns:.2} ns per message (crossbeam, 1 producer)");
+            // PERFLENS_BENCH_BACKEND (crossbeam, std, tokio) and
+            // PERFLENS_BENCH_PRODUCERS (0: one thread sends and receives).
+            let backend = match std::env::var("PERFLENS_BENCH_BACKEND").as_deref() {
+                Ok("std") => channels::Backend::Std,
+                Ok("tokio") => channels::Backend::Tokio,
+                Ok("crossbeam") | Err(_) => channels::Backend::Crossbeam,
+                Ok(other) => {
+                    eprintln!(
+                        "PERFLENS_BENCH_BACKEND: expected crossbeam, std or tokio, got {other:?}"
+                    );
+                    std::process::exit(2);
+                }
+            };
+            let producers = match std::env::var("PERFLENS_BENCH_PRODUCERS") {
+                Ok(p) => p.parse().unwrap_or_else(|_| {
+                    eprintln!("PERFLENS_BENCH_PRODUCERS: expected a number, got {p:?}");
+                    std::process::exit(2);
+                }),
+                Err(_) => 1,
+            };
+            let ns = channels::run(backend, kind, n, producers);
+            println!("{ns:.2} ns per message ({backend:?}, {producers} producers)");
             return;
         }
         if only == "locks" {

@@ -242,6 +242,8 @@ impl Drop for ExitHook {
             let hot = unsafe { &mut *h.get() };
             // Its trace chunk may be taken back once it is the oldest.
             crate::trace::seal_current_thread();
+            // No flow site records into the block after this.
+            crate::flow::forget_last();
             if hot.has_block() {
                 // What the thread allocated since its last frame boundary
                 // (outside measured functions, or in frames it leaves

@@ -355,7 +355,10 @@ pub struct ChannelRow {
     pub send_wait_ns: u64,
     /// Time receivers waited for a message in an empty channel, summed.
     pub recv_wait_ns: u64,
-    /// Messages whose send-to-receive latency was measured.
+    /// Messages whose send-to-receive latency was measured: each sending
+    /// thread's first 256 at the site, then one in
+    /// `PERFLENS_FLOW_LATENCY` (8 by default) at random; every message
+    /// with `PERFLENS_FLOW_LATENCY=1`. The latency fields describe these.
     pub latency_count: u64,
     /// Their mean latency.
     pub latency_mean_ns: u64,

@@ -19,8 +19,31 @@ pub struct SessionBuilder {
     trace: Option<std::path::PathBuf>,
     /// Threads that lived less than this share tracks in the trace.
     short_thread_ns: u64,
+    /// One message in this many carries its send time (0: no flow clock).
+    flow_latency: u32,
     #[cfg(feature = "cpu")]
     cpu: bool,
+}
+
+/// `PERFLENS_FLOW_LATENCY`: `Some(n)` for a number, `off`/`false`
+/// (0) or `on`/`true` (the default); a warning and `None` for anything
+/// else.
+fn env_flow_latency() -> Option<u32> {
+    let v = std::env::var("PERFLENS_FLOW_LATENCY").ok()?;
+    match v.trim() {
+        "" => None,
+        "true" | "yes" | "on" => Some(perflens_core::flow::DEFAULT_LATENCY_EVERY),
+        "false" | "no" | "off" => Some(0),
+        other => match other.parse() {
+            Ok(n) => Some(n),
+            Err(_) => {
+                eprintln!(
+                    "[perflens] PERFLENS_FLOW_LATENCY={other} is not a number (1: every message, N: one in N, 0: none), on or off; ignored."
+                );
+                None
+            }
+        },
+    }
 }
 
 /// `PERFLENS_LIVE` / `PERFLENS_LIVE_KEEP`: `Some(on)` when set to a
@@ -170,6 +193,20 @@ impl SessionBuilder {
         self
     }
 
+    /// Which messages of a measured channel carry their send time, for
+    /// the Channels section's latency (the same as
+    /// `PERFLENS_FLOW_LATENCY`, which overrides it): 1 every message, `n`
+    /// one in `n` of each sending thread and channel site after its first
+    /// 256 (default 8: latency percentiles from a random eighth of a busy
+    /// channel's messages, at an eighth of the clock reads), 0 none, and
+    /// then channels, streams, futures and locks read no clock at all
+    /// (counts only, no waits, hold times or latency). Counts are exact
+    /// whatever the setting.
+    pub fn flow_latency(mut self, one_in: u32) -> Self {
+        self.flow_latency = one_in;
+        self
+    }
+
     /// Do not read `PERFLENS_*` variables.
     pub fn ignore_env(mut self) -> Self {
         self.use_env = false;
@@ -188,10 +225,13 @@ impl SessionBuilder {
             live = env_flag("PERFLENS_LIVE").unwrap_or(live);
             keep = env_flag("PERFLENS_LIVE_KEEP").unwrap_or(keep);
         }
-        // Process-wide: each session sets it (on unless the environment
-        // turns it off), so an earlier session's setting does not linger.
-        let flow_latency = !self.use_env || env_flag("PERFLENS_FLOW_LATENCY").unwrap_or(true);
-        perflens_core::flow::set_latency(flow_latency);
+        // Process-wide: each session sets it, so an earlier session's
+        // setting does not linger.
+        let mut flow_latency = self.flow_latency;
+        if self.use_env {
+            flow_latency = env_flow_latency().unwrap_or(flow_latency);
+        }
+        perflens_core::flow::set_latency_every(flow_latency);
         config.live = live.then_some(perflens_core::LiveConfig { keep, root: None });
         let (mut trace, mut short_thread_ns) = (self.trace, self.short_thread_ns);
         if self.use_env {
@@ -292,6 +332,7 @@ impl Session {
             live_keep: false,
             trace: None,
             short_thread_ns: perflens_report::trace::collapse::DEFAULT_SHORT_THREAD_MS * 1_000_000,
+            flow_latency: perflens_core::flow::DEFAULT_LATENCY_EVERY,
             #[cfg(feature = "cpu")]
             cpu: false,
         }

@@ -558,3 +558,83 @@ fn perflens_flow_latency_0_counts_without_a_clock() {
     );
     assert!(out.status.success() && text.contains("child: ok"), "{text}");
 }
+
+/// Latency sampling, with the defaults: each sending thread times every
+/// one of its first 256 messages at a site, then one in 8 at random. A
+/// quiet channel (fewer than 256 messages per thread) has every message
+/// timed; a busy one about 256 per thread plus an eighth of the rest; a
+/// thread switching between two sites for every message keeps both
+/// right. Counts are exact either way.
+#[test]
+fn a_busy_channel_times_one_message_in_8_after_each_threads_first_256() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let s = session();
+    let (busy_tx, busy_rx) = perflens::channel!(crossbeam_channel::unbounded(), label = "busy");
+    let (quiet_tx, quiet_rx) = perflens::channel!(std::sync::mpsc::channel(), label = "quiet");
+    let per_thread = 256 + 8_000u64;
+    let producers: Vec<_> = (0..2)
+        .map(|t| {
+            let busy = busy_tx.clone();
+            let quiet = quiet_tx.clone();
+            std::thread::spawn(move || {
+                for i in 0..per_thread {
+                    busy.send(i).unwrap();
+                    // One message in 80 goes to the other site: this
+                    // thread's last site changes there and back.
+                    if i % 80 == 0 {
+                        quiet.send(t).unwrap();
+                    }
+                }
+            })
+        })
+        .collect();
+    for p in producers {
+        p.join().unwrap();
+    }
+    drop((busy_tx, quiet_tx));
+    assert_eq!(busy_rx.iter().count() as u64, 2 * per_thread);
+    assert_eq!(quiet_rx.iter().count(), 2 * 104);
+    let report = s.finish();
+    let quiet = row(&report, "quiet");
+    assert_eq!((quiet.sent, quiet.received), (208, 208));
+    assert_eq!(quiet.latency_count, 208, "under 256 per thread: all timed");
+    let busy = row(&report, "busy");
+    assert_eq!((busy.sent, busy.received), (2 * per_thread, 2 * per_thread));
+    // 2 × (256 + 8000 / 8) expected: 2512; the random gaps (4 to 12
+    // messages) move it by a few dozen at most.
+    assert!(
+        (2400..=2620).contains(&busy.latency_count),
+        "{} timed of {}",
+        busy.latency_count,
+        busy.received
+    );
+    assert!(busy.latency_p50_ns > 0 && busy.latency_max_ns >= busy.latency_p99_ns);
+}
+
+/// `flow_latency(1)` (`PERFLENS_FLOW_LATENCY=1`) times every message;
+/// `flow_latency(0)` none, and reads no clock for waits either.
+#[test]
+fn flow_latency_1_times_every_message_and_0_none() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    for (every, timed) in [(1u32, 3_000u64), (0, 0)] {
+        let s = Session::builder()
+            .ignore_env()
+            .flow_latency(every)
+            .start()
+            .unwrap();
+        let (tx, rx) = perflens::channel!(crossbeam_channel::bounded(1), label = "all");
+        let consumer = std::thread::spawn(move || rx.iter().count());
+        for i in 0..3_000u32 {
+            tx.send(i).unwrap();
+        }
+        drop(tx);
+        assert_eq!(consumer.join().unwrap(), 3_000);
+        let report = s.finish();
+        let all = row(&report, "all");
+        assert_eq!((all.sent, all.received), (3_000, 3_000));
+        assert_eq!(all.latency_count, timed, "one in {every}");
+        if every == 0 {
+            assert_eq!((all.send_wait_ns, all.recv_wait_ns), (0, 0));
+        }
+    }
+}

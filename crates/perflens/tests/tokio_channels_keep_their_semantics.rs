@@ -216,6 +216,54 @@ macro_rules! semantics {
                 });
             }
 
+            /// A task that only sends, into a channel with room, still
+            /// yields when its cooperative budget runs out (tokio's
+            /// `send` spends it): another task on the same thread runs
+            /// before the sender is done.
+            #[test]
+            fn a_sending_task_spends_its_budget_and_lets_others_run() {
+                rt().block_on(async {
+                    let (tx, mut rx) = $make!(mpsc::channel::<u32>(10_000));
+                    let other_ran = Arc::new(std::sync::atomic::AtomicU32::new(0));
+                    let seen = other_ran.clone();
+                    let other = tokio::spawn(async move {
+                        loop {
+                            seen.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                            tokio::task::yield_now().await;
+                        }
+                    });
+                    let sender = tokio::spawn(async move {
+                        let mut first_seen = None;
+                        let before = other_ran.load(std::sync::atomic::Ordering::Relaxed);
+                        for i in 0..1_000u32 {
+                            tx.send(i).await.unwrap();
+                            if first_seen.is_none()
+                                && other_ran.load(std::sync::atomic::Ordering::Relaxed) > before
+                            {
+                                first_seen = Some(i);
+                            }
+                        }
+                        first_seen
+                    });
+                    let first = sender.await.unwrap();
+                    other.abort();
+                    // tokio's budget is 128 operations a poll: the other
+                    // task runs only when the sender has used one up
+                    // (tokio's own channel: after 256 sends, on the
+                    // runtime this test makes). A send that did not ask
+                    // for the budget would never yield here: `None`.
+                    assert!(
+                        matches!(first, Some(n) if n > 0 && n % 128 == 0),
+                        "the sender yields at its budget: {first:?}"
+                    );
+                    let mut n = 0;
+                    while rx.try_recv().is_ok() {
+                        n += 1;
+                    }
+                    assert_eq!(n, 1_000);
+                });
+            }
+
             #[test]
             fn send_waits_while_full_and_completes_after_a_recv() {
                 rt().block_on(async {

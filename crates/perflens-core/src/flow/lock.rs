@@ -11,7 +11,7 @@
 //! attempt failed. With no session running, each side is a load and a
 //! test.
 
-use super::{FlowKind, FlowSite, LATENCY, max32};
+use super::{FlowKind, FlowSite, max32};
 use crate::block::{self, HISTS, Node, bump};
 use crate::clock;
 use crate::frame;
@@ -213,7 +213,7 @@ pub fn lock_clock() -> u64 {
             None => return 0,
         }
     };
-    if hot.fast != FAST_COUNT && LATENCY.load(Ordering::Relaxed) {
+    if hot.fast != FAST_COUNT && super::latency() {
         clock::now_with(hot.tsc()).max(1)
     } else {
         0

@@ -23,7 +23,7 @@
 //!
 //! | node field | snapshot field | meaning |
 //! |---|---|---|
-//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | messages received; those with a timestamp are histogram entries of their send-to-receive latency, the others (latency off, count mode) counted in `calls` |
+//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | messages received; those with a timestamp are histogram entries of their send-to-receive latency, the others (not stamped, see [`FlowSite::stamp`]; latency off; count mode) counted in `calls` |
 //! | `polls` | `polls` | messages sent |
 //! | `busy` | `busy_ns` | time senders waited on a full channel |
 //! | `self_` | `self_ns` | time receivers waited on an empty channel |
@@ -84,7 +84,7 @@ use crate::clock;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_COUNT, Hot};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 mod lock;
 mod wrapped;
@@ -107,24 +107,72 @@ pub enum FlowKind {
 /// many sends per thread.
 pub const QUEUE_SAMPLE: u64 = 8;
 
+/// The flow site a thread used last: the site's address, the epoch of
+/// the thread's block then, and the site's node in it (index and
+/// address).
+#[derive(Clone, Copy)]
+struct Last {
+    site: usize,
+    epoch: u32,
+    index: u32,
+    node: *const Node,
+}
+
+const NO_LAST: Last = Last {
+    site: 0,
+    epoch: 0,
+    index: 0,
+    node: std::ptr::null(),
+};
+
 thread_local! {
-    /// The flow site this thread used last, the epoch of its block then,
-    /// and its node.
-    static LAST: std::cell::Cell<(usize, u32, u32)> = const { std::cell::Cell::new((0, 0, 0)) };
+    /// The flow site this thread used last, and its node. Valid while the
+    /// epoch it was found in is the running session's: a thread keeps its
+    /// block for the whole session, a block is unmapped only after its
+    /// session ended or at its thread's exit (which clears this, see
+    /// [`forget_last`]), and a new session has another epoch.
+    static LAST: std::cell::Cell<Last> = const { std::cell::Cell::new(NO_LAST) };
 }
 
-/// Whether message latency is measured at all (`PERFLENS_FLOW_LATENCY`).
-static LATENCY: AtomicBool = AtomicBool::new(true);
+/// By default one message in this many is stamped with its send time (per
+/// sending thread and site, after [`LATENCY_WARMUP`]): see
+/// [`FlowSite::stamp`].
+pub const DEFAULT_LATENCY_EVERY: u32 = 8;
 
-/// Turns the timestamps carried with messages on or off for the whole
-/// process (`PERFLENS_FLOW_LATENCY=0`: counts only, no clock read).
-pub fn set_latency(on: bool) {
-    LATENCY.store(on, Ordering::Relaxed);
+/// Each thread stamps every one of its first this many messages of a
+/// site, so that a channel that carries few messages has the latency of
+/// each of them.
+pub const LATENCY_WARMUP: u64 = 256;
+
+/// One message in this many is stamped (`PERFLENS_FLOW_LATENCY`); 0: no
+/// clock is read for flows at all (counts only).
+static LATENCY_EVERY: AtomicU32 = AtomicU32::new(DEFAULT_LATENCY_EVERY);
+
+/// Sets, for the whole process, how many messages of each thread and
+/// site share one timestamp: 1 stamps every message, `n` one in `n` (after
+/// each thread's first [`LATENCY_WARMUP`]), 0 none, and then no clock is
+/// read for channels, streams, futures or locks at all
+/// (`PERFLENS_FLOW_LATENCY`).
+pub fn set_latency_every(n: u32) {
+    LATENCY_EVERY.store(n, Ordering::Relaxed);
 }
 
-/// Whether message latency is measured (see [`set_latency`]).
+/// See [`set_latency_every`].
+#[inline]
+pub fn latency_every() -> u32 {
+    LATENCY_EVERY.load(Ordering::Relaxed)
+}
+
+/// Whether flows read the clock at all (see [`set_latency_every`]).
+#[inline]
 pub fn latency() -> bool {
-    LATENCY.load(Ordering::Relaxed)
+    latency_every() != 0
+}
+
+/// Forgets the site this thread used last: called when the thread's block
+/// is given up (at thread exit), so nothing is recorded into it after.
+pub(crate) fn forget_last() {
+    LAST.set(NO_LAST);
 }
 
 /// One place in the source that makes channels (or streams, futures,
@@ -199,8 +247,28 @@ impl FlowSite {
         self.cs.register_flow(name, CallsiteKind::Flow(self.kind))
     }
 
+    /// This thread's node for the site when it is the site the thread
+    /// used last in the running session: two thread-local loads and one
+    /// of the session's epoch, no table probe. A thread sending or
+    /// receiving in a loop uses one site.
+    #[inline(always)]
+    fn last_node(&'static self) -> Option<&'static Node> {
+        let last = LAST.get();
+        if last.site == self as *const FlowSite as usize
+            && last.epoch == thread::EPOCH.load(Ordering::Relaxed)
+        {
+            // SAFETY: `find_node` stored a node of this thread's block,
+            // whose epoch was `last.epoch`; that epoch is still the
+            // running session's, so the block is still this thread's and
+            // mapped (see `LAST`), and only this thread writes the node.
+            Some(unsafe { &*last.node })
+        } else {
+            None
+        }
+    }
+
     /// This thread's node for the site, when it records in the running
-    /// session, and whether it may read the clock for it.
+    /// session (found or made), and whether it may read the clock for it.
     #[inline(always)]
     pub(crate) fn node(&'static self) -> Option<(&'static Hot, &'static Node, u32, bool)> {
         // SAFETY: owner thread; the reference is used by this call only,
@@ -211,18 +279,21 @@ impl FlowSite {
         } else {
             hot_slow()?
         };
-        // A thread sending or receiving in a loop uses one site: its node
-        // is remembered, with the block's epoch (a new session's block
-        // has other nodes).
-        let me = self as *const FlowSite as usize;
-        let (site, epoch, node) = LAST.get();
-        let node = if site == me && epoch == hot.epoch {
-            node
+        let last = LAST.get();
+        let node = if last.site == self as *const FlowSite as usize && last.epoch == hot.epoch {
+            last.index
         } else {
             self.find_node(hot)
         };
         let timed = self.latency && hot.fast != FAST_COUNT && latency();
         Some((hot, frame::node(hot, node), node, timed))
+    }
+
+    /// This thread's node for the site, as [`FlowSite::node`], out of line
+    /// (the path after [`FlowSite::last_node`] missed).
+    #[inline(never)]
+    fn node_slow(&'static self) -> Option<&'static Node> {
+        self.node().map(|(_, n, _, _)| n)
     }
 
     /// This thread's node for the site, found in its table (or made),
@@ -231,10 +302,69 @@ impl FlowSite {
     fn find_node(&'static self, hot: &Hot) -> u32 {
         let np = match frame::find(hot, 0, self.cs.tagged()) {
             Some(np) => np,
-            None => frame::resolve(hot, 0, self.id()).np,
+            None => {
+                let np = frame::resolve(hot, 0, self.id()).np;
+                // A new node: its first message is stamped (see `stamp`).
+                frame::node(hot, np.node)
+                    .countdown
+                    .store(0, Ordering::Relaxed);
+                np
+            }
         };
-        LAST.set((self as *const FlowSite as usize, hot.epoch, np.node));
+        LAST.set(Last {
+            site: self as *const FlowSite as usize,
+            epoch: hot.epoch,
+            index: np.node,
+            node: frame::node(hot, np.node),
+        });
         np.node
+    }
+
+    /// The send time a message carries, or 0. When the session times
+    /// flows, each thread stamps every message of its first
+    /// [`LATENCY_WARMUP`] at this site, then one in [`latency_every`]
+    /// (the gaps between two stamped messages drawn at random around it,
+    /// so a periodic pattern of messages is not sampled in step); the
+    /// others cost a countdown and carry 0, and their receivers read no
+    /// clock. Messages sent and received are counted exactly either way.
+    #[inline(always)]
+    pub fn stamp(&'static self) -> u64 {
+        if let Some(n) = self.last_node() {
+            let c = n.countdown.load(Ordering::Relaxed);
+            if c != 0 {
+                n.countdown.store(c - 1, Ordering::Relaxed);
+                return 0;
+            }
+        }
+        self.stamp_slow()
+    }
+
+    #[inline(never)]
+    fn stamp_slow(&'static self) -> u64 {
+        let Some((hot, n, _, timed)) = self.node() else {
+            return 0;
+        };
+        let c = n.countdown.load(Ordering::Relaxed);
+        if c != 0 {
+            // Found through the table: not the site used last.
+            n.countdown.store(c - 1, Ordering::Relaxed);
+            return 0;
+        }
+        let every = latency_every();
+        if !timed || every == 0 {
+            // Not timed in this session: the countdown never runs out in
+            // practice (four billion messages of this thread).
+            n.countdown.store(u32::MAX, Ordering::Relaxed);
+            return 0;
+        }
+        let now = clock::now_with(hot.tsc()).max(1);
+        let gap = if n.polls.load(Ordering::Relaxed) < LATENCY_WARMUP {
+            0
+        } else {
+            next_gap(now, every)
+        };
+        n.countdown.store(gap, Ordering::Relaxed);
+        now
     }
 
     /// The clock, when this site's waits and latencies are timed in the
@@ -287,9 +417,9 @@ impl FlowSite {
 
     /// A message was sent; `queued`: the messages in the channel right
     /// after, if known.
-    #[inline]
+    #[inline(always)]
     pub fn sent(&'static self, queued: Option<usize>) {
-        let Some((_, n, _, _)) = self.node() else {
+        let Some(n) = self.last_node().or_else(|| self.node_slow()) else {
             return;
         };
         bump(&n.polls, 1);
@@ -304,9 +434,9 @@ impl FlowSite {
     /// receivers' cache line: one miss a message would cost more than the
     /// rest of the send's bookkeeping). A channel that fills up says so
     /// with [`FlowSite::found_full`], which makes the maximum exact then.
-    #[inline]
+    #[inline(always)]
     pub fn sent_sampled(&'static self, queued: impl FnOnce() -> usize) {
-        let Some((_, n, _, _)) = self.node() else {
+        let Some(n) = self.last_node().or_else(|| self.node_slow()) else {
             return;
         };
         let sent = n.polls.load(Ordering::Relaxed);
@@ -337,10 +467,21 @@ impl FlowSite {
         }
     }
 
-    /// A message was received; `stamp`: the [`FlowSite::clock`] its
-    /// sender read, or 0.
-    #[inline]
+    /// A message was received; `stamp`: the [`FlowSite::stamp`] it
+    /// carries (or a [`FlowSite::clock`] reading), or 0.
+    #[inline(always)]
     pub fn received(&'static self, stamp: u64) {
+        if stamp == 0
+            && let Some(n) = self.last_node()
+        {
+            bump(&n.calls, 1);
+            return;
+        }
+        self.received_slow(stamp);
+    }
+
+    #[inline(never)]
+    fn received_slow(&'static self, stamp: u64) {
         let Some((hot, n, node, timed)) = self.node() else {
             return;
         };
@@ -381,6 +522,21 @@ impl FlowSite {
     }
 }
 
+/// How many messages to leave unstamped after one stamped at `now` when
+/// one in `every` is stamped: the next stamped message is `lo..=lo +
+/// span` messages on, `lo` half of `every` (rounded up) and the span
+/// twice the rest, so `every` on average. The draw mixes the clock's bits
+/// (its low bits may move in steps).
+fn next_gap(now: u64, every: u32) -> u32 {
+    if every <= 1 {
+        return 0;
+    }
+    let lo = every.div_ceil(2);
+    let span = 2 * (every - lo);
+    let draw = (now ^ (now >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 33;
+    lo - 1 + (draw % (u64::from(span) + 1)) as u32
+}
+
 /// Adds `n` made (positive) or dropped (negative) endpoints.
 fn endpoints(made: &std::sync::atomic::AtomicU64, dropped: &std::sync::atomic::AtomicU64, n: i64) {
     if n >= 0 {
@@ -404,4 +560,45 @@ pub(crate) fn max32(c: &AtomicU32, v: u32) {
 #[inline(never)]
 fn hot_slow() -> Option<&'static Hot> {
     thread::active().or_else(thread::prepare).map(|h| &*h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::next_gap;
+
+    /// The gaps between stamped messages average `every` (a message in
+    /// `every` stamped), reach both ends of their range, and never skip
+    /// more than the range allows, whatever the clock's low bits do.
+    #[test]
+    fn stamped_messages_are_one_in_every_on_average() {
+        for every in [1u32, 2, 3, 8, 16, 100] {
+            let lo = every.div_ceil(2);
+            let hi = lo + 2 * (every - lo);
+            for step in [1u64, 8, 37, 1000] {
+                let mut seen = std::collections::BTreeSet::new();
+                let mut sum = 0u64;
+                let draws = 100_000u64;
+                for k in 0..draws {
+                    // Messages from one stamped to the next.
+                    let apart = next_gap(1_000_000 + k * step, every) + 1;
+                    assert!(
+                        (lo.max(1)..=hi.max(1)).contains(&apart),
+                        "{apart} for {every}"
+                    );
+                    seen.insert(apart);
+                    sum += u64::from(apart);
+                }
+                let mean = sum as f64 / draws as f64;
+                assert!(
+                    (mean - f64::from(every)).abs() < 0.02 * f64::from(every),
+                    "mean {mean} for one in {every} (clock step {step})"
+                );
+                assert_eq!(
+                    seen.len() as u32,
+                    hi.max(1) - lo.max(1) + 1,
+                    "every gap drawn"
+                );
+            }
+        }
+    }
 }

@@ -95,7 +95,7 @@ mod measured {
         /// message back.
         pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
             let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.clock())) {
+            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
                 Ok(()) => {
                     sent(site, &self.inner);
                     Ok(())
@@ -112,7 +112,7 @@ mod measured {
         pub fn send(&self, msg: T) -> Send<'_, T> {
             let site = self.site();
             Send {
-                inner: self.inner.send(Envelope::seal(msg, site, site.clock())),
+                inner: self.inner.send(Envelope::seal(msg, site, site.stamp())),
                 sender: &self.inner,
                 site,
                 since: 0,
@@ -131,14 +131,14 @@ mod measured {
         /// Sends, blocking the thread while the channel is full.
         pub fn send_blocking(&self, msg: T) -> Result<(), SendError<T>> {
             let site = self.site();
-            let stamp = site.clock();
-            let r = match self.inner.try_send(Envelope::seal(msg, site, stamp)) {
+            let r = match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
                 Ok(()) => Ok(()),
                 Err(TrySendError::Closed(e)) => Err(SendError(e)),
                 Err(TrySendError::Full(e)) => {
                     full(site, &self.inner);
+                    let since = site.clock();
                     let r = self.inner.send_blocking(e);
-                    site.send_waited(stamp);
+                    site.send_waited(since);
                     r
                 }
             };
@@ -157,7 +157,7 @@ mod measured {
             let site = self.site();
             match self
                 .inner
-                .force_send(Envelope::seal(msg, site, site.clock()))
+                .force_send(Envelope::seal(msg, site, site.stamp()))
             {
                 Ok(old) => {
                     sent(site, &self.inner);

@@ -76,9 +76,9 @@ mod measured {
         fn blocked<E>(
             &self,
             env: Envelope<T>,
-            since: u64,
             send: impl FnOnce(Envelope<T>) -> Result<(), E>,
         ) -> Result<(), E> {
+            let since = self.site.clock();
             let r = send(env);
             self.site.send_waited(since);
             if r.is_ok() {
@@ -90,7 +90,7 @@ mod measured {
         /// Blocks until the message is sent, or returns it when every
         /// receiver is gone.
         pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
-            let stamp = self.site.clock();
+            let stamp = self.site.stamp();
             match self.inner.try_send(Envelope::seal(msg, self.site, stamp)) {
                 Ok(()) => {
                     self.sent();
@@ -99,7 +99,7 @@ mod measured {
                 Err(TrySendError::Disconnected(env)) => Err(SendError(env.into_value())),
                 Err(TrySendError::Full(env)) => {
                     self.full();
-                    self.blocked(env, stamp, |e| self.inner.send(e))
+                    self.blocked(env, |e| self.inner.send(e))
                         .map_err(|SendError(e)| SendError(e.into_value()))
                 }
             }
@@ -107,7 +107,7 @@ mod measured {
 
         /// Sends without blocking; a full channel hands the message back.
         pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
-            let stamp = self.site.clock();
+            let stamp = self.site.stamp();
             match self.inner.try_send(Envelope::seal(msg, self.site, stamp)) {
                 Ok(()) => {
                     self.sent();
@@ -138,7 +138,7 @@ mod measured {
             msg: T,
             deadline: Option<Instant>,
         ) -> Result<(), SendTimeoutError<T>> {
-            let stamp = self.site.clock();
+            let stamp = self.site.stamp();
             let back = |e: SendTimeoutError<Envelope<T>>| match e {
                 SendTimeoutError::Timeout(e) => SendTimeoutError::Timeout(e.into_value()),
                 SendTimeoutError::Disconnected(e) => SendTimeoutError::Disconnected(e.into_value()),
@@ -154,7 +154,7 @@ mod measured {
                 // No deadline that far: as `send`.
                 Err(TrySendError::Full(env)) => {
                     self.full();
-                    self.blocked(env, stamp, |e| match deadline {
+                    self.blocked(env, |e| match deadline {
                         Some(d) => self.inner.send_deadline(e, d),
                         None => self
                             .inner

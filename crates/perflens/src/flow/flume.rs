@@ -110,9 +110,9 @@ mod measured {
         fn blocked<E>(
             &self,
             env: Envelope<T>,
-            since: u64,
             send: impl FnOnce(Envelope<T>) -> Result<(), E>,
         ) -> Result<(), E> {
+            let since = self.site().clock();
             let r = send(env);
             self.site().send_waited(since);
             if r.is_ok() {
@@ -124,7 +124,7 @@ mod measured {
         /// Sends without blocking; a full channel hands the message back.
         pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
             let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.clock())) {
+            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
                 Ok(()) => {
                     sent(site, &self.inner);
                     Ok(())
@@ -143,8 +143,7 @@ mod measured {
         /// receiver is gone.
         pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
             let site = self.site();
-            let stamp = site.clock();
-            match self.inner.try_send(Envelope::seal(msg, site, stamp)) {
+            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
                 Ok(()) => {
                     sent(site, &self.inner);
                     Ok(())
@@ -152,7 +151,7 @@ mod measured {
                 Err(TrySendError::Disconnected(env)) => Err(SendError(env.into_value())),
                 Err(TrySendError::Full(env)) => {
                     full(site, &self.inner);
-                    self.blocked(env, stamp, |e| self.inner.send(e))
+                    self.blocked(env, |e| self.inner.send(e))
                         .map_err(|SendError(e)| SendError(e.into_value()))
                 }
             }
@@ -177,8 +176,7 @@ mod measured {
             ) -> Result<(), SendTimeoutError<Envelope<T>>>,
         ) -> Result<(), SendTimeoutError<T>> {
             let site = self.site();
-            let stamp = site.clock();
-            match self.inner.try_send(Envelope::seal(msg, site, stamp)) {
+            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
                 Ok(()) => {
                     sent(site, &self.inner);
                     Ok(())
@@ -188,7 +186,7 @@ mod measured {
                 }
                 Err(TrySendError::Full(env)) => {
                     full(site, &self.inner);
-                    self.blocked(env, stamp, |e| wait(&self.inner, e))
+                    self.blocked(env, |e| wait(&self.inner, e))
                         .map_err(|e| match e {
                             SendTimeoutError::Timeout(e) => {
                                 SendTimeoutError::Timeout(e.into_value())
@@ -207,7 +205,7 @@ mod measured {
             let site = self.site();
             SendFut::new(
                 self.inner
-                    .send_async(Envelope::seal(item, site, site.clock())),
+                    .send_async(Envelope::seal(item, site, site.stamp())),
                 site,
                 None,
             )
@@ -217,9 +215,8 @@ mod measured {
         pub fn into_send_async<'a>(self, item: T) -> SendFut<'a, T> {
             let Sender { inner, count } = self;
             let site = count.0;
-            let stamp = site.clock();
             SendFut::new(
-                inner.into_send_async(Envelope::seal(item, site, stamp)),
+                inner.into_send_async(Envelope::seal(item, site, site.stamp())),
                 site,
                 Some(count),
             )
@@ -542,7 +539,7 @@ mod measured {
             this.pending = true;
             this.waiting = false;
             Pin::new(&mut this.inner)
-                .start_send(Envelope::seal(item, site, site.clock()))
+                .start_send(Envelope::seal(item, site, site.stamp()))
                 .map_err(|SendError(e)| SendError(e.into_value()))
         }
 

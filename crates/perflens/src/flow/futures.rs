@@ -286,7 +286,7 @@ mod measured {
             /// or a gone receiver hands the message back.
             pub fn try_send(&mut self, msg: T) -> Result<(), TrySendError<T>> {
                 let site = self.shared.site;
-                match self.inner.try_send(Envelope::seal(msg, site, site.clock())) {
+                match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
                     Ok(()) => {
                         self.shared.sent();
                         Ok(())
@@ -531,7 +531,7 @@ mod measured {
             /// Sends; a gone receiver hands the message back.
             pub fn unbounded_send(&self, msg: T) -> Result<(), TrySendError<T>> {
                 let site = self.site;
-                match (self.inner).unbounded_send(Envelope::seal(msg, site, site.clock())) {
+                match (self.inner).unbounded_send(Envelope::seal(msg, site, site.stamp())) {
                     Ok(()) => {
                         site.sent_sampled(|| self.inner.len());
                         Ok(())
@@ -807,7 +807,7 @@ mod measured {
             pub fn send(self, t: T) -> Result<(), T> {
                 let Sender { inner, count } = self;
                 let site = count.0;
-                match inner.send(Envelope::seal(t, site, site.clock())) {
+                match inner.send(Envelope::seal(t, site, site.stamp())) {
                     Ok(()) => {
                         site.sent(Some(1));
                         Ok(())

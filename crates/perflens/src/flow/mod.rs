@@ -38,8 +38,13 @@
 //! channel and receivers on an empty one, and the send-to-receive
 //! latency. The counters live in each thread's own block (no shared
 //! counter is written per message); see `perflens_core::flow`.
-//! `latency = false` on the macro, or `PERFLENS_FLOW_LATENCY=0`, reads
-//! no clock: counts only.
+//!
+//! Latency: each sending thread stamps every one of its first 256
+//! messages at a site with its send time, then one in 8 at random
+//! (`PERFLENS_FLOW_LATENCY=N`: one in N, `1`: every message); only a
+//! stamped message's receiver reads the clock, and the row's
+//! `latency_count` says how many were timed. `latency = false` on the
+//! macro, or `PERFLENS_FLOW_LATENCY=0`, reads no clock: counts only.
 //!
 //! A primitive perflens does not wrap (an actor's mailbox, a custom
 //! queue) reports its own events through a [`Probe`] and gets the same

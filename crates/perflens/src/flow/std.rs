@@ -144,7 +144,7 @@ mod measured {
         /// the message when the receiver is gone.
         pub fn send(&self, t: T) -> Result<(), SendError<T>> {
             let site = self.shared.site;
-            match self.inner.send(Envelope::seal(t, site, site.clock())) {
+            match self.inner.send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => {
                     self.shared.sent();
                     Ok(())
@@ -181,14 +181,14 @@ mod measured {
         /// receiver is gone.
         pub fn send(&self, t: T) -> Result<(), SendError<T>> {
             let site = self.shared.site;
-            let stamp = site.clock();
-            let r = match self.inner.try_send(Envelope::seal(t, site, stamp)) {
+            let r = match self.inner.try_send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => Ok(()),
                 Err(mpsc::TrySendError::Disconnected(e)) => Err(SendError(e)),
                 Err(mpsc::TrySendError::Full(e)) => {
                     site.found_full(self.shared.capacity);
+                    let since = site.clock();
                     let r = self.inner.send(e);
-                    site.send_waited(stamp);
+                    site.send_waited(since);
                     r
                 }
             };
@@ -204,7 +204,7 @@ mod measured {
         /// Sends without blocking; a full channel hands the message back.
         pub fn try_send(&self, t: T) -> Result<(), TrySendError<T>> {
             let site = self.shared.site;
-            match self.inner.try_send(Envelope::seal(t, site, site.clock())) {
+            match self.inner.try_send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => {
                     self.shared.sent();
                     Ok(())

@@ -75,7 +75,7 @@ mod measured {
             let site = self.count.0;
             // No site in the envelope: tokio drops the value once every
             // receiver has seen it; the receivers count the copies lost.
-            match self.inner.send(Envelope::stamped(value, site.clock())) {
+            match self.inner.send(Envelope::stamped(value, site.stamp())) {
                 Ok(n) => {
                     site.sent_n(n as u64, Some(self.inner.len()));
                     Ok(n)

@@ -42,7 +42,7 @@ mod measured {
     /// right after it (messages in it and permits held).
     #[inline(always)]
     fn sent_bounded<T>(chan: &mpsc::Sender<Envelope<T>>, site: &'static FlowSite) {
-        site.sent(Some(chan.max_capacity() - chan.capacity()));
+        site.sent_sampled(|| chan.max_capacity() - chan.capacity());
     }
 
     /// A received message's value, its latency recorded.
@@ -119,21 +119,57 @@ mod measured {
             self.count.0
         }
 
-        /// A permit, waiting for room if the channel is full (tokio's
-        /// `reserve`, its wait timed).
+        /// A permit, waiting for room if the channel is full: tokio's
+        /// `reserve`, with its first attempt written out. A permit is
+        /// taken now as tokio's would take it when there is room (the
+        /// task's cooperative budget asked first, and spent on success;
+        /// the semaphore's waiters are served before any permit is left
+        /// to take), so that a send that does not wait builds no reserve
+        /// future. Only a full channel makes one, which waits in tokio's
+        /// queue, its wait timed.
         async fn permit(&self) -> Result<mpsc::Permit<'_, Envelope<T>>, SendError<()>> {
-            timed(self.site(), self.inner.reserve(), FlowSite::send_waited).await
+            let site = self.site();
+            let mut reserve = ::std::pin::pin!(None);
+            let mut waiting = Waiting::default();
+            poll_fn(|cx| {
+                if reserve.is_none() {
+                    let coop = ::std::task::ready!(::tokio::task::coop::poll_proceed(cx));
+                    match self.inner.try_reserve() {
+                        Ok(p) => {
+                            coop.made_progress();
+                            return Poll::Ready(Ok(p));
+                        }
+                        Err(TrySendError::Closed(())) => {
+                            coop.made_progress();
+                            return Poll::Ready(Err(SendError(())));
+                        }
+                        Err(TrySendError::Full(())) => {
+                            // The budget is given back (the wait's own
+                            // poll asks for it).
+                            drop(coop);
+                            site.found_full(self.inner.max_capacity());
+                            reserve.set(Some(self.inner.reserve()));
+                        }
+                    }
+                }
+                let slow = reserve.as_mut().as_pin_mut().expect("made above");
+                let p = slow.poll(cx);
+                waiting.after(site, &p, FlowSite::send_waited);
+                p
+            })
+            .await
         }
 
         /// Sends `value`, waiting for room; hands it back when the
         /// receiver is gone (tokio's `send`, and as cancel-safe: a
         /// cancelled send drops the value, having sent nothing).
         pub async fn send(&self, value: T) -> Result<(), SendError<T>> {
-            let stamp = self.site().clock();
+            let site = self.site();
+            let stamp = site.stamp();
             match self.permit().await {
                 Ok(p) => {
-                    p.send(Envelope::seal(value, self.site(), stamp));
-                    sent_bounded(&self.inner, self.site());
+                    p.send(Envelope::seal(value, site, stamp));
+                    sent_bounded(&self.inner, site);
                     Ok(())
                 }
                 Err(SendError(())) => Err(SendError(value)),
@@ -151,11 +187,14 @@ mod measured {
             let site = self.site();
             match self.inner.try_reserve() {
                 Ok(p) => {
-                    p.send(Envelope::seal(message, site, site.clock()));
+                    p.send(Envelope::seal(message, site, site.stamp()));
                     sent_bounded(&self.inner, site);
                     Ok(())
                 }
-                Err(TrySendError::Full(())) => Err(TrySendError::Full(message)),
+                Err(TrySendError::Full(())) => {
+                    site.found_full(self.inner.max_capacity());
+                    Err(TrySendError::Full(message))
+                }
                 Err(TrySendError::Closed(())) => Err(TrySendError::Closed(message)),
             }
         }
@@ -168,7 +207,7 @@ mod measured {
             timeout: Duration,
         ) -> Result<(), SendTimeoutError<T>> {
             let site = self.site();
-            let stamp = site.clock();
+            let stamp = site.stamp();
             let r = ::tokio::time::timeout(timeout, self.inner.reserve());
             let permit = match timed(site, r, FlowSite::send_waited).await {
                 Ok(Ok(p)) => p,
@@ -184,12 +223,15 @@ mod measured {
         /// inside an async context, as tokio's).
         pub fn blocking_send(&self, value: T) -> Result<(), SendError<T>> {
             let site = self.site();
-            let stamp = site.clock();
-            let full = self.inner.capacity() == 0;
-            let r = self.inner.blocking_send(Envelope::seal(value, site, stamp));
-            if full {
-                site.send_waited(stamp);
-            }
+            let since = if self.inner.capacity() == 0 {
+                site.clock()
+            } else {
+                0
+            };
+            let r = self
+                .inner
+                .blocking_send(Envelope::seal(value, site, site.stamp()));
+            site.send_waited(since);
             match r {
                 Ok(()) => {
                     sent_bounded(&self.inner, site);
@@ -356,7 +398,7 @@ mod measured {
         /// Sends `value` in the reserved room.
         pub fn send(self, value: T) {
             self.inner
-                .send(Envelope::seal(value, self.site, self.site.clock()));
+                .send(Envelope::seal(value, self.site, self.site.stamp()));
             sent_bounded(self.chan, self.site);
         }
     }
@@ -395,7 +437,7 @@ mod measured {
         pub fn send(self, value: T) -> Sender<T> {
             let OwnedPermit { inner, count } = self;
             let site = count.0;
-            let inner = inner.send(Envelope::seal(value, site, site.clock()));
+            let inner = inner.send(Envelope::seal(value, site, site.stamp()));
             sent_bounded(&inner, site);
             Sender { inner, count }
         }
@@ -634,7 +676,7 @@ mod measured {
         /// message back when the receiver is gone.
         pub fn send(&self, message: T) -> Result<(), SendError<T>> {
             let site = self.count.0;
-            match self.inner.send(Envelope::seal(message, site, site.clock())) {
+            match self.inner.send(Envelope::seal(message, site, site.stamp())) {
                 Ok(()) => {
                     // A receive that took it first makes the count low for
                     // a moment, never high.

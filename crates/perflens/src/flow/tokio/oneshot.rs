@@ -63,7 +63,7 @@ mod measured {
         pub fn send(self, t: T) -> Result<(), T> {
             let Sender { inner, count } = self;
             let site = count.0;
-            match inner.send(Envelope::seal(t, site, site.clock())) {
+            match inner.send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => {
                     site.sent(Some(1));
                     Ok(())

@@ -75,7 +75,7 @@ mod measured {
         /// back (storing nothing) when there is no receiver.
         pub fn send(&self, value: T) -> Result<(), SendError<T>> {
             let site = self.site();
-            match self.inner.send(Envelope::stamped(value, site.clock())) {
+            match self.inner.send(Envelope::stamped(value, site.stamp())) {
                 Ok(()) => {
                     site.sent(None);
                     Ok(())
@@ -91,7 +91,7 @@ mod measured {
             F: FnOnce(&mut T),
         {
             let site = self.site();
-            let stamp = site.clock();
+            let stamp = site.stamp();
             self.inner.send_modify(|env| {
                 modify(env.value_mut());
                 env.restamp(stamp);
@@ -106,7 +106,7 @@ mod measured {
             F: FnOnce(&mut T) -> bool,
         {
             let site = self.site();
-            let stamp = site.clock();
+            let stamp = site.stamp();
             let modified = self.inner.send_if_modified(|env| {
                 let m = modify(env.value_mut());
                 if m {
@@ -126,7 +126,7 @@ mod measured {
             let site = self.site();
             let old = self
                 .inner
-                .send_replace(Envelope::stamped(value, site.clock()));
+                .send_replace(Envelope::stamped(value, site.stamp()));
             site.sent(None);
             old.into_value()
         }
