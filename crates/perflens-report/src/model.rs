@@ -345,8 +345,9 @@ pub struct ChannelRow {
     pub queued: u64,
     /// The most messages queued at once: the capacity once a send found
     /// the channel full, else the longest queue seen right after a send
-    /// (one send in 8 per thread, where reading a channel's length costs
-    /// a cache miss; every send for a probe that passes it).
+    /// (each of a thread's first 256 sends at the site, then one in 64,
+    /// where reading a channel's length costs a cache miss; every send
+    /// for a probe that passes it).
     pub max_queued: u64,
     /// The largest capacity of a channel made here; `None` for unbounded
     /// channels.

@@ -31,7 +31,7 @@
 //! | `cancelled_timed` | `timed_cancelled` | channels created |
 //! | `alloc_bytes`, `alloc_count` | same | senders created (clones too), senders dropped |
 //! | `free_bytes`, `free_count` | same | receivers created, receivers dropped |
-//! | `rec_max` | `max_depth` | the most messages queued, seen right after a send (every send, or one in [`QUEUE_SAMPLE`] per thread where reading the length costs a cache miss), or the capacity once a send found the channel full |
+//! | `rec_max` | `max_depth` | the most messages queued, seen right after a send (every send, or where reading the length costs a cache miss, each of a thread's first [`QUEUE_WARMUP`] then one in [`QUEUE_SAMPLE`]), or the capacity once a send found the channel full |
 //! | `rec_open` | `capacity` | 1 + the largest capacity of a channel made there (0: unbounded) |
 //!
 //! Waits are timed in timed and sampled modes; count mode reads no
@@ -103,9 +103,13 @@ pub enum FlowKind {
     Lock,
 }
 
-/// [`FlowSite::sent_sampled`] asks for the queue's length once in this
-/// many sends per thread.
-pub const QUEUE_SAMPLE: u64 = 8;
+/// [`FlowSite::sent_sampled`] asks for the queue's length after each of a
+/// thread's first [`QUEUE_WARMUP`] sends at a site, then once in this
+/// many.
+pub const QUEUE_SAMPLE: u64 = 64;
+
+/// See [`QUEUE_SAMPLE`].
+pub const QUEUE_WARMUP: u64 = 256;
 
 /// The flow site a thread used last: the site's address, the epoch of
 /// the thread's block then, and the site's node in it (index and
@@ -285,8 +289,13 @@ impl FlowSite {
         } else {
             self.find_node(hot)
         };
-        let timed = self.latency && hot.fast != FAST_COUNT && latency();
-        Some((hot, frame::node(hot, node), node, timed))
+        Some((hot, frame::node(hot, node), node, self.timed_in(hot)))
+    }
+
+    /// Whether the site reads the clock on a thread in this state.
+    #[inline(always)]
+    fn timed_in(&self, hot: &Hot) -> bool {
+        self.latency && hot.fast != FAST_COUNT && latency()
     }
 
     /// This thread's node for the site, as [`FlowSite::node`], out of line
@@ -429,11 +438,13 @@ impl FlowSite {
     }
 
     /// A message was sent into a channel that can tell how many messages
-    /// it holds: `queued` is asked right after the first send of each
-    /// [`QUEUE_SAMPLE`] on this thread (reading a length touches the
-    /// receivers' cache line: one miss a message would cost more than the
-    /// rest of the send's bookkeeping). A channel that fills up says so
-    /// with [`FlowSite::found_full`], which makes the maximum exact then.
+    /// it holds: `queued` is asked right after each of this thread's
+    /// first [`QUEUE_WARMUP`] sends at the site, then after one in
+    /// [`QUEUE_SAMPLE`] (reading a length touches the receivers' cache
+    /// line: a miss, which one send in 8 made the larger part of a
+    /// measured send's cost between two cores). A channel that fills up
+    /// says so with [`FlowSite::found_full`], which makes the maximum
+    /// exact then.
     #[inline(always)]
     pub fn sent_sampled(&'static self, queued: impl FnOnce() -> usize) {
         let Some(n) = self.last_node().or_else(|| self.node_slow()) else {
@@ -441,7 +452,7 @@ impl FlowSite {
         };
         let sent = n.polls.load(Ordering::Relaxed);
         n.polls.store(sent.wrapping_add(1), Ordering::Relaxed);
-        if sent % QUEUE_SAMPLE == 0 {
+        if sent < QUEUE_WARMUP || sent % QUEUE_SAMPLE == 0 {
             max32(&n.rec_max, u32::try_from(queued()).unwrap_or(u32::MAX));
         }
     }
