@@ -51,12 +51,15 @@ fn the_off_build_compiles_no_runtime() {
     // uses (crossbeam, flume, async-channel, futures-channel: perflens's
     // aliases are their own types there) with their own dependencies
     // (flume's spin and its lock_api, async-channel's event-listener,
-    // futures-core and futures-sink, which perflens's backends name too): no runtime,
-    // sampler, report writer or anything they pull in.
+    // futures-core and futures-sink, which perflens's backends name too;
+    // tokio's sync; parking_lot with its core, whose libc, cfg-if and
+    // smallvec are checked to be its alone below): no runtime, sampler,
+    // report writer or anything they pull in.
     assert_eq!(
         crates,
         [
             "async-channel",
+            "cfg-if",
             "concurrent-queue",
             "crossbeam-channel",
             "crossbeam-utils",
@@ -66,8 +69,11 @@ fn the_off_build_compiles_no_runtime() {
             "futures-channel",
             "futures-core",
             "futures-sink",
+            "libc",
             "lock_api",
             "parking",
+            "parking_lot",
+            "parking_lot_core",
             "perflens",
             "perflens-macros",
             "perflens-off-build",
@@ -75,12 +81,30 @@ fn the_off_build_compiles_no_runtime() {
             "proc-macro2",
             "quote",
             "scopeguard",
+            "smallvec",
             "spin",
             "syn",
+            "tokio",
             "unicode-ident",
         ],
         "crates compiled without `enabled`:\n{tree}"
     );
+    // perflens itself pulls none of parking_lot's system crates in.
+    for system in ["libc", "cfg-if", "smallvec"] {
+        let out = cargo()
+            .args([
+                "tree", "--edges", "normal", "--prefix", "none", "--format", "{p}",
+            ])
+            .args(["--invert", system, "--depth", "1", "--manifest-path"])
+            .arg(fixture())
+            .output()
+            .expect("cargo runs");
+        let users = String::from_utf8_lossy(&out.stdout);
+        let users: Vec<&str> = (users.lines().skip(1))
+            .filter_map(|l| l.split_whitespace().next())
+            .collect();
+        assert_eq!(users, ["parking_lot_core"], "who uses {system}:\n{users:?}");
+    }
 
     let run = cargo()
         .args(["run", "--quiet", "--manifest-path"])

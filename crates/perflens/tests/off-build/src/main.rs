@@ -128,9 +128,83 @@ fn more_channels() {
     assert_eq!(sum + orx.try_recv().unwrap().unwrap(), 10);
 }
 
+/// tokio's channels and every lock flavour, with `enabled` off: the
+/// aliases are the originals, and `channel!` and `lock!` are their
+/// constructor calls.
+fn tokio_channels_and_locks() {
+    use std::any::{type_name, type_name_of_val};
+    macro_rules! same {
+        ($($ours:ty => $theirs:ty),* $(,)?) => {
+            $(assert_eq!(type_name::<$ours>(), type_name::<$theirs>());)*
+        };
+    }
+    use perflens::flow::tokio as pt;
+    use tokio::sync::{broadcast, mpsc, oneshot, watch};
+    let (tx, mut rx) = perflens::channel!(mpsc::channel::<u32>(1));
+    assert_eq!(type_name_of_val(&tx), type_name::<mpsc::Sender<u32>>());
+    tx.try_send(5).unwrap();
+    assert_eq!(rx.try_recv(), Ok(5));
+    let (utx, urx) = perflens::channel!(mpsc::unbounded_channel::<u32>());
+    assert_eq!(type_name_of_val(&urx), type_name::<mpsc::UnboundedReceiver<u32>>());
+    let (otx, orx) = perflens::channel!(oneshot::channel::<u32>());
+    let (btx, brx) = perflens::channel!(broadcast::channel::<u32>(2));
+    let (wtx, wrx) = perflens::channel!(watch::channel(0u32));
+    assert_eq!(type_name_of_val(&wtx), type_name::<watch::Sender<u32>>());
+    assert_eq!(type_name_of_val(&brx), type_name::<broadcast::Receiver<u32>>());
+    drop((utx, otx, orx, btx, wrx));
+    same!(
+        pt::mpsc::Sender<u32> => mpsc::Sender<u32>,
+        pt::mpsc::Receiver<u32> => mpsc::Receiver<u32>,
+        pt::mpsc::UnboundedSender<u32> => mpsc::UnboundedSender<u32>,
+        pt::mpsc::UnboundedReceiver<u32> => mpsc::UnboundedReceiver<u32>,
+        pt::mpsc::WeakSender<u32> => mpsc::WeakSender<u32>,
+        pt::mpsc::WeakUnboundedSender<u32> => mpsc::WeakUnboundedSender<u32>,
+        pt::mpsc::Permit<'static, u32> => mpsc::Permit<'static, u32>,
+        pt::mpsc::OwnedPermit<u32> => mpsc::OwnedPermit<u32>,
+        pt::mpsc::PermitIterator<'static, u32> => mpsc::PermitIterator<'static, u32>,
+        pt::mpsc::error::TrySendError<u32> => mpsc::error::TrySendError<u32>,
+        pt::oneshot::Sender<u32> => oneshot::Sender<u32>,
+        pt::oneshot::Receiver<u32> => oneshot::Receiver<u32>,
+        pt::broadcast::Sender<u32> => broadcast::Sender<u32>,
+        pt::broadcast::Receiver<u32> => broadcast::Receiver<u32>,
+        pt::broadcast::WeakSender<u32> => broadcast::WeakSender<u32>,
+        pt::watch::Sender<u32> => watch::Sender<u32>,
+        pt::watch::Receiver<u32> => watch::Receiver<u32>,
+        pt::watch::Ref<'static, u32> => watch::Ref<'static, u32>,
+    );
+
+    let m = perflens::lock!(perflens::sync::Mutex::new(1u32), label = "m");
+    assert_eq!(type_name_of_val(&m), type_name::<std::sync::Mutex<u32>>());
+    *m.lock().unwrap() += 1;
+    let pm = perflens::lock!(perflens::sync::parking_lot::Mutex::new(1u32));
+    assert_eq!(type_name_of_val(&pm), type_name::<parking_lot::Mutex<u32>>());
+    let tm = perflens::lock!(perflens::sync::tokio::Mutex::new(1u32));
+    assert_eq!(type_name_of_val(&tm), type_name::<tokio::sync::Mutex<u32>>());
+    assert_eq!(*m.lock().unwrap() + *pm.lock() + *tm.try_lock().unwrap(), 4);
+    same!(
+        perflens::sync::Mutex<u32> => std::sync::Mutex<u32>,
+        perflens::sync::RwLock<u32> => std::sync::RwLock<u32>,
+        perflens::sync::MutexGuard<'static, u32> => std::sync::MutexGuard<'static, u32>,
+        perflens::sync::RwLockReadGuard<'static, u32> => std::sync::RwLockReadGuard<'static, u32>,
+        perflens::sync::RwLockWriteGuard<'static, u32> => std::sync::RwLockWriteGuard<'static, u32>,
+        perflens::sync::parking_lot::Mutex<u32> => parking_lot::Mutex<u32>,
+        perflens::sync::parking_lot::RwLock<u32> => parking_lot::RwLock<u32>,
+        perflens::sync::parking_lot::MutexGuard<'static, u32> => parking_lot::MutexGuard<'static, u32>,
+        perflens::sync::parking_lot::RwLockReadGuard<'static, u32> => parking_lot::RwLockReadGuard<'static, u32>,
+        perflens::sync::parking_lot::RwLockWriteGuard<'static, u32> => parking_lot::RwLockWriteGuard<'static, u32>,
+        perflens::sync::tokio::Mutex<u32> => tokio::sync::Mutex<u32>,
+        perflens::sync::tokio::RwLock<u32> => tokio::sync::RwLock<u32>,
+        perflens::sync::tokio::MutexGuard<'static, u32> => tokio::sync::MutexGuard<'static, u32>,
+        perflens::sync::tokio::OwnedMutexGuard<u32> => tokio::sync::OwnedMutexGuard<u32>,
+        perflens::sync::tokio::RwLockReadGuard<'static, u32> => tokio::sync::RwLockReadGuard<'static, u32>,
+        perflens::sync::tokio::RwLockWriteGuard<'static, u32> => tokio::sync::RwLockWriteGuard<'static, u32>,
+    );
+}
+
 #[perflens::main(percentiles = [50, 99.9], limit = 5, format = "table")]
 fn main() {
     channels();
+    tokio_channels_and_locks();
     let x = perflens::measure_block!("block", { add(1, 2) });
     let _unused = later(&x);
     println!("off-build ok {}", x + S.one() + S.two());
