@@ -281,14 +281,20 @@ pub fn report(n: u64, rounds: usize) {
             }
             let added =
                 |i: usize| -> Vec<f64> { ns[i].iter().zip(&ns[0]).map(|(x, b)| x - b).collect() };
+            // hotpath's added cost over perflens's; "-" when perflens's is
+            // not above zero (no ratio to take: it ran as fast as bare).
             let ratio = |p: usize| {
-                crate::stats::median(
+                if crate::stats::median(added(p)) <= 0.0 {
+                    return "-".to_string();
+                }
+                let r = crate::stats::median(
                     added(4)
                         .iter()
                         .zip(added(p))
                         .map(|(h, p)| h / p.max(0.01))
                         .collect(),
-                )
+                );
+                format!("{r:.1}x")
             };
             let who = match producers {
                 0 => "1 thread sends and receives".to_string(),
@@ -296,7 +302,7 @@ pub fn report(n: u64, rounds: usize) {
                 p => format!("{p} producers"),
             };
             println!(
-                "| {name}, {who} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1}x | {:.1}x |",
+                "| {name}, {who} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {} | {} |",
                 crate::stats::median(ns[0].clone()),
                 crate::stats::median(added(1)),
                 crate::stats::median(added(2)),

@@ -34,7 +34,8 @@
 //! them: channels made, senders and receivers alive, messages sent and
 //! received, messages still queued when their channel was dropped, the
 //! queue now (sent − received − dropped) and its maximum (seen right
-//! after each send), the capacity, the time senders waited on a full
+//! after sends: each of a thread's first 256 at a site, then one in 64,
+//! and the capacity once a send found the channel full), the capacity, the time senders waited on a full
 //! channel and receivers on an empty one, and the send-to-receive
 //! latency. The counters live in each thread's own block (no shared
 //! counter is written per message); see `perflens_core::flow`.
