@@ -5,6 +5,7 @@
 //! perflens snapshot [PID|PATH] [-o FILE.json] [--wait-min DURATION]
 //! perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
 //!                 [--wait-min DURATION]
+//! perflens diff BASE.json NEW.json [--fail-on RULES] [--limit N]
 //! ```
 //!
 //! `list` and `snapshot` read live sessions (programs run with
@@ -29,6 +30,7 @@ usage: perflens list [--clean]
        perflens snapshot [PID|PATH] [-o FILE.json] [--wait-min DURATION]
        perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
                        [--wait-min DURATION]
+       perflens diff BASE.json NEW.json [--fail-on RULES] [--limit N]
 
   list     the live sessions of this user (programs run with PERFLENS_LIVE=1):
            pid, program, start, threads, state (running, finished, stale)
@@ -53,7 +55,19 @@ usage: perflens list [--clean]
                      calls, avg, p50, p95, p99, name, alloc, cpu
            --wait-min  keep the await sites that waited at least this
                        long in total (the report holds those above its
-                       own threshold, wait_min_ns, only)";
+                       own threshold, wait_min_ns, only)
+  diff     compare two saved reports: a markdown table (for a pull request)
+           of each function's calls, total, self, p50, p99, alloc bytes
+           and CPU in NEW, with the change against BASE, by impact;
+           functions in one report only are listed as added or removed
+           --fail-on  exit 1 when a function changed past a rule:
+                      'p99>+10%,alloc_bytes>+5%' (a rise of more than),
+                      'calls<-20%' (a fall of more than); metrics calls,
+                      total, self, p50, p99, alloc_bytes, cpu. A change
+                      within what the reports can tell apart (a
+                      percentile's histogram bucket, a tick per call, a
+                      CPU sample) is never flagged
+           --limit    rows (default 20; 0: all)";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -73,6 +87,8 @@ fn main() -> ExitCode {
             eprintln!("perflens: could not write the output: {e}");
             ExitCode::from(1)
         }
+        // The table says which rows regressed.
+        Err(Failure::Regressed) => ExitCode::from(1),
     }
 }
 
@@ -83,11 +99,14 @@ pub(crate) enum Failure {
     Input(String),
     /// Writing to stdout failed.
     Output(std::io::Error),
+    /// `diff --fail-on`: a function regressed past a rule.
+    Regressed,
 }
 
 fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("report") => report(&args[1..]),
+        Some("diff") => diff(&args[1..]),
         Some("list") => live_cmd::list(&args[1..]),
         Some("snapshot") => live_cmd::snapshot(&args[1..]),
         Some("top") => top::run(&args[1..]).map_err(|e| match e {
@@ -174,6 +193,58 @@ fn report(args: &[String]) -> Result<(), Failure> {
     }
     .and_then(|()| out.flush())
     .map_err(Failure::Output)
+}
+
+/// `perflens diff`: exit 1 (after the table) when a `--fail-on` rule
+/// broke.
+fn diff(args: &[String]) -> Result<(), Failure> {
+    use perflens_report::diff;
+    let mut files: Vec<&str> = Vec::new();
+    let mut fail_on = Vec::new();
+    let mut limit = perflens_report::DEFAULT_LIMIT;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .map(String::as_str)
+                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
+        };
+        match a.as_str() {
+            "--fail-on" => {
+                fail_on = diff::parse_fail_on(value("--fail-on")?)
+                    .map_err(|e| Failure::Usage(format!("--fail-on {e}")))?;
+            }
+            "--limit" => {
+                let v = value("--limit")?;
+                limit = v
+                    .parse()
+                    .map_err(|_| Failure::Usage(format!("--limit {v}: expected a whole number")))?;
+            }
+            flag if flag.starts_with("--") => {
+                return Err(Failure::Usage(format!("unknown option `{flag}`")));
+            }
+            file if files.len() < 2 => files.push(file),
+            extra => return Err(Failure::Usage(format!("unexpected argument `{extra}`"))),
+        }
+    }
+    let [base_path, new_path] = files[..] else {
+        return Err(Failure::Usage(
+            "diff: which two JSON reports (BASE NEW)?".into(),
+        ));
+    };
+    let (base, new) = (read(base_path)?, read(new_path)?);
+    let d = diff::diff(&base, &new, &fail_on);
+    let text = diff::write_markdown(&d, base_path, new_path, &fail_on, limit);
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(Failure::Output)?;
+    if d.regressed() {
+        Err(Failure::Regressed)
+    } else {
+        Ok(())
+    }
 }
 
 /// The value of `--wait-min`, in ns.

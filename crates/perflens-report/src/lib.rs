@@ -107,6 +107,7 @@
 
 mod build;
 mod cpu;
+pub mod diff;
 mod error;
 mod flow;
 mod format;
