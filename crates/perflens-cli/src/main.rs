@@ -6,6 +6,7 @@
 //! perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
 //!                 [--wait-min DURATION]
 //! perflens diff BASE.json NEW.json [--fail-on RULES] [--limit N]
+//! perflens html REPORT.json -o FILE.html [--trace TRACE.json]
 //! ```
 //!
 //! `list` and `snapshot` read live sessions (programs run with
@@ -31,6 +32,7 @@ usage: perflens list [--clean]
        perflens report FILE.json [--format table|json] [--limit N] [--sort COLUMN]
                        [--wait-min DURATION]
        perflens diff BASE.json NEW.json [--fail-on RULES] [--limit N]
+       perflens html REPORT.json -o FILE.html [--trace TRACE.json]
 
   list     the live sessions of this user (programs run with PERFLENS_LIVE=1):
            pid, program, start, threads, state (running, finished, stale)
@@ -67,7 +69,13 @@ usage: perflens list [--clean]
                       within what the reports can tell apart (a
                       percentile's histogram bucket, a tick per call, a
                       CPU sample) is never flagged
-           --limit    rows (default 20; 0: all)";
+           --limit    rows (default 20; 0: all)
+  html     write a saved report as one HTML file that opens offline: the
+           function table (sortable, filterable), the hot paths as a tree,
+           the CPU flamegraph, waits, channels and locks
+           -o FILE.html  where to write it (required)
+           --trace  a Chrome JSON trace of the same run (PERFLENS_TRACE=
+                    x.json): its timeline, with the arrows";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -107,6 +115,7 @@ fn run(args: &[String]) -> Result<(), Failure> {
     match args.first().map(String::as_str) {
         Some("report") => report(&args[1..]),
         Some("diff") => diff(&args[1..]),
+        Some("html") => html(&args[1..]),
         Some("list") => live_cmd::list(&args[1..]),
         Some("snapshot") => live_cmd::snapshot(&args[1..]),
         Some("top") => top::run(&args[1..]).map_err(|e| match e {
@@ -245,6 +254,54 @@ fn diff(args: &[String]) -> Result<(), Failure> {
     } else {
         Ok(())
     }
+}
+
+/// `perflens html`.
+fn html(args: &[String]) -> Result<(), Failure> {
+    let mut report_path: Option<&str> = None;
+    let mut out_path: Option<&str> = None;
+    let mut trace_path: Option<&str> = None;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |name: &str| {
+            it.next()
+                .map(String::as_str)
+                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
+        };
+        match a.as_str() {
+            "-o" | "--output" => out_path = Some(value("-o")?),
+            "--trace" => trace_path = Some(value("--trace")?),
+            flag if flag.starts_with('-') => {
+                return Err(Failure::Usage(format!("unknown option `{flag}`")));
+            }
+            file if report_path.is_none() => report_path = Some(file),
+            extra => return Err(Failure::Usage(format!("unexpected argument `{extra}`"))),
+        }
+    }
+    let path = report_path.ok_or_else(|| Failure::Usage("html: which JSON report?".into()))?;
+    let out_path =
+        out_path.ok_or_else(|| Failure::Usage("html: -o FILE.html is required".into()))?;
+    let report = read(path)?;
+    let trace = match trace_path {
+        Some(t) => Some(
+            std::fs::read_to_string(t)
+                .map_err(|e| Failure::Input(format!("cannot read {t}: {e}")))?,
+        ),
+        None => None,
+    };
+    let title = format!(
+        "perflens: {}",
+        std::path::Path::new(path)
+            .file_name()
+            .map_or(path.into(), |n| n.to_string_lossy())
+    );
+    let mut page = Vec::new();
+    perflens_report::write_html(&report, &title, trace.as_deref(), &mut page)
+        .map_err(|e| Failure::Input(format!("{}: {e}", trace_path.unwrap_or(path))))?;
+    std::fs::write(out_path, page)
+        .map_err(|e| Failure::Input(format!("cannot write {out_path}: {e}")))?;
+    eprintln!("perflens: wrote {out_path}");
+    Ok(())
 }
 
 /// The value of `--wait-min`, in ns.

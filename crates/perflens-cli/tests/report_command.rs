@@ -209,3 +209,69 @@ fn wait_min_keeps_the_sites_that_waited_that_long() {
     );
     let _ = std::fs::remove_file(&file);
 }
+
+/// `perflens html REPORT.json -o FILE.html` writes the offline page with
+/// the report in it; a missing `-o`, a file that is not a report or a
+/// trace that is not JSON get one line and exit code 2, and no page.
+#[test]
+fn html_writes_the_page_and_bad_input_gets_exit_2() {
+    let (report, json) = saved_report();
+    let file = temp("html-report.json", json.as_bytes());
+    let page = std::env::temp_dir().join(format!("perflens-cli-{}-page.html", std::process::id()));
+    let o = perflens(&["html", file.to_str().unwrap(), "-o", page.to_str().unwrap()]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let text = std::fs::read_to_string(&page).unwrap();
+    let start = "<script type=\"application/json\" id=\"perflens-report\">";
+    let from = text.find(start).unwrap() + start.len();
+    let to = from + text[from..].find("</script>").unwrap();
+    assert_eq!(Report::from_json_str(&text[from..to]).unwrap(), report);
+    assert!(
+        text.contains("<title>perflens: "),
+        "titled by the report's file"
+    );
+    std::fs::remove_file(&page).unwrap();
+
+    let not_json = temp("html-trace.txt", b"not json");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["html", file.to_str().unwrap()],
+            "-o FILE.html is required",
+        ),
+        (&["html", "-o", page.to_str().unwrap()], "which JSON report"),
+        (
+            &[
+                "html",
+                not_json.to_str().unwrap(),
+                "-o",
+                page.to_str().unwrap(),
+            ],
+            "html-trace.txt",
+        ),
+        (
+            &[
+                "html",
+                file.to_str().unwrap(),
+                "--trace",
+                not_json.to_str().unwrap(),
+                "-o",
+                page.to_str().unwrap(),
+            ],
+            "the trace is not JSON",
+        ),
+    ];
+    for (args, says) in cases {
+        let o = perflens(args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.lines().next().unwrap().contains(says),
+            "{args:?}: {err}"
+        );
+        assert!(!page.exists(), "{args:?} wrote a page");
+    }
+}

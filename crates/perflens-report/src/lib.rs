@@ -112,6 +112,7 @@ mod error;
 mod flow;
 mod format;
 mod grid;
+mod html;
 mod json;
 mod model;
 mod percentiles;
@@ -127,6 +128,7 @@ pub use format::{
     percent as format_percent, signed_bytes as format_signed_bytes, truncate_left, write_bytes,
     write_count, write_duration, write_percent, write_signed_bytes,
 };
+pub use html::write_html;
 pub use json::write_json;
 pub use model::{
     AllocFigures, AllocTotals, ChannelRow, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT,

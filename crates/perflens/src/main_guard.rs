@@ -112,9 +112,10 @@ impl Drop for MainGuard {
         // The table first, then where the JSON went. The lock is held
         // throughout, so a stop signal arriving now finds nothing left to
         // report and ends the process after this.
+        let trace = session.trace_path().map(std::path::Path::to_path_buf);
         let report = session.finish_quietly();
         emit(&report, format);
-        write_json_env(&report);
+        write_outputs_env(&report, trace.as_deref());
     }
 }
 
@@ -130,6 +131,60 @@ pub(crate) fn emit(report: &Report, format: Format) {
     };
     if let Err(e) = res {
         let _ = writeln!(out, "[perflens] could not print the report: {e}");
+    }
+}
+
+/// Writes the files the environment asks for at the end of a session:
+/// `PERFLENS_JSON`, then `PERFLENS_HTML` (with the timeline of `trace`,
+/// the session's trace, when it is a Chrome JSON trace). Never panics.
+pub(crate) fn write_outputs_env(report: &Report, trace: Option<&std::path::Path>) {
+    write_json_env(report);
+    write_html_env(report, trace);
+}
+
+/// The largest trace embedded in the HTML report (a larger one is left
+/// to Perfetto: a page holding it would not open quickly).
+const HTML_TRACE_MAX: u64 = 64 << 20;
+
+/// Writes the HTML report to `PERFLENS_HTML`, if set, and says so (or why
+/// not) on stderr. Never panics.
+fn write_html_env(report: &Report, trace: Option<&std::path::Path>) {
+    let Some(path) = std::env::var_os("PERFLENS_HTML").filter(|p| !p.is_empty()) else {
+        return;
+    };
+    let shown = path.to_string_lossy().into_owned();
+    let trace_text = trace.and_then(|t| {
+        let json = t.extension().is_some_and(|e| e == "json");
+        let size = std::fs::metadata(t).map(|m| m.len()).unwrap_or(0);
+        if !json {
+            eprintln!(
+                "[perflens] HTML report: {} is not a JSON trace, the page has no timeline",
+                t.display()
+            );
+            return None;
+        }
+        if size > HTML_TRACE_MAX {
+            eprintln!(
+                "[perflens] HTML report: the trace ({} MiB) is too large to embed; open {} in Perfetto",
+                size >> 20,
+                t.display()
+            );
+            return None;
+        }
+        std::fs::read_to_string(t).ok()
+    });
+    let program = (std::env::current_exe().ok())
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "program".into());
+    let written = std::fs::File::create(&path).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        let title = format!("perflens: {program}");
+        perflens_report::write_html(report, &title, trace_text.as_deref(), &mut w)?;
+        w.flush()
+    });
+    match written {
+        Ok(()) => eprintln!("[perflens] HTML report written to {shown}"),
+        Err(e) => eprintln!("[perflens] could not write PERFLENS_HTML={shown}: {e}"),
     }
 }
 

@@ -360,15 +360,21 @@ impl Session {
     }
 
     /// Stops recording and returns the final report. With `PERFLENS_JSON`
-    /// set (and the environment not ignored), also writes the JSON report
-    /// there, saying so on stderr.
+    /// or `PERFLENS_HTML` set (and the environment not ignored), also
+    /// writes the JSON or HTML report there, saying so on stderr.
     pub fn finish(self) -> Report {
         let use_env = self.use_env;
+        let trace = self.trace.clone();
         let report = self.finish_quietly();
         if use_env {
-            crate::main_guard::write_json_env(&report);
+            crate::main_guard::write_outputs_env(&report, trace.as_deref());
         }
         report
+    }
+
+    /// Where the session's trace is written when it ends (trace mode).
+    pub(crate) fn trace_path(&self) -> Option<&std::path::Path> {
+        self.trace.as_deref()
     }
 
     /// [`Session::finish`] without writing `PERFLENS_JSON`.

@@ -25,7 +25,7 @@
 //! signal's report to be written, since returning would end the process
 //! under it).
 
-use crate::main_guard::{Format, emit, write_json_env};
+use crate::main_guard::{Format, emit, write_outputs_env};
 use crate::session::Session;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -172,9 +172,10 @@ fn report_and_reraise(sig: libc::c_int) -> ! {
                 "SIGTERM"
             };
             eprintln!("[perflens] {name}: writing the report before exiting");
+            let trace = session.trace_path().map(std::path::Path::to_path_buf);
             let report = session.finish_quietly();
             emit(&report, format);
-            write_json_env(&report);
+            write_outputs_env(&report, trace.as_deref());
             REPORTED.store(true, Ordering::Release);
         }
         // Held until here: a `main` returning meanwhile waits, and finds

@@ -104,3 +104,48 @@ fn the_demo_prints_tables_and_writes_json() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `PERFLENS_HTML` writes the offline page at the end of the session:
+/// the report inside it is the one `PERFLENS_JSON` wrote, and with
+/// `PERFLENS_TRACE=x.json` the trace is in it too, for its timeline.
+#[test]
+fn perflens_html_writes_the_page_with_the_report_and_its_trace() {
+    let dir = std::env::temp_dir().join(format!("perflens-demo-html-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (json, html, trace) = (
+        dir.join("report.json"),
+        dir.join("report.html"),
+        dir.join("trace.json"),
+    );
+    let out = Command::new(example("overview"))
+        .env("PERFLENS_EXAMPLE_ITERS", "3")
+        .env("PERFLENS_JSON", &json)
+        .env("PERFLENS_HTML", &html)
+        .env("PERFLENS_TRACE", &trace)
+        .env("PERFLENS_FORMAT", "none")
+        .env_remove("PERFLENS_MODE")
+        .output()
+        .expect("run examples/overview");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("HTML report written to"), "{stderr}");
+    let page = std::fs::read_to_string(&html).unwrap();
+    let inside = |id: &str| {
+        let start = format!("<script type=\"application/json\" id=\"{id}\">");
+        let from = page.find(&start).unwrap() + start.len();
+        let len = page[from..].find("</script>").unwrap();
+        page[from..from + len].to_string()
+    };
+    let embedded = perflens::Report::from_json_str(&inside("perflens-report")).unwrap();
+    let saved = perflens::Report::from_json_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(embedded, saved, "the page holds the session's report");
+    let embedded: serde_json::Value = serde_json::from_str(&inside("perflens-trace")).unwrap();
+    let saved: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    assert_eq!(embedded, saved, "and its trace");
+    // Nothing outside the file: no external script, style or image.
+    for external in ["src=\"http", "href=\"http", "url(http", "@import"] {
+        assert!(!page.contains(external), "{external}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
