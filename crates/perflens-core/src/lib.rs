@@ -62,7 +62,7 @@ pub use live::{LiveConfig, LiveEnd};
 pub use read::{LiveBlockRead, read_live_block, read_live_self_histograms};
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
-    StartError, is_recording, parse_mode, start,
+    Snapshotter, StartError, is_recording, parse_mode, start,
 };
 pub use snapshot::{
     AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,

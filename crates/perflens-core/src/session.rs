@@ -178,6 +178,9 @@ pub fn parse_mode(s: &str, every: Option<u32>) -> Option<Mode> {
 pub enum StartError {
     /// Another session is recording; finish it first.
     AlreadyRecording,
+    /// A setting cannot be honoured (an HTTP server's address without a
+    /// token, an address that cannot be bound): why.
+    Setting(String),
 }
 
 impl fmt::Display for StartError {
@@ -186,6 +189,7 @@ impl fmt::Display for StartError {
             StartError::AlreadyRecording => f.write_str(
                 "a perflens session is already recording in this process; finish (or drop) it before starting another",
             ),
+            StartError::Setting(why) => f.write_str(why),
         }
     }
 }
@@ -323,6 +327,19 @@ impl Recording {
         self.collect(false)
     }
 
+    /// A handle another thread keeps to take snapshots of this session
+    /// while it runs (an HTTP server's). Once the session has ended, its
+    /// snapshots are empty (`None`).
+    pub fn snapshotter(&self) -> Snapshotter {
+        Snapshotter {
+            epoch: self.epoch,
+            mode: self.mode,
+            sample_warmup: self.sample_warmup,
+            clock: self.clock,
+            started: self.started,
+        }
+    }
+
     /// The directory of the live session (see [`Config::live`]), when
     /// this session is published.
     pub fn live_dir(&self) -> Option<&std::path::Path> {
@@ -397,6 +414,32 @@ impl Recording {
             }
             *ACTIVE.lock().unwrap_or_else(|e| e.into_inner()) = false;
         }
+    }
+
+    fn collect(&self, finished: bool) -> RawSnapshot {
+        self.snapshotter().collect(finished)
+    }
+}
+
+/// Takes snapshots of one running session from any thread (see
+/// [`Recording::snapshotter`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Snapshotter {
+    epoch: u32,
+    mode: Mode,
+    sample_warmup: u32,
+    clock: ClockSource,
+    started: Instant,
+}
+
+impl Snapshotter {
+    /// Everything the session recorded so far, or `None` once it has
+    /// ended (a new session's blocks are not its).
+    pub fn snapshot(&self) -> Option<RawSnapshot> {
+        if thread::EPOCH.load(Ordering::Acquire) != self.epoch {
+            return None;
+        }
+        Some(self.collect(false))
     }
 
     fn collect(&self, finished: bool) -> RawSnapshot {

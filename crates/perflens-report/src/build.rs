@@ -507,6 +507,35 @@ pub(crate) fn resolve_rows(snap: &RawSnapshot) -> (Tree<'_>, Vec<FunctionRow>) {
     )
 }
 
+/// Each function row's latency histogram (ticks of one call's inclusive
+/// time, over the timed calls, every frame of a recursion counted, as the
+/// row's percentiles) and the sum of those durations in ns, by row name:
+/// what a Prometheus histogram of the row is made from.
+pub(crate) fn row_histograms(snap: &RawSnapshot) -> HashMap<String, (Histogram, u64)> {
+    let merged = merge_paths(snap);
+    let (tree, rows) = resolve_rows(snap);
+    let mut dense: Vec<Option<(Vec<u64>, u64)>> = vec![None; rows.len()];
+    for (path, m) in merged.iter().enumerate() {
+        let Some(row) = tree.row_of_path[path] else {
+            continue;
+        };
+        if m.hist_total.count() == 0 {
+            continue;
+        }
+        let (d, sum) = dense[row].get_or_insert_with(|| (vec![0u64; BUCKETS], 0));
+        for &(i, c) in m.hist_total.buckets() {
+            d[i as usize] += c;
+        }
+        *sum = sum.saturating_add(m.raw_total_ns);
+    }
+    (rows.into_iter().zip(dense))
+        .filter_map(|(row, d)| {
+            let (d, sum) = d?;
+            Some((row.name, (Histogram::from_dense(d), sum)))
+        })
+        .collect()
+}
+
 /// Fills the rows from the merged paths, drops rows without calls, sorts.
 fn function_rows(
     tree: &Tree<'_>,

@@ -116,6 +116,8 @@ mod html;
 mod json;
 mod model;
 mod percentiles;
+pub mod pprof;
+pub mod prometheus;
 mod table;
 pub mod trace;
 mod tree;
@@ -136,6 +138,7 @@ pub use model::{
     LockRow, Report, ReportMode, ReportOptions, SCHEMA, Segment, StreamRow, ThreadRow, WaitRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
+pub use prometheus::write_prometheus;
 pub use table::write_table;
 pub use tree::{FrameNode, FrameTree};
 pub use waits::parse_wait_min;

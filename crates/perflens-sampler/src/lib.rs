@@ -38,7 +38,6 @@ mod arch;
 mod dwarf;
 mod error;
 mod modules;
-mod pprof;
 mod report;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod sampler;

@@ -6,10 +6,10 @@ use std::io::Write;
 use std::time::{Duration, SystemTime};
 
 use crate::modules::ModuleInfo;
-use crate::pprof::{Msg, Strings};
 use crate::snapshot::Snapshot;
 use crate::symbolize::Symbolizer;
 use crate::{CpuSource, Error};
+use perflens_report::pprof::{Msg, Strings};
 
 /// One (possibly inlined) function at one address.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

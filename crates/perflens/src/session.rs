@@ -21,6 +21,11 @@ pub struct SessionBuilder {
     short_thread_ns: u64,
     /// One message in this many carries its send time (0: no flow clock).
     flow_latency: u32,
+    /// Where the HTTP server listens, and its token (feature `http`).
+    #[cfg(feature = "http")]
+    http: Option<String>,
+    #[cfg(feature = "http")]
+    http_token: Option<String>,
     #[cfg(feature = "cpu")]
     cpu: bool,
 }
@@ -207,6 +212,27 @@ impl SessionBuilder {
         self
     }
 
+    /// Serves the session over HTTP at `addr` (`HOST:PORT`, or a port on
+    /// 127.0.0.1; port 0 picks one, see [`Session::http_addr`]), the same
+    /// as `PERFLENS_HTTP`, which overrides it: `/metrics` for Prometheus,
+    /// `/debug/perflens/report`, and with the `cpu` feature
+    /// `/debug/pprof/profile?seconds=N`. An address beyond loopback needs
+    /// a token ([`SessionBuilder::http_token`] or `PERFLENS_HTTP_TOKEN`),
+    /// else the session does not start. Feature `http`.
+    #[cfg(feature = "http")]
+    pub fn http(mut self, addr: impl Into<String>) -> Self {
+        self.http = Some(addr.into());
+        self
+    }
+
+    /// The token every HTTP request must carry (`Authorization: Bearer
+    /// <token>`, or `?token=`); `PERFLENS_HTTP_TOKEN` overrides it.
+    #[cfg(feature = "http")]
+    pub fn http_token(mut self, token: impl Into<String>) -> Self {
+        self.http_token = Some(token.into());
+        self
+    }
+
     /// Do not read `PERFLENS_*` variables.
     pub fn ignore_env(mut self) -> Self {
         self.use_env = false;
@@ -267,6 +293,24 @@ impl SessionBuilder {
         } else {
             None
         };
+        #[cfg(feature = "http")]
+        let http_addr = {
+            let var = |name: &str| {
+                self.use_env
+                    .then(|| std::env::var(name).ok())
+                    .flatten()
+                    .filter(|v| !v.trim().is_empty())
+            };
+            let addr = var("PERFLENS_HTTP").or(self.http.clone());
+            match addr.as_deref().map(crate::http::parse_addr).transpose() {
+                Ok(a) => a.map(|a| {
+                    let token = var("PERFLENS_HTTP_TOKEN").or(self.http_token.clone());
+                    let labels = var("PERFLENS_HTTP_PATH_LABELS").is_some_and(|v| v.trim() == "1");
+                    (a, token, labels)
+                }),
+                Err(e) => return Err(Error::Setting(e)),
+            }
+        };
         let recording = match perflens_core::start(&config) {
             #[cfg(feature = "cpu")]
             Ok(r) => {
@@ -286,6 +330,35 @@ impl SessionBuilder {
                 return Err(e);
             }
         };
+        #[cfg(feature = "http")]
+        let http = match http_addr {
+            None => None,
+            Some((addr, token, path_labels)) => {
+                let state = crate::http::State {
+                    snapshotter: recording.snapshotter(),
+                    options: options.clone(),
+                    token,
+                    path_labels,
+                    profiling: Default::default(),
+                };
+                match crate::http::start(addr, state) {
+                    Ok(server) => {
+                        eprintln!("[perflens] HTTP: serving http://{}/metrics", server.addr());
+                        Some(server)
+                    }
+                    Err(e) => {
+                        // The session does not start without what it was
+                        // asked to serve.
+                        drop(recording.finish());
+                        #[cfg(feature = "cpu")]
+                        if let Some(cpu) = cpu {
+                            drop(cpu.stop());
+                        }
+                        return Err(Error::Setting(e));
+                    }
+                }
+            }
+        };
         Ok(Session {
             recording,
             options,
@@ -294,6 +367,8 @@ impl SessionBuilder {
             use_env: self.use_env,
             #[cfg(feature = "cpu")]
             cpu,
+            #[cfg(feature = "http")]
+            http,
         })
     }
 }
@@ -310,6 +385,9 @@ pub struct Session {
     use_env: bool,
     #[cfg(feature = "cpu")]
     cpu: Option<crate::cpu::CpuSession>,
+    /// The HTTP server, when asked for.
+    #[cfg(feature = "http")]
+    http: Option<crate::http::HttpServer>,
 }
 
 impl std::fmt::Debug for Session {
@@ -333,6 +411,10 @@ impl Session {
             trace: None,
             short_thread_ns: perflens_report::trace::collapse::DEFAULT_SHORT_THREAD_MS * 1_000_000,
             flow_latency: perflens_core::flow::DEFAULT_LATENCY_EVERY,
+            #[cfg(feature = "http")]
+            http: None,
+            #[cfg(feature = "http")]
+            http_token: None,
             #[cfg(feature = "cpu")]
             cpu: false,
         }
@@ -372,6 +454,12 @@ impl Session {
         report
     }
 
+    /// Where the HTTP server listens, when it runs (feature `http`).
+    #[cfg(feature = "http")]
+    pub fn http_addr(&self) -> Option<std::net::SocketAddr> {
+        self.http.as_ref().map(crate::http::HttpServer::addr)
+    }
+
     /// Where the session's trace is written when it ends (trace mode).
     pub(crate) fn trace_path(&self) -> Option<&std::path::Path> {
         self.trace.as_deref()
@@ -380,6 +468,9 @@ impl Session {
     /// [`Session::finish`] without writing `PERFLENS_JSON`.
     #[allow(unused_mut)]
     pub(crate) fn finish_quietly(mut self) -> Report {
+        // The server stops first: it reads the session.
+        #[cfg(feature = "http")]
+        drop(self.http.take());
         // Stop sampling first, so that building the report is not
         // sampled; the paths the samples refer to stay valid.
         #[cfg(feature = "cpu")]
