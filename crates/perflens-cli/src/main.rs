@@ -147,11 +147,7 @@ fn report(args: &[String]) -> Result<(), Failure> {
     let mut wait_min: Option<u64> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .map(String::as_str)
-                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| value_of(&mut it, name);
         match a.as_str() {
             "--format" => {
                 format = match value("--format")? {
@@ -213,11 +209,7 @@ fn diff(args: &[String]) -> Result<(), Failure> {
     let mut limit = perflens_report::DEFAULT_LIMIT;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .map(String::as_str)
-                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| value_of(&mut it, name);
         match a.as_str() {
             "--fail-on" => {
                 fail_on = diff::parse_fail_on(value("--fail-on")?)
@@ -263,11 +255,7 @@ fn html(args: &[String]) -> Result<(), Failure> {
     let mut trace_path: Option<&str> = None;
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut value = |name: &str| {
-            it.next()
-                .map(String::as_str)
-                .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
-        };
+        let mut value = |name: &str| value_of(&mut it, name);
         match a.as_str() {
             "-o" | "--output" => out_path = Some(value("-o")?),
             "--trace" => trace_path = Some(value("--trace")?),
@@ -302,6 +290,13 @@ fn html(args: &[String]) -> Result<(), Failure> {
         .map_err(|e| Failure::Input(format!("cannot write {out_path}: {e}")))?;
     eprintln!("perflens: wrote {out_path}");
     Ok(())
+}
+
+/// The value after option `name`.
+fn value_of<'a>(it: &mut std::slice::Iter<'a, String>, name: &str) -> Result<&'a str, Failure> {
+    it.next()
+        .map(String::as_str)
+        .ok_or_else(|| Failure::Usage(format!("{name} needs a value")))
 }
 
 /// The value of `--wait-min`, in ns.

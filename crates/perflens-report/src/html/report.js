@@ -102,6 +102,27 @@
     return t;
   }
 
+  // The calling-context tree from the paths. Each path is a chain to a
+  // leaf; its segments are the figures of every node on the chain, so
+  // inner nodes have theirs too. A node's CPU time includes its callees
+  // (a node whose own path was not kept counts its children's).
+  const tree = { name: "all", children: new Map(), cpu: 0 };
+  for (const p of R.paths) {
+    let n = tree;
+    p.frames.forEach((f, i) => {
+      if (!n.children.has(f)) n.children.set(f, { name: f, children: new Map(), cpu: 0, parent: n });
+      n = n.children.get(f);
+      if (p.segments && p.segments[i]) n.seg = p.segments[i];
+    });
+    n.cpu = Math.max(n.cpu, p.cpu_incl_ns || 0);
+  }
+  (function fill(n) {
+    let sum = 0;
+    for (const c of n.children.values()) sum += fill(c);
+    n.cpu = Math.max(n.cpu, sum);
+    return n.cpu;
+  })(tree);
+
   // Functions.
   const fcols = [{ key: "name", label: "Function" }, { key: "kind", label: "Kind" }, { key: "calls", label: "Calls", num: true, fmt: count }];
   if (timed) {
@@ -130,24 +151,7 @@
   (function () {
     const host = $("#paths");
     if (!R.paths.length) { host.innerHTML = '<p class="empty">No paths.</p>'; return; }
-    // Each path is a chain to a leaf; its segments are the figures of
-    // every node on the chain, so inner nodes have theirs too.
-    const root = { children: new Map(), cpu: 0 };
-    for (const p of R.paths) {
-      let n = root;
-      p.frames.forEach((f, i) => {
-        if (!n.children.has(f)) n.children.set(f, { name: f, children: new Map(), cpu: 0 });
-        n = n.children.get(f);
-        if (p.segments && p.segments[i]) n.seg = p.segments[i];
-      });
-      n.cpu = Math.max(n.cpu, p.cpu_incl_ns || 0);
-    }
-    (function fill(n) {
-      let sum = 0;
-      for (const c of n.children.values()) sum += fill(c);
-      n.cpu = Math.max(n.cpu, sum);
-      return n.cpu;
-    })(root);
+    const root = tree;
     const value = (n) => (n.seg ? (timed ? n.seg.total_ns : n.seg.calls) : 0);
     const cols = [["Calls", (n) => count(n.seg.calls)]];
     if (timed) cols.push(["Total", (n) => ns(n.seg.total_ns)], ["Self", (n) => ns(n.seg.self_ns)]);
@@ -197,22 +201,7 @@
   (function () {
     const host = $("#flame");
     if (!hasCpu) { host.innerHTML = '<p class="empty">No CPU samples in this report (run with the cpu feature and PERFLENS_CPU=1).</p>'; return; }
-    const root = { name: "all", children: new Map(), cpu: 0 };
-    for (const p of R.paths) {
-      let n = root;
-      for (const f of p.frames) {
-        if (!n.children.has(f)) n.children.set(f, { name: f, children: new Map(), cpu: 0, parent: n });
-        n = n.children.get(f);
-      }
-      n.cpu = Math.max(n.cpu, p.cpu_incl_ns || 0);
-    }
-    // A node whose own path was not kept counts its children's time.
-    (function fill(n) {
-      let sum = 0;
-      for (const c of n.children.values()) sum += fill(c);
-      n.cpu = Math.max(n.cpu, sum);
-      return n.cpu;
-    })(root);
+    const root = tree;
     const note = document.createElement("p");
     note.className = "note";
     host.appendChild(note);
