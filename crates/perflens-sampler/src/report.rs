@@ -163,6 +163,8 @@ pub struct ReportBuilder<'a> {
     blocklist: Vec<String>,
     post: Option<PostProcessor>,
     namer: Option<ContextNamer>,
+    /// Whether a long symbolization says how far it got on stderr.
+    progress: bool,
 }
 
 pub(crate) enum ReportSource<'a> {
@@ -181,7 +183,15 @@ impl<'a> ReportBuilder<'a> {
             blocklist,
             post: None,
             namer: None,
+            progress: true,
         }
+    }
+
+    /// Prints no progress line on stderr while symbolizing (a server
+    /// building profiles on request is not the program's to print).
+    pub fn quiet(mut self) -> Self {
+        self.progress = false;
+        self
     }
 
     /// Called on every stack after symbolization (rename frames, merge
@@ -217,7 +227,7 @@ impl<'a> ReportBuilder<'a> {
         let mut uniq: Vec<(u64, bool)> = uniq.into_iter().collect();
         uniq.sort_unstable();
         let mut sym = Symbolizer::new(&snap.modules);
-        let table = sym.symbolize_all(&uniq);
+        let table = sym.symbolize_all(&uniq, self.progress);
         let blocked: Vec<bool> = snap
             .modules
             .iter()
@@ -337,6 +347,60 @@ impl Report {
     /// Total sampled CPU time in nanoseconds.
     pub fn total_cpu_ns(&self) -> u64 {
         self.data.values().map(|v| v.cpu_ns).sum()
+    }
+
+    /// What was sampled after `earlier`, a report of the same session
+    /// built before this one: the samples of each stack, and each
+    /// thread's counters, minus `earlier`'s; the time from `earlier`'s
+    /// end to this report's. For a profile of a window of a session that
+    /// goes on (an HTTP `/debug/pprof/profile?seconds=N` while the
+    /// program samples itself).
+    pub fn since(&self, earlier: &Report) -> Report {
+        let mut data = HashMap::new();
+        for (k, v) in &self.data {
+            let before = earlier.data.get(k).copied().unwrap_or_default();
+            let d = SampleValue {
+                samples: v.samples.saturating_sub(before.samples),
+                cpu_ns: v.cpu_ns.saturating_sub(before.cpu_ns),
+            };
+            if d.samples > 0 || d.cpu_ns > 0 {
+                data.insert(k.clone(), d);
+            }
+        }
+        let threads = (self.threads.iter())
+            .map(|t| {
+                let Some(b) = earlier.threads.iter().find(|b| b.tid == t.tid) else {
+                    return t.clone();
+                };
+                ThreadReport {
+                    samples: t.samples.saturating_sub(b.samples),
+                    sampled_cpu_ns: t.sampled_cpu_ns.saturating_sub(b.sampled_cpu_ns),
+                    kernel_ns: t.kernel_ns.saturating_sub(b.kernel_ns),
+                    cpu_ns: t.cpu_ns.saturating_sub(b.cpu_ns),
+                    dropped: t.dropped.saturating_sub(b.dropped),
+                    truncated: t.truncated.saturating_sub(b.truncated),
+                    off_stack: t.off_stack.saturating_sub(b.off_stack),
+                    ..t.clone()
+                }
+            })
+            .collect();
+        let start = earlier.timing.start_time + earlier.timing.duration;
+        Report {
+            data,
+            threads,
+            timing: ReportTiming {
+                start_time: start,
+                duration: self.timing.duration.saturating_sub(earlier.timing.duration),
+                ..self.timing.clone()
+            },
+            sampler_cpu_ns: self.sampler_cpu_ns.saturating_sub(earlier.sampler_cpu_ns),
+            handler_ns: self.handler_ns.saturating_sub(earlier.handler_ns),
+            handler_calls: self.handler_calls.saturating_sub(earlier.handler_calls),
+            handler_hist: (self.handler_hist.iter().enumerate())
+                .map(|(i, c)| c.saturating_sub(earlier.handler_hist.get(i).copied().unwrap_or(0)))
+                .collect(),
+            modules: self.modules.clone(),
+        }
     }
 
     /// Samples dropped (full buffers) over all threads.
@@ -605,5 +669,93 @@ impl Report {
         gz.write_all(&self.pprof_proto())?;
         gz.finish()?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stack(name: &str, tid: u64) -> Frames {
+        Frames {
+            frames: vec![vec![Symbol::unknown(name.into())]],
+            addresses: vec![0x1000],
+            thread_name: "t".into(),
+            thread_id: tid,
+            context: 0,
+            context_name: None,
+        }
+    }
+
+    fn thread(tid: u64, samples: u64, cpu_ns: u64) -> ThreadReport {
+        ThreadReport {
+            tid,
+            name: "t".into(),
+            source: CpuSource::Timer,
+            signal: 0,
+            kernel_included: true,
+            samples,
+            sampled_cpu_ns: cpu_ns,
+            kernel_ns: 0,
+            cpu_ns,
+            dropped: 0,
+            truncated: 0,
+            off_stack: 0,
+            exited: false,
+        }
+    }
+
+    fn report(data: &[(&str, u64)], threads: Vec<ThreadReport>, secs: u64) -> Report {
+        Report {
+            data: (data.iter())
+                .map(|&(n, s)| {
+                    let v = SampleValue {
+                        samples: s,
+                        cpu_ns: s * 1_000_000,
+                    };
+                    (stack(n, 7), v)
+                })
+                .collect(),
+            threads,
+            timing: ReportTiming {
+                frequency: 1000,
+                period_ns: 1_000_000,
+                start_time: SystemTime::UNIX_EPOCH,
+                duration: Duration::from_secs(secs),
+            },
+            sampler_cpu_ns: 0,
+            handler_ns: 0,
+            handler_calls: 0,
+            handler_hist: Vec::new(),
+            modules: Vec::new(),
+        }
+    }
+
+    /// A window of a running session: each stack's samples and each
+    /// thread's counters minus the earlier report's; stacks that did not
+    /// move are gone; the window starts where the earlier report ended.
+    #[test]
+    fn since_keeps_what_was_sampled_in_between() {
+        let earlier = report(&[("a", 10), ("b", 5)], vec![thread(7, 15, 15_000_000)], 3);
+        let later = report(
+            &[("a", 30), ("b", 5), ("c", 2)],
+            vec![thread(7, 37, 37_000_000), thread(8, 4, 4_000_000)],
+            5,
+        );
+        let w = later.since(&earlier);
+        let mut got: Vec<(String, u64)> = (w.data.iter())
+            .map(|(k, v)| (k.frames[0][0].name.clone(), v.samples))
+            .collect();
+        got.sort();
+        assert_eq!(got, [("a".to_string(), 20), ("c".to_string(), 2)]);
+        let t7 = w.threads.iter().find(|t| t.tid == 7).unwrap();
+        assert_eq!((t7.samples, t7.cpu_ns), (22, 22_000_000));
+        let t8 = w.threads.iter().find(|t| t.tid == 8).unwrap();
+        assert_eq!(t8.samples, 4, "a thread born in between counts whole");
+        assert_eq!(w.timing.duration, Duration::from_secs(2));
+        assert_eq!(
+            w.timing.start_time,
+            SystemTime::UNIX_EPOCH + Duration::from_secs(3)
+        );
     }
 }

@@ -276,6 +276,7 @@ impl<'m> Symbolizer<'m> {
     pub(crate) fn symbolize_all(
         &mut self,
         addrs: &[(u64, bool)],
+        progress: bool,
     ) -> HashMap<(u64, bool), Vec<Symbol>> {
         let start = Instant::now();
         let mut shown = false;
@@ -287,7 +288,7 @@ impl<'m> Symbolizer<'m> {
                 addr
             };
             out.insert((addr, is_return), self.symbolize(lookup));
-            if i % 64 == 0 && start.elapsed() > PROGRESS_AFTER {
+            if progress && i % 64 == 0 && start.elapsed() > PROGRESS_AFTER {
                 shown = true;
                 eprint!(
                     "\rperflens-sampler: symbolizing {}/{} addresses",

@@ -17,9 +17,45 @@ pub const DEFAULT_HZ: u32 = 1000;
 /// The process the running CPU session samples (0: none).
 static SAMPLED_PID: AtomicI32 = AtomicI32::new(0);
 
+/// Threads the profiler runs for itself whose samples are not the
+/// program's (the HTTP server's): left out of the report's CPU section
+/// and of the profiles served. The sampler samples every thread; their
+/// samples are dropped when a report is made.
+static OWN_THREADS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+
+/// Leaves the calling thread's samples out of CPU reports.
+#[cfg_attr(not(feature = "http"), allow(dead_code))]
+pub(crate) fn leave_out_current_thread() {
+    // SAFETY: gettid has no preconditions.
+    let tid = unsafe { libc::gettid() } as u64;
+    OWN_THREADS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(tid);
+}
+
+/// `profile` without the samples and threads of the profiler's own
+/// threads.
+pub(crate) fn without_own_threads(
+    mut profile: perflens_sampler::Report,
+) -> perflens_sampler::Report {
+    let own = OWN_THREADS
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone();
+    if !own.is_empty() {
+        profile.data.retain(|k, _| !own.contains(&k.thread_id));
+        profile.threads.retain(|t| !own.contains(&t.tid));
+    }
+    profile
+}
+
 /// A running CPU sampler, or why there is none.
 pub(crate) struct CpuSession {
-    guard: Result<ProfilerGuard, String>,
+    /// Shared with the HTTP server (feature `http`), which reads windows
+    /// of it for `/debug/pprof/profile`; it gives its handle back before
+    /// the session stops the sampler.
+    guard: Result<std::sync::Arc<ProfilerGuard>, String>,
     frequency: u32,
 }
 
@@ -59,6 +95,7 @@ impl CpuSession {
             .frequency(frequency as i32)
             .blocklist(&["libc", "libgcc", "pthread", "vdso"])
             .build()
+            .map(std::sync::Arc::new)
             .map_err(|e| e.to_string());
         match &guard {
             // Threads started from now on are armed at their first
@@ -70,6 +107,12 @@ impl CpuSession {
             Err(e) => eprintln!("[perflens] CPU sampling unavailable: {e}"),
         }
         CpuSession { guard, frequency }
+    }
+
+    /// The running sampler, for the HTTP server's profiles.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn guard(&self) -> Option<std::sync::Arc<ProfilerGuard>> {
+        self.guard.as_ref().ok().cloned()
     }
 
     /// The sampling frequency, when sampling runs.
@@ -92,7 +135,11 @@ impl CpuSession {
                 std::mem::forget(g);
                 Err("this process was forked from the sampled one; it was not sampled".into())
             }
-            guard => guard.map(|g| g.stop()),
+            // The HTTP server, stopped first, has given its handle back.
+            Ok(g) => std::sync::Arc::try_unwrap(g)
+                .map(ProfilerGuard::stop)
+                .map_err(|_| "the sampler was still in use when the session ended".to_string()),
+            Err(e) => Err(e),
         };
         perflens_sampler::clear_context_hook();
         perflens_sampler::clear_charge_hook();
@@ -144,7 +191,7 @@ impl StoppedCpu {
             .context_names(move |ctx| names.get(ctx as usize).cloned().flatten())
             .build();
         let profile = match built {
-            Ok(p) => p,
+            Ok(p) => without_own_threads(p),
             Err(e) => {
                 let input = unavailable(self.frequency, e.to_string());
                 report.add_cpu(snap, &input);

@@ -54,6 +54,10 @@ pub(crate) struct State {
     pub(crate) path_labels: bool,
     /// A CPU profile is being taken.
     pub(crate) profiling: AtomicBool,
+    /// The session's own sampler, when it samples CPU: a profile is then
+    /// a window of it.
+    #[cfg(feature = "cpu")]
+    pub(crate) cpu: Option<Arc<perflens_sampler::ProfilerGuard>>,
 }
 
 /// The running server; stopped (and its thread joined) when dropped.
@@ -117,6 +121,8 @@ pub(crate) fn start(addr: SocketAddr, state: State) -> Result<HttpServer, String
         .spawn(move || {
             // The server is the profiler's, not the program's.
             perflens_core::exclude_current_thread();
+            #[cfg(feature = "cpu")]
+            crate::cpu::leave_out_current_thread();
             serve(listener, state, stopped);
         })
         .map_err(|e| format!("the HTTP server's thread did not start: {e}"))?;
@@ -316,11 +322,43 @@ async fn profile(state: &State, req: &Request<Incoming>) -> Response<Body> {
             "a profile is being taken: one at a time\n",
         );
     }
+    #[cfg(feature = "cpu")]
+    let r = match &state.cpu {
+        Some(guard) => window_profile(guard, seconds).await,
+        None => cpu_profile(seconds).await,
+    };
+    #[cfg(not(feature = "cpu"))]
     let r = cpu_profile(seconds).await;
     state.profiling.store(false, Ordering::Release);
     r
 }
 
+/// A profile of the next `seconds` of the session's own sampler: its
+/// report now and then, the second minus the first.
+#[cfg(feature = "cpu")]
+async fn window_profile(guard: &perflens_sampler::ProfilerGuard, seconds: u64) -> Response<Body> {
+    let build = || {
+        let _internal = perflens_core::Internal::enter();
+        guard.report().quiet().build()
+    };
+    // The window runs from the first report's samples to the second's:
+    // the time the first took to build counts in the seconds asked for.
+    let began = std::time::Instant::now();
+    let before = match build() {
+        Ok(r) => r,
+        Err(e) => return text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
+    };
+    tokio::time::sleep(Duration::from_secs(seconds).saturating_sub(began.elapsed())).await;
+    let _internal = perflens_core::Internal::enter();
+    let profile = build().map(|after| crate::cpu::without_own_threads(after.since(&before)));
+    match profile.and_then(|p| p.pprof()) {
+        Ok(bytes) => typed(bytes, "application/octet-stream"),
+        Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
+    }
+}
+
+/// A profile of the next `seconds` with a sampler of its own (the
+/// session does not sample CPU).
 #[cfg(feature = "cpu")]
 async fn cpu_profile(seconds: u64) -> Response<Body> {
     let guard = {
@@ -336,15 +374,18 @@ async fn cpu_profile(seconds: u64) -> Response<Body> {
         Err(e) => {
             return text(
                 StatusCode::CONFLICT,
-                format!(
-                    "CPU sampling could not start: {e} (a session that samples CPU itself writes PERFLENS_PPROF at its end)\n"
-                ),
+                format!("CPU sampling could not start: {e}\n"),
             );
         }
     };
     tokio::time::sleep(Duration::from_secs(seconds)).await;
     let _internal = perflens_core::Internal::enter();
-    match guard.stop().build().and_then(|r| r.pprof()) {
+    let profile = guard
+        .stop()
+        .quiet()
+        .build()
+        .map(crate::cpu::without_own_threads);
+    match profile.and_then(|p| p.pprof()) {
         Ok(bytes) => typed(bytes, "application/octet-stream"),
         Err(e) => text(StatusCode::INTERNAL_SERVER_ERROR, format!("{e}\n")),
     }

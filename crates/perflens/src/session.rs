@@ -340,6 +340,8 @@ impl SessionBuilder {
                     token,
                     path_labels,
                     profiling: Default::default(),
+                    #[cfg(feature = "cpu")]
+                    cpu: cpu.as_ref().and_then(crate::cpu::CpuSession::guard),
                 };
                 match crate::http::start(addr, state) {
                     Ok(server) => {

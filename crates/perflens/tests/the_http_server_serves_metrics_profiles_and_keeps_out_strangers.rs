@@ -247,7 +247,40 @@ fn parse_raw_time(line: &str) -> u64 {
 #[test]
 fn go_tool_pprof_reads_a_profile_with_the_threads_cpu_time() {
     let _one = one_at_a_time();
-    let (s, addr) = serving(None);
+    // A sampler of the server's own for the profile's seconds.
+    pprof_over_http(Session::builder().ignore_env().http("127.0.0.1:0"));
+}
+
+#[test]
+fn a_session_that_samples_cpu_serves_a_window_of_its_own_samples() {
+    let _one = one_at_a_time();
+    // The session samples CPU for its report: the profile is the samples
+    // of the window, and the report still has them all.
+    let report = pprof_over_http(
+        Session::builder()
+            .ignore_env()
+            .cpu_sampling(true)
+            .http("127.0.0.1:0"),
+    );
+    let cpu = report.cpu.expect("the session's CPU section");
+    assert!(
+        cpu.samples > 0 && !cpu.source.starts_with("unavailable"),
+        "{cpu:?}"
+    );
+    // The server's thread (symbolizing the profile's samples) is not the
+    // program's.
+    for t in &cpu.threads {
+        assert_ne!(t.name.as_deref(), Some("perflens-http"), "{t:?}");
+    }
+}
+
+/// Runs `go tool pprof -top` on `/debug/pprof/profile?seconds=2` of a
+/// session made by `builder` while a thread spins, and checks the
+/// profile's total against the thread's CPU time in the profile's window.
+/// Returns the session's final report.
+fn pprof_over_http(builder: perflens::SessionBuilder) -> perflens::Report {
+    let s = builder.start().expect("a session with its server");
+    let addr = s.http_addr().unwrap();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The busy thread notes (wall clock, its CPU time) every few ms.
     let spinner = {
@@ -271,7 +304,7 @@ fn go_tool_pprof_reads_a_profile_with_the_threads_cpu_time() {
         .expect("go runs (Debian's golang-go; .ci/run installs it)");
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let marks = spinner.join().unwrap();
-    drop(s);
+    let report = s.finish();
     let text = String::from_utf8_lossy(&out.stdout);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}{err}");
@@ -322,6 +355,7 @@ fn go_tool_pprof_reads_a_profile_with_the_threads_cpu_time() {
         (total_ms - cpu_ms).abs() <= 0.05 * cpu_ms,
         "profile {total_ms} ms, the busy thread used {cpu_ms:.1} ms in its {seconds} s:\n{text}"
     );
+    report
 }
 
 #[test]
