@@ -52,6 +52,7 @@ mod channels;
 mod locks;
 mod stats;
 mod tracing_cmp;
+mod tracing_layer;
 
 #[cfg(feature = "alloc")]
 #[global_allocator]
@@ -336,6 +337,10 @@ fn main() {
         }
         if only == "locks" {
             locks::report(n, rounds);
+            return;
+        }
+        if only == "tracing-layer" {
+            tracing_layer::report(n, rounds);
             return;
         }
         if only == "trace-vs-tracing" {

@@ -48,6 +48,13 @@ impl Callsite {
         }
     }
 
+    /// Registers the callsite as `kind` (if it was not yet), so that its
+    /// row is of that kind even before any call (the `tracing` layer
+    /// registers a span name as async once a span of it is polled).
+    pub fn register_as(&'static self, kind: CallsiteKind) {
+        self.id(kind);
+    }
+
     /// The tagged id, or [`UNREGISTERED`] (which matches no table key
     /// and no frame cache, so the caller takes the slow path).
     #[inline(always)]

@@ -93,7 +93,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
 /// and never changes the parent; a future created elsewhere and passed
 /// in keeps its parent.
 #[inline(always)]
-fn reparent_under_await(hot: &Hot, parent: &mut u32) {
+pub(crate) fn reparent_under_await(hot: &Hot, parent: &mut u32) {
     // SAFETY: owner thread; the only frame reference alive here.
     let top = unsafe { frame::top(hot) };
     if top.timed & AWAIT_FRAME != 0 && hot.depth >= 2 {
@@ -121,13 +121,13 @@ pub struct Instrumented<F> {
 }
 
 /// What a future's polls added up to so far.
-#[derive(Default)]
-struct Polls {
-    busy: u64,
-    self_busy: u64,
-    count: u64,
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Polls {
+    pub(crate) busy: u64,
+    pub(crate) self_busy: u64,
+    pub(crate) count: u64,
     /// Bytes allocated during its polls (inclusive).
-    allocated: u64,
+    pub(crate) allocated: u64,
 }
 
 /// The frame of one poll: popped and added to the future's [`Polls`] when

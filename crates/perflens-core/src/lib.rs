@@ -48,6 +48,7 @@ mod paths;
 mod read;
 mod session;
 pub mod snapshot;
+pub mod span;
 mod thread;
 pub mod trace;
 

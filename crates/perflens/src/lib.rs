@@ -142,12 +142,15 @@ mod session;
 mod stop_signals;
 #[cfg(feature = "enabled")]
 mod trace;
+#[cfg(feature = "tracing")]
+pub mod tracing;
 
 #[cfg(feature = "enabled")]
 pub use perflens_core::{ClockSource, Mode, RawSnapshot, Recursion};
 #[cfg(feature = "enabled")]
 pub use perflens_report::{
-    ChannelRow, KernelTime, LockRow, Report, ReportOptions, write_json, write_table,
+    ChannelRow, FunctionKind, FunctionRow, KernelTime, LockRow, Report, ReportOptions, write_json,
+    write_table,
 };
 #[cfg(feature = "enabled")]
 pub use session::{Error, Session, SessionBuilder};
