@@ -17,6 +17,10 @@
 //!   time, its busy time and its enters as polls. A span never entered
 //!   records nothing.
 //!
+//! In trace mode each enter is a slice of the entering thread's track, as
+//! a measured call's (a future's polls are its slices; there are no
+//! future lanes or arrows for spans).
+//!
 //! Whether the row shows it as a function or a future is its callsite's
 //! kind (the layer registers a span name as async once one of its spans
 //! is entered twice); the node holds both readings.
@@ -29,7 +33,7 @@ use crate::future::{Polls, reparent_under_await};
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_TRACE};
-use crate::trace::{self, Event, FUT_NEW, POLL_BEGIN, POLL_END};
+use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
 
 /// One span's record (see the module's documentation). Not `Clone`: one
 /// per span.
@@ -41,8 +45,6 @@ pub struct Span {
     epoch: u32,
     timed: bool,
     created: u64,
-    /// Its id in the trace (trace mode; else 0).
-    fid: u64,
     acc: Polls,
 }
 
@@ -63,7 +65,6 @@ pub struct Entered {
     epoch: u32,
     depth: u32,
     frame: *const Frame,
-    polled_before: Option<u64>,
 }
 
 impl Span {
@@ -76,7 +77,6 @@ impl Span {
             epoch: 0,
             timed: false,
             created: 0,
-            fid: 0,
             acc: Polls::default(),
         };
         let Some(hot) = thread::active().or_else(thread::prepare) else {
@@ -100,16 +100,6 @@ impl Span {
         s.parent = parent_path;
         s.epoch = hot.epoch;
         s.created = if s.timed { clock::now() } else { 0 };
-        if hot.fast == FAST_TRACE && s.timed {
-            let owner = trace::owner(hot);
-            let (fid, maker) = trace::new_future_id(hot.epoch, owner);
-            s.fid = fid;
-            trace::emit(
-                hot.epoch,
-                owner,
-                Event::new(FUT_NEW, id, s.created, [fid, maker]),
-            );
-        }
         s
     }
 
@@ -140,21 +130,20 @@ impl Span {
         };
         let node = to.np.node;
         let (fp, depth) = frame::push(hot, to, self.timed)?;
-        let mut polled_before = None;
-        if self.fid != 0 && hot.fast == FAST_TRACE {
+        if self.timed && hot.fast == FAST_TRACE {
+            // Each enter is a slice of the thread's track, as a measured
+            // call's (a future's polls are its slices).
             // SAFETY: the frame just pushed, below hot.depth; owner
             // thread, no other reference to it alive.
             let f = unsafe { &mut *fp };
             f.timed |= TRACE_FRAME;
-            let begin = Event::new(POLL_BEGIN, node, f.start, [self.fid, 0]);
+            let begin = Event::new(SPAN_BEGIN, node, f.start, [0, 0]);
             trace::emit(hot.epoch, trace::owner(hot), begin);
-            polled_before = Some(trace::set_polling(self.fid));
         }
         Some(Entered {
             epoch: self.epoch,
             depth,
             frame: fp,
-            polled_before,
         })
     }
 
@@ -162,9 +151,6 @@ impl Span {
     /// off the stack (with any frame left above it) and its time is added
     /// to the span's sums.
     pub fn exit(&mut self, e: Entered) {
-        if let Some(before) = e.polled_before {
-            trace::set_polling(before);
-        }
         // SAFETY: owner thread (an `Entered` stays on its thread).
         let hot = unsafe { &mut *thread::hot() };
         if hot.epoch != e.epoch || hot.depth <= e.depth {
@@ -181,7 +167,7 @@ impl Span {
         let timing = frame::pop(hot, f, e.depth);
         if f.timed & TRACE_FRAME != 0 {
             if let Some((dur, _)) = timing {
-                let end = Event::new(POLL_END, f.np.node, f.start.wrapping_add(dur), [0, 0]);
+                let end = Event::new(SPAN_END, f.np.node, f.start.wrapping_add(dur), [0, 0]);
                 trace::emit(hot.epoch, trace::owner(hot), end);
             }
         }

@@ -1,7 +1,7 @@
 //! `tracing` as input (feature `tracing`): a program already instrumented
 //! with `tracing` (`#[tracing::instrument]`, `info_span!`) gets perflens's
-//! tables, hot paths, waits and timeline from its spans, without new
-//! annotations:
+//! tables, hot paths, busy and wait times and timeline from its spans,
+//! without new annotations:
 //!
 //! ```
 //! # #[cfg(feature = "tracing")] {

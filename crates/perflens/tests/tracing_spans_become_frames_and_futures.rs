@@ -156,3 +156,35 @@ fn spans_outside_a_session_record_nothing_and_do_no_harm() {
     assert!(r.function(&format!("{HERE}::early")).is_none());
     assert_eq!(row(&r, "outer").calls, 1);
 }
+
+/// In trace mode the spans are on the timeline: each enter a slice of
+/// its thread's track, named after the span.
+#[test]
+fn spans_are_on_the_timeline() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let path = std::env::temp_dir().join(format!("perflens-tracing-{}.json", std::process::id()));
+    let s = Session::builder()
+        .ignore_env()
+        .trace(&path)
+        .start()
+        .unwrap();
+    with_layer(|| {
+        for _ in 0..2 {
+            outer(3);
+        }
+    });
+    drop(s.finish());
+    let trace: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    std::fs::remove_file(&path).ok();
+    let slices = |name: &str| {
+        (trace["traceEvents"].as_array().unwrap().iter())
+            .filter(|e| e["ph"] == "X" && e["name"] == format!("{HERE}::{name}").as_str())
+            .count()
+    };
+    let cats: Vec<String> = (trace["traceEvents"].as_array().unwrap().iter())
+        .filter(|e| e["ph"] == "X")
+        .map(|e| format!("{} {} {} {}", e["name"], e["cat"], e["pid"], e["tid"]))
+        .collect();
+    assert_eq!((slices("outer"), slices("inner")), (2, 6), "{cats:#?}");
+}
