@@ -205,14 +205,12 @@ fn typed(body: Vec<u8>, content_type: &'static str) -> Response<Body> {
     r
 }
 
-/// The value of query parameter `key`.
-fn query<'a>(req: &'a Request<Incoming>, key: &str) -> Option<&'a str> {
-    req.uri()
-        .query()?
-        .split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == key)
-        .map(|(_, v)| v)
+/// The value of query parameter `key`, percent-decoded
+/// (`application/x-www-form-urlencoded`, by the `form_urlencoded` crate).
+fn query(req: &Request<Incoming>, key: &str) -> Option<String> {
+    form_urlencoded::parse(req.uri().query()?.as_bytes())
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.into_owned())
 }
 
 /// Equal in time that does not depend on where they differ.
@@ -228,7 +226,8 @@ fn authorized(state: &State, req: &Request<Incoming>) -> bool {
     let header = (req.headers().get(hyper::header::AUTHORIZATION))
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.strip_prefix("Bearer "));
-    let given = header.or_else(|| query(req, "token"));
+    let query_token = query(req, "token");
+    let given = header.or(query_token.as_deref());
     given.is_some_and(|g| same(g.as_bytes(), token.as_bytes()))
 }
 
@@ -302,7 +301,7 @@ fn ended() -> Response<Body> {
 
 /// `/debug/pprof/profile?seconds=N`.
 async fn profile(state: &State, req: &Request<Incoming>) -> Response<Body> {
-    let seconds = match query(req, "seconds") {
+    let seconds = match query(req, "seconds").as_deref() {
         None => 30,
         Some(s) => match s.parse::<u64>() {
             Ok(n) if (1..=MAX_PROFILE_SECONDS).contains(&n) => n,
