@@ -55,21 +55,8 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         return w;
     };
     let id = callsite.id(CallsiteKind::Async);
-    // SAFETY: owner thread; the only frame reference alive here.
-    let parent = unsafe { frame::top(hot) };
-    let parent_path = parent.path();
-    // The node is only needed for a sampled decision (its countdown):
-    // resolving it otherwise would leave an empty node behind for a
-    // future that its first poll moves under an await site.
-    w.timed = if frame::decision_reads_node(hot) {
-        let node = match frame::find_child(hot, parent, tag(id)) {
-            Some(found) => found.node,
-            None => frame::resolve(hot, parent_path, id).np.node,
-        };
-        frame::decide_timed(hot, node, parent)
-    } else {
-        frame::decide_timed(hot, OVERFLOW_NODE, parent)
-    };
+    let (parent_path, timed) = made_here(hot, id);
+    w.timed = timed;
     w.callsite = id;
     w.parent = parent_path;
     w.epoch = hot.epoch;
@@ -83,6 +70,39 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         trace::emit(hot.epoch, owner, new);
     }
     w
+}
+
+/// Where a future (or a span) of callsite `id` made now on this thread
+/// belongs: the path of the frame on top of the stack, and whether it is
+/// timed there.
+#[inline(always)]
+pub(crate) fn made_here(hot: &Hot, id: u32) -> (u32, bool) {
+    // SAFETY: owner thread; the only frame reference alive here.
+    let parent = unsafe { frame::top(hot) };
+    let parent_path = parent.path();
+    // The node is only needed for a sampled decision (its countdown):
+    // resolving it otherwise would leave an empty node behind for a
+    // future that its first poll moves under an await site.
+    let timed = if frame::decision_reads_node(hot) {
+        let node = match frame::find_child(hot, parent, tag(id)) {
+            Some(found) => found.node,
+            None => frame::resolve(hot, parent_path, id).np.node,
+        };
+        frame::decide_timed(hot, node, parent)
+    } else {
+        frame::decide_timed(hot, OVERFLOW_NODE, parent)
+    };
+    (parent_path, timed)
+}
+
+/// The node of callsite `id` under path `parent` in this thread's tree,
+/// found or made.
+#[inline(always)]
+pub(crate) fn node_under(hot: &Hot, parent: u32, id: u32) -> frame::Resolved {
+    match frame::find(hot, parent, tag(id)) {
+        Some(np) => frame::Resolved { np, nested: false },
+        None => frame::resolve(hot, parent, id),
+    }
 }
 
 /// The first-poll rule for a future polled inside an await frame (see
@@ -215,10 +235,7 @@ impl<F: Future> Future for Instrumented<F> {
         if this.acc.count == 0 {
             reparent_under_await(hot, &mut this.parent);
         }
-        let to = match frame::find(hot, this.parent, tag(this.callsite)) {
-            Some(np) => frame::Resolved { np, nested: false },
-            None => frame::resolve(hot, this.parent, this.callsite),
-        };
+        let to = node_under(hot, this.parent, this.callsite);
         let node = to.np.node;
         let Some((fp, depth)) = frame::push(hot, to, this.timed) else {
             return inner.poll(cx);

@@ -25,11 +25,11 @@
 //! kind (the layer registers a span name as async once one of its spans
 //! is entered twice); the node holds both readings.
 
-use crate::block::{Frame, TRACE_FRAME, bump, tag};
+use crate::block::{Frame, TRACE_FRAME, bump};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
-use crate::future::{Polls, reparent_under_await};
+use crate::future::{Polls, made_here, node_under, reparent_under_await};
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_TRACE};
@@ -84,18 +84,8 @@ impl Span {
             return s;
         };
         let id = callsite.id(CallsiteKind::Sync);
-        // SAFETY: owner thread; the only frame reference alive here.
-        let parent = unsafe { frame::top(hot) };
-        let parent_path = parent.path();
-        s.timed = if frame::decision_reads_node(hot) {
-            let node = match frame::find_child(hot, parent, tag(id)) {
-                Some(found) => found.node,
-                None => frame::resolve(hot, parent_path, id).np.node,
-            };
-            frame::decide_timed(hot, node, parent)
-        } else {
-            frame::decide_timed(hot, crate::block::OVERFLOW_NODE, parent)
-        };
+        let (parent_path, timed) = made_here(hot, id);
+        s.timed = timed;
         s.callsite = id;
         s.parent = parent_path;
         s.epoch = hot.epoch;
@@ -124,10 +114,7 @@ impl Span {
         if self.acc.count == 0 {
             reparent_under_await(hot, &mut self.parent);
         }
-        let to = match frame::find(hot, self.parent, tag(self.callsite)) {
-            Some(np) => frame::Resolved { np, nested: false },
-            None => frame::resolve(hot, self.parent, self.callsite),
-        };
+        let to = node_under(hot, self.parent, self.callsite);
         let node = to.np.node;
         let (fp, depth) = frame::push(hot, to, self.timed)?;
         if self.timed && hot.fast == FAST_TRACE {
@@ -200,10 +187,7 @@ impl Span {
         if hot.epoch != self.epoch {
             return;
         }
-        let node = match frame::find(hot, self.parent, tag(self.callsite)) {
-            Some(np) => np.node,
-            None => frame::resolve(hot, self.parent, self.callsite).np.node,
-        };
+        let node = node_under(hot, self.parent, self.callsite).np.node;
         let n = frame::node(hot, node);
         bump(&n.polls, self.acc.count);
         if self.acc.allocated != 0 {
