@@ -2,7 +2,7 @@
 //! facade's layer): a unit of work that is entered and exited any number
 //! of times and then closed. A span entered once is a call; a span
 //! entered once per poll (a future instrumented with `tracing`) is a
-//! future. Both are recorded as [`crate::future`] records a measured
+//! future. Both are recorded as `crate::future` records a measured
 //! future, without a future to wrap:
 //!
 //! - the parent is the frame on top of the creating thread's stack when

@@ -1,4 +1,4 @@
-//! A criterion [`Profiler`](criterion::profiler::Profiler) (feature
+//! A criterion [`Profiler`] (feature
 //! `criterion`): samples each benchmark while criterion runs it with
 //! `--profile-time`, and writes `flamegraph.svg` and `profile.pb.gz` into
 //! the benchmark's output directory.

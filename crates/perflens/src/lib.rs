@@ -33,7 +33,7 @@
 //! measured.
 //!
 //! Programs without `#[perflens::main]` (tests, libraries, servers) use a
-//! [`Session`] (with the `enabled` feature):
+//! `Session` (with the `enabled` feature):
 //!
 //! ```
 //! # #[cfg(feature = "enabled")] {

@@ -681,7 +681,7 @@ impl App {
     /// Asks `fill` to fill in the Self percentiles of the current
     /// picture's tree where they are seen, and shows them: when the tree
     /// is sorted by one and the rows on screen are past those in their
-    /// exact order ([`Table::sorted_rows`]: the selection moved down, or
+    /// exact order (`Table::sorted_rows`: the selection moved down, or
     /// the sort changed), the rows are ordered again, reading the
     /// percentiles of the rows whose order they decide; then those of the
     /// rows [`App::wanted_self_percentiles`] names, which stay where they
