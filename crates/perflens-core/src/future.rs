@@ -105,6 +105,31 @@ pub(crate) fn node_under(hot: &Hot, parent: u32, id: u32) -> frame::Resolved {
     }
 }
 
+/// One completed future (or closed span) on `node`: its polls, the bytes
+/// its polls allocated, and, when timed (`created`: the clock when it was
+/// made), its wall time (inclusive, with its histogram), exclusive busy
+/// time and busy time; untimed, a call.
+#[inline]
+pub(crate) fn record_completed(hot: &Hot, node: u32, acc: &Polls, created: Option<u64>) {
+    let n = frame::node(hot, node);
+    bump(&n.polls, acc.count);
+    if acc.allocated != 0 {
+        frame::hist_add(hot, node, frame::HIST_ALLOC, acc.allocated);
+    }
+    match created {
+        Some(created) => {
+            let wall = clock::now().saturating_sub(created);
+            bump(&n.total, wall);
+            bump(&n.self_, acc.self_busy);
+            bump(&n.busy, acc.busy);
+            frame::hist_add(hot, node, 0, wall);
+            frame::hist_add(hot, node, 1, acc.self_busy);
+        }
+        // Timed calls are counted by the inclusive histogram.
+        None => bump(&n.calls, 1),
+    }
+}
+
 /// The first-poll rule for a future polled inside an await frame (see
 /// `awaits.rs`): when the frame below the await frame is the context the
 /// future was created in, the future was created by the very future
@@ -269,22 +294,7 @@ impl<F: Future> Future for Instrumented<F> {
         let hot = unsafe { &mut *thread::hot() };
         if result.is_ready() {
             this.state = DONE;
-            let n = frame::node(hot, node);
-            bump(&n.polls, this.acc.count);
-            if this.acc.allocated != 0 {
-                frame::hist_add(hot, node, frame::HIST_ALLOC, this.acc.allocated);
-            }
-            if this.timed {
-                let wall = clock::now().saturating_sub(this.created);
-                bump(&n.total, wall);
-                bump(&n.self_, this.acc.self_busy);
-                bump(&n.busy, this.acc.busy);
-                frame::hist_add(hot, node, 0, wall);
-                frame::hist_add(hot, node, 1, this.acc.self_busy);
-            } else {
-                // Timed calls are counted by the inclusive histogram.
-                bump(&n.calls, 1);
-            }
+            record_completed(hot, node, &this.acc, this.timed.then_some(this.created));
         }
         result
     }

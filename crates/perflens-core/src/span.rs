@@ -25,11 +25,11 @@
 //! kind (the layer registers a span name as async once one of its spans
 //! is entered twice); the node holds both readings.
 
-use crate::block::{Frame, TRACE_FRAME, bump};
+use crate::block::{Frame, TRACE_FRAME};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
-use crate::future::{Polls, made_here, node_under, reparent_under_await};
+use crate::future::{Polls, made_here, node_under, record_completed, reparent_under_await};
 use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_TRACE};
@@ -188,20 +188,6 @@ impl Span {
             return;
         }
         let node = node_under(hot, self.parent, self.callsite).np.node;
-        let n = frame::node(hot, node);
-        bump(&n.polls, self.acc.count);
-        if self.acc.allocated != 0 {
-            frame::hist_add(hot, node, frame::HIST_ALLOC, self.acc.allocated);
-        }
-        if self.timed {
-            let wall = clock::now().saturating_sub(self.created);
-            bump(&n.total, wall);
-            bump(&n.self_, self.acc.self_busy);
-            bump(&n.busy, self.acc.busy);
-            frame::hist_add(hot, node, 0, wall);
-            frame::hist_add(hot, node, 1, self.acc.self_busy);
-        } else {
-            bump(&n.calls, 1);
-        }
+        record_completed(hot, node, &self.acc, self.timed.then_some(self.created));
     }
 }
