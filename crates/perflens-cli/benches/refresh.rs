@@ -154,7 +154,19 @@ fn main() {
         ("Paths p99", &['h', '6']),
         ("Data flow", &['d']),
     ];
+    // `PERFLENS_BENCH_TABS=hot,p99`: only the tabs whose names start so
+    // (case aside), for a profile of one.
+    let only: Option<Vec<String>> = std::env::var("PERFLENS_BENCH_TABS")
+        .ok()
+        .map(|v| v.split(',').map(|s| s.trim().to_lowercase()).collect());
     for (tab, keys) in views {
+        let wanted = only.as_ref().is_none_or(|o| {
+            let t = tab.to_lowercase();
+            o.iter().any(|w| !w.is_empty() && t.starts_with(w.as_str()))
+        });
+        if !wanted {
+            continue;
+        }
         let mut app = App::new(Duration::from_millis(500), "bench".into());
         for &k in keys {
             app.key(Key::Char(k));

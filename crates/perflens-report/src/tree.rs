@@ -106,9 +106,13 @@ impl FrameTree {
         };
         // Per node: the exclusive-time histogram, borrowed while one
         // calling context has values (most nodes), merged beyond.
-        let mut hists: Vec<Cow<Histogram>> = Vec::new();
-        let mut node_of_path: Vec<Option<u32>> = vec![None; snap.paths.len()];
-        let mut child = ChildMap::default();
+        // At most one node per path: room made once (growing these, and
+        // rehashing the map, was a tenth of a large tree's build).
+        let paths = snap.paths.len();
+        out.nodes.reserve(paths);
+        let mut hists: Vec<Cow<Histogram>> = Vec::with_capacity(paths);
+        let mut node_of_path: Vec<Option<u32>> = vec![None; paths];
+        let mut child = ChildMap::with_capacity_and_hasher(paths, Default::default());
         let mut chain = Vec::new();
         for p in 1..snap.paths.len() {
             if !merged[p].ran() || node_of_path[p].is_some() || !tree.chain_into(p, &mut chain) {
