@@ -236,6 +236,27 @@ mod tests {
         }
     }
 
+    /// What a live reader's scan relies on: the buckets whose smallest
+    /// value is at most `v` are exactly those up to `bucket_index(v)`.
+    #[test]
+    fn buckets_starting_at_most_v_end_at_its_index() {
+        let lows: Vec<u64> = (0..BUCKETS).map(|b| bucket_bounds(b).0).collect();
+        assert!(lows.windows(2).all(|w| w[0] < w[1]), "smallest values grow");
+        let mut v = 1u64;
+        let mut values: Vec<u64> = (0..5000).chain([u64::MAX, u64::MAX - 1]).collect();
+        for _ in 0..10_000 {
+            v = v
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            values.push(v >> (v % 64));
+        }
+        values.extend(lows.iter().flat_map(|&l| [l, l.saturating_sub(1), l + 1]));
+        for v in values {
+            let below = lows.partition_point(|&low| low <= v);
+            assert_eq!(below, bucket_index(v) + 1, "v={v}");
+        }
+    }
+
     #[test]
     fn quantiles_in_one_walk_are_the_quantiles() {
         let mut h = Histogram::new();

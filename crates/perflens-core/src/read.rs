@@ -54,7 +54,7 @@ pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
 /// [`read_block`] with the block's geometry given: a live block's, as
 /// [`Block::validate`] checked it (its header may have changed since).
 fn read_block_in(block: Block, g: Geometry, how: &Read) -> Option<ThreadSnapshot> {
-    let to_ns = |t: u64| (t as f64 * how.ns_per_tick).round() as u64;
+    let to_ns = |t: u64| crate::snapshot::round_u64(t as f64 * how.ns_per_tick);
     let h = block.header();
     if h.epoch.load(Ordering::Acquire) != how.epoch || h.excluded.load(Ordering::Acquire) == 1 {
         return None;
@@ -381,7 +381,13 @@ fn read_hist(
     let mut pairs = Vec::with_capacity(if keep { 8 } else { 0 });
     let mut b = 0;
     let mut lines = 0;
-    while b < BUCKETS && more > 0 && crate::histogram::bucket_bounds(b).0 <= left {
+    // The buckets below `limit` are those whose smallest value is at
+    // most `left` (bucket_bounds(b).0 <= left exactly when b <=
+    // bucket_index(left)): found again only when a line holds entries,
+    // not at every line.
+    let limit_of = |left: u64| crate::histogram::bucket_index(left) + 1;
+    let mut limit = limit_of(left);
+    while b < BUCKETS && more > 0 && b < limit {
         let at = off + b * 8;
         let page_end = (at / PAGE + 1) * PAGE;
         let end = (b + (page_end - at) / 8).min(BUCKETS);
@@ -390,7 +396,7 @@ fn read_hist(
             b = end;
             continue;
         }
-        while b < end && more > 0 && crate::histogram::bucket_bounds(b).0 <= left {
+        while b < end && more > 0 && b < limit {
             // SAFETY: node < node_count <= node_cap, which < HISTS, of
             // this block's geometry, and b..b+LINE <= BUCKETS lie in one
             // readable page of the histogram area: histograms start on a
@@ -423,6 +429,7 @@ fn read_hist(
                     more = more.saturating_sub(c);
                 }
             }
+            limit = limit_of(left);
         }
     }
     let mut h = Histogram::from_sorted(pairs);

@@ -113,44 +113,67 @@ impl FrameTree {
         let mut hists: Vec<Cow<Histogram>> = Vec::with_capacity(paths);
         let mut node_of_path: Vec<Option<u32>> = vec![None; paths];
         let mut child = ChildMap::with_capacity_and_hasher(paths, Default::default());
-        let mut chain = Vec::new();
-        for p in 1..snap.paths.len() {
-            if !merged[p].ran() || node_of_path[p].is_some() || !tree.chain_into(p, &mut chain) {
+        // The paths in index order, each after its parent (a path names
+        // an earlier one: a live reader checks it, and a path whose parent
+        // is not earlier is left out, as is everything below it). A path
+        // has a frame when its chain (await sites left out: they are
+        // transparent) holds only functions, and it or a path below it
+        // ran.
+        let parent_of = |p: usize| snap.paths[p].parent as usize;
+        let is_await = |p: usize| tree.is_await.get(p).copied().unwrap_or(false);
+        let mut chained = vec![false; paths];
+        if let Some(root) = chained.first_mut() {
+            *root = true;
+        }
+        for p in 1..paths {
+            let q = parent_of(p);
+            chained[p] = q < p
+                && chained[q]
+                && (is_await(p) || tree.row_of_path.get(p).copied().flatten().is_some());
+        }
+        let mut wanted = vec![false; paths];
+        for p in (1..paths).rev() {
+            if chained[p] && (wanted[p] || merged[p].ran()) {
+                wanted[p] = true;
+                wanted[parent_of(p)] = true;
+            }
+        }
+        // The frame of each wanted path: its own node, or an await site's
+        // caller's.
+        let mut frame_of: Vec<Option<u32>> = vec![None; paths];
+        for p in 1..paths {
+            if !wanted[p] {
                 continue;
             }
-            let mut parent = None;
-            for &q in &chain {
-                let node = match node_of_path[q] {
-                    Some(n) => n,
-                    None => {
-                        let name = (name_of_callsite.get(snap.paths[q].callsite as usize))
-                            .copied()
-                            .unwrap_or(0);
-                        let (n, new) = out.child(&mut child, parent, name);
-                        if new {
-                            hists.push(Cow::Owned(Histogram::new()));
-                        }
-                        node_of_path[q] = Some(n);
-                        let (f, m) = (&mut out.nodes[n as usize], &merged[q]);
-                        f.calls = f.calls.saturating_add(m.calls);
-                        f.total_ns = f.total_ns.saturating_add(m.total_ns);
-                        f.self_ns = f.self_ns.saturating_add(m.self_ns);
-                        if m.max_depth >= 2 {
-                            f.max_depth = Some(f.max_depth.unwrap_or(0).max(m.max_depth));
-                        }
-                        if let Some(incl) = &incl {
-                            let add = |v: &mut Option<u64>, x: u64| {
-                                *v = Some(v.unwrap_or(0).saturating_add(x));
-                            };
-                            add(&mut f.alloc_bytes, m.alloc_bytes);
-                            add(&mut f.alloc_incl_bytes, incl[q]);
-                        }
-                        merge_hist(&mut hists[n as usize], &m.hist_self);
-                        n
-                    }
-                };
-                parent = Some(node);
+            let parent = frame_of[parent_of(p)];
+            if is_await(p) {
+                frame_of[p] = parent;
+                continue;
             }
+            let name = (name_of_callsite.get(snap.paths[p].callsite as usize))
+                .copied()
+                .unwrap_or(0);
+            let (n, new) = out.child(&mut child, parent, name);
+            if new {
+                hists.push(Cow::Owned(Histogram::new()));
+            }
+            node_of_path[p] = Some(n);
+            frame_of[p] = Some(n);
+            let (f, m) = (&mut out.nodes[n as usize], &merged[p]);
+            f.calls = f.calls.saturating_add(m.calls);
+            f.total_ns = f.total_ns.saturating_add(m.total_ns);
+            f.self_ns = f.self_ns.saturating_add(m.self_ns);
+            if m.max_depth >= 2 {
+                f.max_depth = Some(f.max_depth.unwrap_or(0).max(m.max_depth));
+            }
+            if let Some(incl) = &incl {
+                let add = |v: &mut Option<u64>, x: u64| {
+                    *v = Some(v.unwrap_or(0).saturating_add(x));
+                };
+                add(&mut f.alloc_bytes, m.alloc_bytes);
+                add(&mut f.alloc_incl_bytes, incl[p]);
+            }
+            merge_hist(&mut hists[n as usize], &m.hist_self);
         }
         for (f, h) in out.nodes.iter_mut().zip(&hists) {
             (f.self_p50_ns, f.self_p99_ns) = FrameTree::self_percentiles(h, snap);

@@ -5,6 +5,7 @@
 
 use super::source::{Frame, Needs, Target};
 use super::table::{self, Agg, Column, KeyHash, Raw, RawRow, RowKey, TableId, Unit};
+use perflens_core::snapshot::round_u64;
 use perflens_report::{
     FrameTree, Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };
@@ -224,6 +225,72 @@ impl Table {
         }
     }
 
+    /// The widest text of each column over the table's rows. A count's,
+    /// a duration's or a size's text width grows with the value within
+    /// each of its units (ns, µs, ms, s; B, KiB, ...): only the largest
+    /// value of each unit is written, which costs a fraction of
+    /// measuring every cell of a large table (one pass over the rows).
+    fn column_widths(&self) -> Vec<usize> {
+        // Where each unit starts, as `write_duration` and `write_bytes`
+        // pick it (their tests on floats, found once as integers).
+        let starts: Vec<Option<Vec<u64>>> = (self.columns.iter())
+            .map(|c| match c.unit {
+                Unit::Count => Some(Vec::new()),
+                Unit::Duration => Some(vec![
+                    1_000,
+                    first_where(|u| u as f64 / 1e3 >= 999.995),
+                    first_where(|u| u as f64 / 1e6 >= 999.995),
+                ]),
+                Unit::Bytes => Some(vec![
+                    1024,
+                    first_where(|u| u as f64 / 1024.0 >= 1023.995),
+                    first_where(|u| u as f64 / (1024.0 * 1024.0) >= 1023.995),
+                    first_where(|u| u as f64 / (1024.0 * 1024.0 * 1024.0) >= 1023.995),
+                ]),
+                _ => None,
+            })
+            .collect();
+        let n = self.columns.len();
+        let mut widest = vec![0; n];
+        // Per column, the largest value of each unit, and a row that has it.
+        let mut largest: Vec<[Option<(f64, &Row)>; 5]> = vec![[None; 5]; n];
+        // The rows' values in the order they lie in (the rows are in the
+        // order of the sort): read in order, not one row here and one
+        // there, they cost a third.
+        let mut row_at: Vec<Option<&Row>> = vec![None; self.cells.len() / n.max(1)];
+        for r in &self.rows {
+            if let Some(at) = row_at.get_mut(r.index) {
+                *at = Some(r);
+            }
+        }
+        for (r, values) in row_at.iter().zip(self.cells.chunks_exact(n.max(1))) {
+            let Some(r) = *r else {
+                continue;
+            };
+            for (i, v) in values.iter().enumerate() {
+                if let (Shown::Num(x), Some(Some(starts))) = (v, starts.get(i)) {
+                    let u = round_u64(*x);
+                    let k = starts.iter().filter(|&&s| u >= s).count();
+                    if let Some(l) = largest.get_mut(i).and_then(|l| l.get_mut(k)) {
+                        if l.is_none_or(|(y, _)| *x > y) {
+                            *l = Some((*x, r));
+                        }
+                        continue;
+                    }
+                }
+                if let Some(w) = widest.get_mut(i) {
+                    *w = (*w).max(self.cell_width(r, i));
+                }
+            }
+        }
+        for (i, l) in largest.iter().enumerate() {
+            for (_, r) in l.iter().flatten() {
+                widest[i] = widest[i].max(self.cell_width(r, i));
+            }
+        }
+        widest
+    }
+
     fn write_cell<W: std::fmt::Write>(&self, out: &mut W, row: &Row, i: usize) -> std::fmt::Result {
         let n = match self.values(row).get(i) {
             Some(Shown::Name) if row.tree => {
@@ -243,7 +310,7 @@ impl Table {
             Some(Shown::None) | None => return out.write_str("-"),
             Some(Shown::Num(n)) => *n,
         };
-        let u = n.round().max(0.0) as u64;
+        let u = round_u64(n);
         match self.columns[i].unit {
             Unit::Text | Unit::Id => write!(out, "{}", n.round() as i64),
             Unit::Count => write_count(out, u),
@@ -261,7 +328,7 @@ impl Table {
 /// text tells (`9.995`).
 pub(super) fn number_width(unit: Unit, n: f64) -> Option<usize> {
     let digits = |v: u64| v.checked_ilog10().map_or(1, |d| d as usize + 1);
-    let u = n.round().max(0.0) as u64;
+    let u = round_u64(n);
     match unit {
         Unit::Count => Some(digits(u) + (digits(u) - 1) / 3),
         Unit::Duration if u < 1_000 => Some(digits(u) + 3),
@@ -286,6 +353,21 @@ pub(super) fn number_width(unit: Unit, n: f64) -> Option<usize> {
         }
         _ => None,
     }
+}
+
+/// The smallest `u` for which `test` holds, `test` being false then true
+/// as `u` grows (`u64::MAX` if it never holds).
+fn first_where(test: impl Fn(u64) -> bool) -> u64 {
+    let (mut lo, mut hi) = (0u64, u64::MAX);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if test(mid) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    lo
 }
 
 /// A value of a row on screen, before it is written.
@@ -1352,7 +1434,9 @@ fn build(
                     }
                 }
             }
-            set.sort_by(|&x, &y| order(vals, x, y));
+            sort_rows(set, vals, rows, n, c, &rank, sort.reversed, |x, y| {
+                order(vals, x, y)
+            });
         };
         sort_set(&mut roots, 0, &mut vals);
         // Depth first, in order; a node's children are sorted when its
@@ -1376,7 +1460,16 @@ fn build(
         let mut order_of: Vec<usize> = (0..rows.len())
             .filter(|&i| matches(&rows[i].name))
             .collect();
-        order_of.sort_by(|&a, &b| order(&vals, a, b));
+        sort_rows(
+            &mut order_of,
+            &vals,
+            rows,
+            n,
+            c,
+            &rank,
+            sort.reversed,
+            |a, b| order(&vals, a, b),
+        );
         out = order_of
             .into_iter()
             .map(|i| row(&rows[i], i, None, None))
@@ -1413,18 +1506,76 @@ fn build(
         columns,
     };
     // Every row's widths (not only those drawn: the columns keep their
-    // width while the selection moves), counted without writing a text.
+    // width while the selection moves).
     let mut widths = std::mem::take(&mut table.widths);
-    for r in &table.rows {
-        for (i, w) in widths.iter_mut().enumerate() {
-            *w = (*w).max(table.cell_width(r, i));
-        }
+    for (w, c) in widths.iter_mut().zip(table.column_widths()) {
+        *w = (*w).max(c);
     }
     table.widths = widths;
     Built {
         table,
         filled,
         error,
+    }
+}
+
+/// Sorts `set` (indices of `rows`) by column `c` of `vals` (`n` a row)
+/// in the order `order` gives (the column's order, reversed on ask, ties
+/// by name rank `rank`, then by place in `set`, as a stable sort keeps
+/// them). Where every value is a number, missing, or the row's name, as
+/// one key per row, compared as integers: `order`'s comparisons of
+/// values were a fifth of a large tree's refresh. Else with `order`.
+#[allow(clippy::too_many_arguments)]
+fn sort_rows(
+    set: &mut [usize],
+    vals: &[Val],
+    rows: &[RawRow],
+    n: usize,
+    c: usize,
+    rank: &[u32],
+    reversed: bool,
+    order: impl Fn(usize, usize) -> Ordering,
+) {
+    // The column's order as an ascending number: numbers largest first,
+    // then texts (names, by rank), then missing values.
+    let key = |i: usize| -> Option<u128> {
+        let primary: u128 = match vals.get(i * n + c)? {
+            Val::Num(x) if x.is_nan() => return None,
+            Val::Num(x) => {
+                // -0.0 and 0.0 compare equal.
+                let x = if *x == 0.0 { 0.0 } else { *x };
+                let b = x.to_bits();
+                let ascending = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+                u128::from(!ascending)
+            }
+            Val::Text(_) if rows.get(i)?.values.get(c) == Some(&Raw::Name) => {
+                1 << 64 | u128::from(*rank.get(i)?)
+            }
+            Val::Text(_) => return None,
+            Val::None => 2 << 64,
+        };
+        let primary = if reversed {
+            (3 << 64) - primary
+        } else {
+            primary
+        };
+        Some(primary << 32 | u128::from(*rank.get(i)?))
+    };
+    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(set.len());
+    for (k, &i) in set.iter().enumerate() {
+        match key(i) {
+            Some(v) => keyed.push((v, k)),
+            None => {
+                set.sort_by(|&x, &y| order(x, y));
+                return;
+            }
+        }
+    }
+    // Unique keys (the place in `set` last): as stable as a stable sort.
+    keyed.sort_unstable();
+    let before: Vec<usize> = set.to_vec();
+    for (s, &(_, k)) in set.iter_mut().zip(&keyed) {
+        *s = before[k];
     }
 }
 
@@ -1472,5 +1623,172 @@ fn row(
         depth,
         expanded,
         tree: tree.is_some(),
+    }
+}
+
+#[cfg(test)]
+mod fast_paths {
+    use super::*;
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// Sorting by integer keys gives exactly the order of the values'
+    /// comparison (a stable sort, ties by name rank): numbers with ties,
+    /// zeros of both signs, missing values, names that repeat, both
+    /// directions, every column.
+    #[test]
+    fn sorting_by_keys_is_the_comparison_order() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let names = ["b", "a#10", "a#2", "c", "a#2"];
+        for round in 0..200 {
+            let count = 1 + rng.below(40) as usize;
+            let rows: Vec<RawRow> = (0..count)
+                .map(|_| RawRow {
+                    key: RowKey(rng.next()),
+                    name: Rc::from(names[rng.below(names.len() as u64) as usize]),
+                    parent: None,
+                    values: vec![Raw::Name, Raw::U(0), Raw::Missing],
+                })
+                .collect();
+            let n = 3;
+            let vals: Vec<Val> = (rows.iter())
+                .flat_map(|r| {
+                    let num = match rng.below(6) {
+                        0 => Val::None,
+                        1 => Val::Num(-0.0),
+                        2 => Val::Num(0.0),
+                        3 => Val::Num(-(rng.below(5) as f64)),
+                        _ => Val::Num(rng.below(5) as f64 * 0.5),
+                    };
+                    let other = if rng.below(3) == 0 {
+                        Val::None
+                    } else {
+                        Val::Num(rng.below(1_000_000) as f64 / 7.0)
+                    };
+                    [Val::Text(&r.name), num, other]
+                })
+                .collect();
+            let rank = name_ranks(&rows);
+            for c in 0..n {
+                for reversed in [false, true] {
+                    let order = |a: usize, b: usize| {
+                        let o = compare(&vals[a * n + c], &vals[b * n + c]);
+                        let o = if reversed { o.reverse() } else { o };
+                        o.then_with(|| rank[a].cmp(&rank[b]))
+                    };
+                    let mut start: Vec<usize> = (0..count).collect();
+                    // Not in index order: ties keep this order.
+                    for i in (1..count).rev() {
+                        start.swap(i, rng.below(i as u64 + 1) as usize);
+                    }
+                    let mut want = start.clone();
+                    want.sort_by(|&a, &b| order(a, b));
+                    let mut got = start.clone();
+                    sort_rows(&mut got, &vals, &rows, n, c, &rank, reversed, order);
+                    assert_eq!(got, want, "round {round}, column {c}, reversed {reversed}");
+                }
+            }
+        }
+    }
+
+    /// A column's width from the largest value of each unit is the
+    /// widest of its cells' texts, across the units' boundaries.
+    #[test]
+    fn a_column_is_as_wide_as_its_widest_cell() {
+        use crate::top::table::{Agg, Column, Unit};
+        static COLUMNS: [Column; 4] = [
+            Column {
+                title: "Count",
+                unit: Unit::Count,
+                agg: Agg::Counter,
+            },
+            Column {
+                title: "Time",
+                unit: Unit::Duration,
+                agg: Agg::Counter,
+            },
+            Column {
+                title: "Bytes",
+                unit: Unit::Bytes,
+                agg: Agg::Counter,
+            },
+            Column {
+                title: "Share",
+                unit: Unit::Percent,
+                agg: Agg::Share,
+            },
+        ];
+        let edges = [
+            0.0,
+            0.4,
+            9.5,
+            999.0,
+            999.4,
+            1_000.0,
+            1_023.0,
+            1_024.0,
+            9_994.9,
+            9_995.0,
+            99_994.0,
+            999_994.0,
+            999_995.0,
+            1_048_570.0,
+            1_073_741_000.0,
+            5e9,
+            1.2e12,
+        ];
+        let mut rng = Rng(7);
+        for round in 0..300 {
+            let count = 1 + rng.below(12) as usize;
+            let cells: Vec<Shown> = (0..count * 4)
+                .map(|_| match rng.below(8) {
+                    0 => Shown::None,
+                    1 => Shown::Num(rng.below(100_000_000_000) as f64),
+                    _ => Shown::Num(edges[rng.below(edges.len() as u64) as usize]),
+                })
+                .collect();
+            let rows: Vec<Row> = (0..count)
+                .map(|index| Row {
+                    key: RowKey(index as u64),
+                    parent: None,
+                    index,
+                    name: Rc::from("x"),
+                    depth: 0,
+                    expanded: None,
+                    tree: false,
+                })
+                .collect();
+            let table = Table {
+                headers: Vec::new(),
+                rows,
+                widths: Vec::new(),
+                cells,
+                columns: &COLUMNS,
+                sorted_rows: count,
+            };
+            let got = table.column_widths();
+            assert_eq!(got.len(), COLUMNS.len());
+            for (i, &width) in got.iter().enumerate() {
+                let want = (table.rows.iter())
+                    .map(|r| table.cell(r, i).chars().count())
+                    .max()
+                    .unwrap_or(0);
+                assert_eq!(width, want, "round {round}, column {i}");
+            }
+        }
     }
 }
