@@ -278,8 +278,12 @@ impl Table {
                         continue;
                     }
                 }
+                let width = match v {
+                    Shown::None => 1,
+                    _ => self.cell_width(r, i),
+                };
                 if let Some(w) = widest.get_mut(i) {
-                    *w = (*w).max(self.cell_width(r, i));
+                    *w = (*w).max(width);
                 }
             }
         }
@@ -455,6 +459,11 @@ pub struct App {
     /// The same of the previous report, for rates: the current report's
     /// become these when a new picture arrives.
     raw_previous: Option<(TableId, Vec<RawRow>)>,
+    /// The raw rows of the picture before the previous one, kept for
+    /// their allocations: the next raw rows are made in them (ten
+    /// thousand small vectors freed and allocated again at every refresh
+    /// of a large tree otherwise).
+    spare: Vec<RawRow>,
     /// The row the selection follows until it has its exact place: the
     /// selected row, when a rebuild placed it past the rows in their
     /// exact order ([`Table::sorted_rows`]), and the index it was placed
@@ -493,6 +502,7 @@ impl App {
             table: Table::default(),
             raw: None,
             raw_previous: None,
+            spare: Vec::new(),
             follow: None,
         }
     }
@@ -528,7 +538,8 @@ impl App {
                     }
                     Some(cur) if cur.report.elapsed_ns < frame.report.elapsed_ns => {
                         self.previous = Some(cur);
-                        self.raw_previous = self.raw.take();
+                        let before = std::mem::replace(&mut self.raw_previous, self.raw.take());
+                        self.spare = before.map(|(_, rows)| rows).unwrap_or_default();
                         self.current = Some(frame);
                     }
                     // A new session (the clock went back): no rate yet.
@@ -1024,12 +1035,14 @@ impl App {
         // The raw rows of each picture, made once per picture and table;
         // none from a picture read without what the table shows (the
         // tab was not on screen then): no rows yet, or no rates yet.
-        let raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>,
-                      frame: Option<&Frame>,
-                      holds: fn(&Frame, TableId) -> bool| match frame {
+        let mut spare = std::mem::take(&mut self.spare);
+        let mut raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>,
+                          frame: Option<&Frame>,
+                          holds: fn(&Frame, TableId) -> bool| match frame {
             Some(f) if !holds(f, id) => *cache = None,
             Some(f) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
-                *cache = Some((id, table::rows(id, &f.report, f.tree.as_ref())));
+                let spare = std::mem::take(&mut spare);
+                *cache = Some((id, table::rows(id, &f.report, f.tree.as_ref(), spare)));
             }
             Some(_) => {}
             None => *cache = None,
@@ -1355,7 +1368,7 @@ fn build(
         o.then_with(|| rank[a].cmp(&rank[b]))
     };
 
-    let mut out: Vec<Row> = Vec::new();
+    let mut out: Vec<Row> = Vec::with_capacity(rows.len());
     let mut sorted_rows = None;
     let (mut filled, mut error) = (Vec::new(), None);
     if id == TableId::Paths {
@@ -1441,7 +1454,8 @@ fn build(
         sort_set(&mut roots, 0, &mut vals);
         // Depth first, in order; a node's children are sorted when its
         // row is out (those of a collapsed node never are).
-        let mut stack: Vec<(usize, usize)> = roots.iter().rev().map(|&i| (i, 0)).collect();
+        let mut stack: Vec<(usize, usize)> = Vec::with_capacity(rows.len());
+        stack.extend(roots.iter().rev().map(|&i| (i, 0)));
         while let Some((i, depth)) = stack.pop() {
             if !keep[i] {
                 continue;

@@ -319,8 +319,15 @@ pub struct RawRow {
 /// The rows of one table, from one picture, in the report's order (a
 /// tree's parents before their children). The hot paths' tree is the
 /// picture's own when it has one ([`FrameTree::from_snapshot`], from a
-/// live session), else made from the report's paths.
-pub fn rows(table: TableId, report: &Report, tree: Option<&FrameTree>) -> Vec<RawRow> {
+/// live session), else made from the report's paths. Made in the
+/// allocations of `spare` (rows no longer needed) where it can: a large
+/// tree's rows are ten thousand small vectors.
+pub fn rows(
+    table: TableId,
+    report: &Report,
+    tree: Option<&FrameTree>,
+    spare: Vec<RawRow>,
+) -> Vec<RawRow> {
     match table {
         TableId::Timing => functions(report, |f| {
             let latency = |v: u64| {
@@ -390,8 +397,8 @@ pub fn rows(table: TableId, report: &Report, tree: Option<&FrameTree>) -> Vec<Ra
             rows
         }
         TableId::Paths => match tree {
-            Some(tree) => paths(tree),
-            None => paths(&FrameTree::from_report(report)),
+            Some(tree) => paths(tree, spare),
+            None => paths(&FrameTree::from_report(report), spare),
         },
         TableId::Threads => threads(report),
         TableId::Channels => channels(report),
@@ -507,10 +514,11 @@ fn functions(report: &Report, values: impl Fn(&FunctionRow) -> Vec<Raw>) -> Vec<
 
 /// The hot paths' frames as a tree: one row per node of the frame tree
 /// (a distinct chain of frame names, merged across threads).
-fn paths(tree: &FrameTree) -> Vec<RawRow> {
+fn paths(tree: &FrameTree, spare: Vec<RawRow>) -> Vec<RawRow> {
     let names: Vec<(Rc<str>, u64)> = (tree.names.iter())
         .map(|n| (Rc::from(n.as_str()), name_hash(n)))
         .collect();
+    let mut spare = spare.into_iter().map(|r| r.values);
     let mut rows: Vec<RawRow> = Vec::with_capacity(tree.nodes.len());
     for node in &tree.nodes {
         // Parents come before their children; a node whose parent is not
@@ -518,19 +526,22 @@ fn paths(tree: &FrameTree) -> Vec<RawRow> {
         let parent = (node.parent.map(|p| p as usize)).filter(|&p| p < rows.len());
         let (name, hash) = names.get(node.name as usize).cloned().unwrap_or_default();
         let key = parent.map_or(RowKey::ROOT, |p| rows[p].key).child(hash);
+        let mut values = spare.next().unwrap_or_default();
+        values.clear();
+        values.extend([
+            Raw::Name,
+            Raw::U(node.calls),
+            Raw::U(node.self_ns),
+            Raw::U(node.total_ns),
+            Raw::opt(node.self_p50_ns),
+            Raw::opt(node.self_p99_ns),
+            Raw::opt(node.alloc_bytes),
+        ]);
         rows.push(RawRow {
             key,
             name,
             parent,
-            values: vec![
-                Raw::Name,
-                Raw::U(node.calls),
-                Raw::U(node.self_ns),
-                Raw::U(node.total_ns),
-                Raw::opt(node.self_p50_ns),
-                Raw::opt(node.self_p99_ns),
-                Raw::opt(node.alloc_bytes),
-            ],
+            values,
         });
     }
     rows

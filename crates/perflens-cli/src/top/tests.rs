@@ -1661,3 +1661,130 @@ fn data_flow_rates_come_from_pictures_read_for_other_tabs() {
     assert_eq!(cells(&app, "jobs")[1], "800");
     assert_eq!(cells(&app, "jobs")[7..11], ["-", "-", "-", "-"]);
 }
+
+/// The table, drawn straight into the buffer, is cell for cell (text and
+/// style) what ratatui's Table widget drew from the same rows: flat and
+/// tree tables, the selection, totals and rates, a filter, terminals wide
+/// and narrow (columns left out, names cut), and a row scrolled to.
+#[test]
+fn the_table_is_drawn_as_the_table_widget_drew_it() {
+    use super::view::{NAME_MIN, SPACING, name_cell};
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+    use ratatui::layout::{Constraint, Rect};
+    use ratatui::style::{Modifier, Style};
+    use ratatui::text::Line;
+    use ratatui::widgets::{Cell, Clear, Row as WRow, Table};
+
+    /// The table as the widget drew it, over whatever `area` held.
+    fn widget(frame: &mut ratatui::Frame, app: &mut App, area: Rect) {
+        if area.height < 2 {
+            return;
+        }
+        let height = area.height as usize - 1;
+        let offset = app.scroll_to_fit(height);
+        let selected = app.selected();
+        let table = app.table();
+        let total = area.width as usize;
+        let mut used = table.widths[0].min(NAME_MIN);
+        let shown = 1
+            + (table.widths.iter().skip(1))
+                .take_while(|&&w| {
+                    used += w + SPACING as usize;
+                    used <= total
+                })
+                .count();
+        let others: usize = (table.widths[1..shown].iter())
+            .map(|w| w + SPACING as usize)
+            .sum();
+        let name_width = total.saturating_sub(others).max(1);
+        let mut widths = vec![Constraint::Length(name_width as u16)];
+        widths.extend(
+            table.widths[1..shown]
+                .iter()
+                .map(|&w| Constraint::Length(w as u16)),
+        );
+        let header = WRow::new(table.headers.iter().take(shown).enumerate().map(|(i, h)| {
+            let line = Line::from(h.clone());
+            Cell::from(if i == 0 { line } else { line.right_aligned() })
+        }))
+        .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
+        let rows = (table.rows.iter().enumerate().skip(offset).take(height)).map(|(i, row)| {
+            let cells = (0..shown).map(|c| {
+                let text = table.cell(row, c);
+                if c == 0 {
+                    Cell::from(name_cell(&text, row.tree.then_some(row.depth), name_width))
+                } else {
+                    Cell::from(Line::from(text).right_aligned())
+                }
+            });
+            let r = WRow::new(cells);
+            if i == selected {
+                r.style(Style::new().add_modifier(Modifier::REVERSED))
+            } else {
+                r
+            }
+        });
+        frame.render_widget(Clear, area);
+        frame.render_widget(
+            Table::new(rows, widths)
+                .header(header)
+                .column_spacing(SPACING),
+            area,
+        );
+    }
+
+    let (a, b) = two_reports();
+    let tree = |elapsed| tree_report(elapsed, 1);
+    let cases: Vec<(Vec<Report>, Vec<Key>)> = vec![
+        (vec![a.clone(), b.clone()], vec![]),
+        (vec![a.clone(), b.clone()], vec![Key::Char('r'), Key::Down]),
+        (
+            vec![a.clone(), b.clone()],
+            vec![Key::Char('3'), Key::Down, Key::Down],
+        ),
+        (
+            vec![tree(1_000_000_000), tree(1_500_000_000)],
+            vec![Key::Char('h'), Key::Down],
+        ),
+        (
+            vec![tree(1_000_000_000), tree(1_500_000_000)],
+            vec![Key::Char('h'), Key::End, Key::Left, Key::Char('r')],
+        ),
+        (
+            vec![a, b],
+            vec![Key::Char('/'), Key::Char('p'), Key::Char('a'), Key::Enter],
+        ),
+    ];
+    for (reports, ks) in cases {
+        for (width, height) in [(200, 30), (100, 12), (60, 8), (30, 7), (30, 6)] {
+            let mut app = app();
+            for r in &reports {
+                app.update(Ok(frame(r.clone())));
+            }
+            keys(&mut app, &ks);
+            let mut direct = Terminal::new(TestBackend::new(width, height)).unwrap();
+            direct.draw(|f| super::view::draw(f, &mut app)).unwrap();
+            let mut reference = Terminal::new(TestBackend::new(width, height)).unwrap();
+            reference
+                .draw(|f| {
+                    super::view::draw(f, &mut app);
+                    // The table's place: below the header, state, tabs
+                    // and note lines, above the status line.
+                    let body = Rect {
+                        x: 0,
+                        y: 4,
+                        width,
+                        height: height - 5,
+                    };
+                    widget(f, &mut app, body);
+                })
+                .unwrap();
+            assert_eq!(
+                direct.backend().buffer(),
+                reference.backend().buffer(),
+                "{width}x{height} after {ks:?}"
+            );
+        }
+    }
+}

@@ -9,13 +9,13 @@ use ratatui::Frame;
 use ratatui::layout::{Alignment, Constraint, Layout, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Cell, Clear, Paragraph, Row, Table, Tabs};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
 
 /// Columns between two table columns.
-const SPACING: u16 = 2;
+pub(super) const SPACING: u16 = 2;
 
 /// The name column's width below which numeric columns are left out.
-const NAME_MIN: usize = 24;
+pub(super) const NAME_MIN: usize = 24;
 
 /// The help, one key a line.
 pub const HELP: &[(&str, &str)] = &[
@@ -199,40 +199,76 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
         .map(|w| w + SPACING as usize)
         .sum();
     let name_width = total.saturating_sub(others).max(1);
-    let mut widths = vec![Constraint::Length(name_width as u16)];
-    widths.extend(
-        table.widths[1..shown]
-            .iter()
-            .map(|&w| Constraint::Length(w as u16)),
+
+    // Drawn straight into the buffer, as ratatui's Table widget drew
+    // it (a test holds them to the same cells): the widget solved the
+    // columns' constraints and built a text per cell at every refresh,
+    // a tenth of a large tree's refresh; the widths are known here.
+    let columns: Vec<(u16, u16)> = {
+        let mut x = area.x;
+        std::iter::once(name_width)
+            .chain(table.widths[1..shown].iter().copied())
+            .map(|w| {
+                let w = w.min(u16::MAX as usize) as u16;
+                let at = (x, w);
+                x = x.saturating_add(w).saturating_add(SPACING);
+                at
+            })
+            .collect()
+    };
+    let buf = frame.buffer_mut();
+    let right = area.x.saturating_add(area.width);
+    // A cell's text in its column: the name on the left, the others on
+    // the right (they fit: a column is as wide as its widest text).
+    let put = |buf: &mut ratatui::buffer::Buffer, y: u16, c: usize, text: &str| {
+        let Some(&(x, w)) = columns.get(c) else {
+            return;
+        };
+        let w = w.min(right.saturating_sub(x));
+        if w == 0 {
+            return;
+        }
+        let x = if c == 0 {
+            x
+        } else {
+            let tw = Span::raw(text).width().min(u16::MAX as usize) as u16;
+            x + w.saturating_sub(tw)
+        };
+        buf.set_stringn(x, y, text, w as usize, Style::new());
+    };
+    let line = |y: u16| Rect {
+        x: area.x,
+        y,
+        width: area.width,
+        height: 1,
+    };
+    buf.set_style(
+        line(area.y),
+        Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED),
     );
-
-    let header = Row::new(table.headers.iter().take(shown).enumerate().map(|(i, h)| {
-        let line = Line::from(h.clone());
-        Cell::from(if i == 0 { line } else { line.right_aligned() })
-    }))
-    .style(Style::new().add_modifier(Modifier::BOLD | Modifier::UNDERLINED));
-
+    for (c, h) in table.headers.iter().take(shown).enumerate() {
+        put(buf, area.y, c, h);
+    }
     let visible = table.rows.iter().enumerate().skip(offset).take(height);
-    let rows = visible.map(|(i, row)| {
-        let cells = (0..shown).map(|c| {
+    for (k, (i, row)) in visible.enumerate() {
+        let y = area.y + 1 + k as u16;
+        if i == selected {
+            buf.set_style(line(y), Style::new().add_modifier(Modifier::REVERSED));
+        }
+        for c in 0..shown {
             let text = table.cell(row, c);
             if c == 0 {
-                Cell::from(name_cell(&text, row.tree.then_some(row.depth), name_width))
+                put(
+                    buf,
+                    y,
+                    c,
+                    &name_cell(&text, row.tree.then_some(row.depth), name_width),
+                );
             } else {
-                Cell::from(Line::from(text).right_aligned())
+                put(buf, y, c, &text);
             }
-        });
-        let r = Row::new(cells);
-        if i == selected {
-            r.style(Style::new().add_modifier(Modifier::REVERSED))
-        } else {
-            r
         }
-    });
-    let widget = Table::new(rows, widths)
-        .header(header)
-        .column_spacing(SPACING);
-    frame.render_widget(widget, area);
+    }
     if table.rows.is_empty() {
         let empty = if app.filter().is_empty() {
             "(no rows)"
@@ -250,7 +286,7 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
 
 /// The name cut on the left to fit (the end of a name is what tells);
 /// a tree row keeps its indentation and marker.
-fn name_cell(text: &str, tree_depth: Option<usize>, width: usize) -> String {
+pub(super) fn name_cell(text: &str, tree_depth: Option<usize>, width: usize) -> String {
     // Tree rows: two columns per level, then a two-column marker.
     let prefix = tree_depth.map_or(0, |d| (2 * d + 2).min(text.chars().count()));
     let (head, name): (String, String) = {
