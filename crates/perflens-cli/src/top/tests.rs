@@ -1668,7 +1668,7 @@ fn data_flow_rates_come_from_pictures_read_for_other_tabs() {
 /// and narrow (columns left out, names cut), and a row scrolled to.
 #[test]
 fn the_table_is_drawn_as_the_table_widget_drew_it() {
-    use super::view::{NAME_MIN, SPACING, name_cell};
+    use super::view::{SPACING, columns_shown, name_cell};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use ratatui::layout::{Constraint, Rect};
@@ -1685,19 +1685,7 @@ fn the_table_is_drawn_as_the_table_widget_drew_it() {
         let offset = app.scroll_to_fit(height);
         let selected = app.selected();
         let table = app.table();
-        let total = area.width as usize;
-        let mut used = table.widths[0].min(NAME_MIN);
-        let shown = 1
-            + (table.widths.iter().skip(1))
-                .take_while(|&&w| {
-                    used += w + SPACING as usize;
-                    used <= total
-                })
-                .count();
-        let others: usize = (table.widths[1..shown].iter())
-            .map(|w| w + SPACING as usize)
-            .sum();
-        let name_width = total.saturating_sub(others).max(1);
+        let (shown, name_width) = columns_shown(&table.widths, area.width as usize);
         let mut widths = vec![Constraint::Length(name_width as u16)];
         widths.extend(
             table.widths[1..shown]

@@ -15,7 +15,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Tabs};
 pub(super) const SPACING: u16 = 2;
 
 /// The name column's width below which numeric columns are left out.
-pub(super) const NAME_MIN: usize = 24;
+const NAME_MIN: usize = 24;
 
 /// The help, one key a line.
 pub const HELP: &[(&str, &str)] = &[
@@ -169,6 +169,30 @@ fn note_line(app: &App) -> Paragraph<'static> {
     Paragraph::new(Line::from(spans))
 }
 
+/// How many of a table's columns (widest texts `widths`, the name's
+/// first) fit in `total` columns of the terminal, and the name column's
+/// width: numeric columns as wide as their widest text, left to right
+/// while they fit beside a name column of at least NAME_MIN (a narrow
+/// terminal loses the last columns, not the digits of every one); the
+/// name column gets the rest.
+pub(super) fn columns_shown(widths: &[usize], total: usize) -> (usize, usize) {
+    let Some(&name) = widths.first() else {
+        return (0, total.max(1));
+    };
+    let mut used = name.min(NAME_MIN);
+    let shown = 1
+        + (widths.iter().skip(1))
+            .take_while(|&&w| {
+                used += w + SPACING as usize;
+                used <= total
+            })
+            .count();
+    let others: usize = (widths[1..shown].iter())
+        .map(|w| w + SPACING as usize)
+        .sum();
+    (shown, total.saturating_sub(others).max(1))
+}
+
 fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     if area.height < 2 {
         return;
@@ -181,24 +205,7 @@ fn draw_table(frame: &mut Frame, app: &mut App, area: Rect) {
     if table.headers.is_empty() {
         return;
     }
-    // Numeric columns as wide as their widest text, left to right while
-    // they fit beside a name column of at least NAME_MIN (a narrow
-    // terminal loses the last columns, not the digits of every one); the
-    // name column gets the rest.
-    let total = area.width as usize;
-    let name_min = table.widths[0].min(NAME_MIN);
-    let mut used = name_min;
-    let shown = 1
-        + (table.widths.iter().skip(1))
-            .take_while(|&&w| {
-                used += w + SPACING as usize;
-                used <= total
-            })
-            .count();
-    let others: usize = (table.widths[1..shown].iter())
-        .map(|w| w + SPACING as usize)
-        .sum();
-    let name_width = total.saturating_sub(others).max(1);
+    let (shown, name_width) = columns_shown(&table.widths, area.width as usize);
 
     // Drawn straight into the buffer, as ratatui's Table widget drew
     // it (a test holds them to the same cells): the widget solved the
