@@ -60,7 +60,9 @@ pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
 pub use live::{LiveConfig, LiveEnd};
-pub use read::{LiveBlockRead, read_live_block, read_live_self_histograms};
+pub use read::{
+    HIST_LINES, LiveBlockRead, LiveSelfLines, read_live_block, read_live_self_histograms,
+};
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
     Snapshotter, StartError, is_recording, parse_mode, start,

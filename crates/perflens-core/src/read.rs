@@ -542,3 +542,94 @@ pub unsafe fn read_live_self_histograms(
         .collect();
     Ok(Some(hists))
 }
+
+/// A live session's block file, checked once, whose exclusive-time
+/// histograms are read a cache line at a time: for a reader that needs
+/// only low quantiles of a frame's calling contexts merged (see
+/// `perflens_live::LiveSession::self_quantile_histograms`), which reads
+/// them in step, line by line, and stops where the merged count reaches
+/// the rank it needs, instead of reading each one to its largest value.
+pub struct LiveSelfLines<'a> {
+    block: Block,
+    g: Geometry,
+    count: u32,
+    pending: [Option<u64>; 2],
+    page_ok: &'a dyn Fn(usize) -> bool,
+    /// The last page asked about, and the answer (lines are read in
+    /// order: a node's next line is on the same page, most of the time).
+    last_page: std::cell::Cell<Option<(usize, bool)>>,
+}
+
+/// Lines (of 8 buckets) in a histogram.
+pub const HIST_LINES: usize = BUCKETS / LINE;
+
+impl<'a> LiveSelfLines<'a> {
+    /// Checks the block file mapped at `base` (`len` bytes); `Ok(None)`
+    /// when it no longer belongs to `live`'s session generation.
+    ///
+    /// # Safety
+    /// As [`read_live_block`], for as long as the value lives.
+    pub unsafe fn open(
+        base: *const u8,
+        len: usize,
+        live: &LiveBlockRead,
+        page_ok: &'a dyn Fn(usize) -> bool,
+    ) -> Result<Option<LiveSelfLines<'a>>, String> {
+        // SAFETY: per the caller.
+        let (block, g) = unsafe { Block::validate(base, len) }?;
+        let h = block.header();
+        if h.epoch.load(Ordering::Acquire) != live.epoch {
+            return Ok(None);
+        }
+        let count = h.node_count.load(Ordering::Acquire).min(g.node_cap);
+        let pending = block.pending_in(g.node_cap);
+        Ok(Some(LiveSelfLines {
+            block,
+            g,
+            count,
+            pending,
+            page_ok,
+            last_page: std::cell::Cell::new(None),
+        }))
+    }
+
+    /// Line `line` (buckets `8 * line ..`) of node `node`'s exclusive-time
+    /// histogram, with the thread's pending entry added where it falls:
+    /// zeros for a node past the block's count, a line past the end, or
+    /// a page the file does not hold.
+    pub fn line(&self, node: u32, line: usize) -> [u64; LINE] {
+        let mut out = [0u64; LINE];
+        if node >= self.count || line >= HIST_LINES {
+            return out;
+        }
+        let b = line * LINE;
+        let first = ((node as usize * HISTS + 1) * BUCKETS) as u64;
+        let off = self.g.off_hist + (first as usize + b) * 8;
+        let page = off / 4096;
+        let ok = match self.last_page.get() {
+            Some((p, ok)) if p == page => ok,
+            _ => {
+                let ok = (self.page_ok)(off);
+                self.last_page.set(Some((page, ok)));
+                ok
+            }
+        };
+        if ok {
+            // SAFETY: node < node_count <= node_cap of the checked
+            // geometry, histogram 1 < HISTS, b + LINE <= BUCKETS.
+            let at = unsafe { self.block.bucket_in(&self.g, node, 1, b) };
+            // SAFETY: as in `read_hist`: a whole line of aligned 8-byte
+            // counters on one readable page of the histogram area.
+            out = unsafe { std::ptr::read(at as *const AtomicU64 as *const [u64; LINE]) };
+        }
+        for p in self.pending.into_iter().flatten() {
+            if let Some(i) = p.checked_sub(first).filter(|&i| i < BUCKETS as u64) {
+                let i = i as usize;
+                if i / LINE == line {
+                    out[i % LINE] = out[i % LINE].saturating_add(1);
+                }
+            }
+        }
+        out
+    }
+}

@@ -688,6 +688,104 @@ impl LiveSession {
         Ok(out)
     }
 
+    /// For each of `frames` (each a list of calling contexts: thread and
+    /// node, as in [`LiveSession::self_histograms`]), a histogram of the
+    /// exclusive times of its contexts merged that gives the same
+    /// quantiles up to `q` as their whole histograms merged: the contexts
+    /// are read in step, a cache line (8 buckets) at a time from the
+    /// smallest, and the read stops once the merged count reaches the
+    /// rank of `q`; the entries left unread (each context's timed calls
+    /// beyond those seen) lie above it and are counted in the last
+    /// bucket. Reading each whole histogram went on to its largest value,
+    /// a preempted call's, many lines past the percentiles a view shows.
+    pub fn self_quantile_histograms(
+        &self,
+        live: &Live,
+        frames: &[&[(usize, usize)]],
+        q: f64,
+    ) -> Result<Vec<Histogram>, Error> {
+        use perflens_core::histogram::BUCKETS;
+        use perflens_core::{HIST_LINES, LiveSelfLines};
+        let read = live.read_id;
+        let oks: Vec<_> = (self.blocks.iter())
+            .map(|b| move |off: usize| b.page_ok(off, read))
+            .collect();
+        let mut lines: Vec<Option<Option<LiveSelfLines>>> = Vec::new();
+        lines.resize_with(self.blocks.len(), || None);
+        let mut out = Vec::with_capacity(frames.len());
+        for contexts in frames {
+            // Each context: its block's lines, its node, the entries left
+            // to see (its timed calls in the snapshot).
+            let mut at: Vec<(usize, u32, u64)> = Vec::with_capacity(contexts.len());
+            for &(t, j) in contexts.iter() {
+                let (Some(node), Some(&b)) = (
+                    live.snapshot.threads.get(t).and_then(|th| th.nodes.get(j)),
+                    live.block_of.get(t),
+                ) else {
+                    continue;
+                };
+                let Some(file) = self.blocks.get(b) else {
+                    continue;
+                };
+                if lines[b].is_none() {
+                    let m = &file.map;
+                    // SAFETY: as in `raw_snapshot`; the mapping outlives
+                    // this call.
+                    let l = unsafe { LiveSelfLines::open(m.base(), m.len(), &live.read, &oks[b]) }
+                        .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+                    lines[b] = Some(l);
+                }
+                if node.timed_calls > 0 && matches!(lines[b], Some(Some(_))) {
+                    at.push((b, node.index, node.timed_calls));
+                }
+            }
+            let total = at.iter().fold(0u64, |s, &(_, _, n)| s.saturating_add(n));
+            let rank = ((q.clamp(0.0, 1.0) * total as f64).ceil() as u64).clamp(1, total.max(1));
+            let mut merged = Histogram::default();
+            // Counts cut to fit a u64 in all (a hostile file's; real
+            // counts always fit).
+            let mut room = u64::MAX;
+            let mut add = |h: &mut Histogram, bucket: usize, c: u64| {
+                let c = c.min(room);
+                room -= c;
+                h.record_n(perflens_core::histogram::bucket_value(bucket), c);
+                c
+            };
+            let mut seen = 0u64;
+            for line in 0..HIST_LINES {
+                if seen >= rank || at.iter().all(|&(_, _, left)| left == 0) {
+                    break;
+                }
+                let mut sum = [0u64; 8];
+                for (b, node, left) in at.iter_mut().filter(|(_, _, left)| *left > 0) {
+                    let Some(Some(l)) = &lines[*b] else {
+                        continue;
+                    };
+                    for (s, c) in sum.iter_mut().zip(l.line(*node, line)) {
+                        *s = s.saturating_add(c);
+                        *left = left.saturating_sub(c);
+                    }
+                }
+                for (i, &c) in sum.iter().enumerate() {
+                    if c != 0 {
+                        seen = seen.saturating_add(add(&mut merged, line * 8 + i, c));
+                    }
+                }
+            }
+            let unread = at
+                .iter()
+                .fold(0u64, |s, &(_, _, left)| s.saturating_add(left));
+            if unread > 0 && seen >= rank {
+                add(&mut merged, BUCKETS - 1, unread);
+            }
+            out.push(merged);
+            if self.blocks.iter().any(|b| b.map.faulted()) {
+                return Err(self.truncated());
+            }
+        }
+        Ok(out)
+    }
+
     /// The CPU sampler's figures: samples per path from the nodes, the
     /// rest from the sampler's final record once the session finished.
     fn cpu_input(&self, threads: &[ThreadSnapshot]) -> Option<CpuInput> {

@@ -278,6 +278,47 @@ fn self_histograms_read_apart_are_those_read_with_the_rest(live: &mut LiveSessio
         }
     }
     assert!(timed > 10, "the histograms hold the timed calls: {timed}");
+    // Read in step and cut at a quantile's rank, by path (a frame's
+    // contexts on every thread) and one context at a time: the same
+    // quantiles up to that one as the whole histograms merged.
+    let mut by_path: std::collections::BTreeMap<u32, Vec<(usize, usize)>> = Default::default();
+    for (t, thread) in part.snapshot.threads.iter().enumerate() {
+        for (j, node) in thread.nodes.iter().enumerate() {
+            by_path.entry(node.path).or_default().push((t, j));
+        }
+    }
+    let mut frames: Vec<Vec<(usize, usize)>> = by_path.into_values().collect();
+    let singles: Vec<Vec<(usize, usize)>> = frames.iter().flatten().map(|&c| vec![c]).collect();
+    frames.extend(singles);
+    frames.push(vec![(part.snapshot.threads.len(), 0), (0, usize::MAX)]);
+    let sets: Vec<&[(usize, usize)]> = frames.iter().map(Vec::as_slice).collect();
+    let mut cut_short = 0;
+    for q in [0.5, 0.99, 1.0] {
+        let cut = live.self_quantile_histograms(&part, &sets, q).unwrap();
+        for (contexts, h) in frames.iter().zip(&cut) {
+            let mut whole = perflens_core::Histogram::default();
+            for &(t, j) in contexts {
+                if let Some(node) = full.snapshot.threads.get(t).and_then(|th| th.nodes.get(j)) {
+                    whole.merge(&node.hist_self);
+                }
+            }
+            assert_eq!(
+                h.count(),
+                whole.count(),
+                "{contexts:?}: every timed call counted"
+            );
+            let qs = [0.0, 0.25, 0.5, q * 0.9, q];
+            assert_eq!(
+                h.quantiles(qs),
+                whole.quantiles(qs),
+                "{contexts:?} up to {q}"
+            );
+            if q < 1.0 && h != &whole {
+                cut_short += 1;
+            }
+        }
+    }
+    assert!(cut_short > 0, "some reads stop before the largest value");
 }
 
 /// Fails naming the differing lines (rather than printing 100 KB).

@@ -163,7 +163,10 @@ fn a_future_and_a_stream_are_counted_and_timed() {
         work.wait_ns >= 10 * ms && work.wait_ns < 60 * ms,
         "{work:?}"
     );
-    assert!(work.wall_p50_ns >= 16 * ms, "{work:?}");
+    // At least three polls and two gaps: 16 ms. A percentile is its
+    // bucket's midpoint, within 1/64 of the value (32 buckets an octave):
+    // a wall of 16.1 ms may read 15.95 (it did, in CI).
+    assert!(work.wall_p50_ns >= 16 * ms - 16 * ms / 32, "{work:?}");
     assert_eq!(work.wall_ns, work.busy_ns + work.wait_ns);
 
     let s = row(&report.streams, "items", |r| &r.name);

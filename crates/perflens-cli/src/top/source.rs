@@ -7,7 +7,6 @@
 //! maps a live session (`PERFLENS_LIVE=1`) read-only and reads it at
 //! every refresh, without touching the process.
 
-use perflens_core::histogram::Histogram;
 use perflens_live::{Histograms, Live, LiveSession, State};
 use perflens_report::{FrameTree, Report, ReportOptions};
 use std::path::{Path, PathBuf};
@@ -110,6 +109,10 @@ pub trait Source {
         Ok(())
     }
 }
+
+/// The largest quantile of a node's exclusive times a view shows (the
+/// Hot paths tab's Self p99): the read of those times stops at its rank.
+const SELF_QUANTILE: f64 = 0.99;
 
 /// A live session, mapped read-only (see `perflens-live`).
 pub struct LiveSource {
@@ -261,18 +264,12 @@ impl Source for LiveSource {
             .collect();
         asked.sort_unstable();
         asked.dedup();
-        let (mut at, mut owner) = (Vec::new(), Vec::new());
-        for (k, &n) in asked.iter().enumerate() {
-            for &c in contexts.of(n) {
-                at.push(c);
-                owner.push(k);
-            }
-        }
-        let hists = session.self_histograms(live, &at).map_err(|e| e.0)?;
-        let mut merged = vec![Histogram::default(); asked.len()];
-        for (&k, h) in owner.iter().zip(&hists) {
-            merged[k].merge(h);
-        }
+        // Each node's contexts read in step, only up to the rank of the
+        // largest percentile shown (p99).
+        let frames: Vec<&[(usize, usize)]> = asked.iter().map(|&n| contexts.of(n)).collect();
+        let merged = session
+            .self_quantile_histograms(live, &frames, SELF_QUANTILE)
+            .map_err(|e| e.0)?;
         for (&n, h) in asked.iter().zip(&merged) {
             if let Some(node) = tree.nodes.get_mut(n as usize) {
                 (node.self_p50_ns, node.self_p99_ns) =
