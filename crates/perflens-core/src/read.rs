@@ -523,13 +523,16 @@ pub unsafe fn read_live_self_histograms(
     nodes: &[(u32, u64)],
 ) -> Result<Option<Vec<Histogram>>, String> {
     // SAFETY: per the caller.
-    let (block, g) = unsafe { Block::validate(base, len) }?;
-    let h = block.header();
-    if h.epoch.load(Ordering::Acquire) != live.epoch {
+    let Some(LiveSelfLines {
+        block,
+        g,
+        count,
+        pending,
+        ..
+    }) = (unsafe { LiveSelfLines::open(base, len, live, page_ok) })?
+    else {
         return Ok(None);
-    }
-    let count = h.node_count.load(Ordering::Acquire).min(g.node_cap);
-    let pending = block.pending_in(g.node_cap);
+    };
     let hists = (nodes.iter())
         .map(|&(node, entries)| {
             if node >= count {
