@@ -51,8 +51,9 @@ fn the_demo_prints_tables_and_writes_json() {
         sleep.wait_ns.unwrap() > sleep.busy_ns.unwrap(),
         "a sleep mostly waits"
     );
+    // A percentile is its bucket's midpoint, within 1/64 of the value.
     assert!(
-        sleep.p50_ns >= 10_000_000,
+        sleep.p50_ns >= 10_000_000 - 10_000_000 / 32,
         "10 ms sleep: p50 {}",
         sleep.p50_ns
     );
