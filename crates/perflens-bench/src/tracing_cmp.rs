@@ -27,7 +27,7 @@ fn tracing_span(x: u64) -> u64 {
 }
 
 /// ns per call of `f`, `n` calls.
-fn time(n: u64, f: fn(u64) -> u64) -> f64 {
+pub(crate) fn time(n: u64, f: fn(u64) -> u64) -> f64 {
     let start = Instant::now();
     let mut acc = 0u64;
     for i in 0..n {

@@ -6,8 +6,8 @@
 //! process, rounds interleaved. The registry is the default subscriber
 //! for the timed loop only (`with_default`).
 
+use crate::tracing_cmp::time;
 use std::hint::black_box;
-use std::time::Instant;
 use tracing_subscriber::layer::SubscriberExt;
 
 #[inline(never)]
@@ -16,28 +16,18 @@ fn spanned(x: u64) -> u64 {
     black_box(x).wrapping_mul(31) ^ 7
 }
 
-/// ns per call of `spanned`, `n` calls.
-fn time(n: u64) -> f64 {
-    let start = Instant::now();
-    let mut acc = 0u64;
-    for i in 0..n {
-        acc = acc.wrapping_add(spanned(i));
-    }
-    black_box(acc);
-    start.elapsed().as_nanos() as f64 / n as f64
-}
-
 /// One round: ns per span with no subscriber, the registry alone, the
 /// registry with perflens's layer (in a session).
 fn round(n: u64) -> [f64; 3] {
-    let none = time(n);
-    let registry = tracing::subscriber::with_default(tracing_subscriber::registry(), || time(n));
+    let none = time(n, spanned);
+    let registry =
+        tracing::subscriber::with_default(tracing_subscriber::registry(), || time(n, spanned));
     let session = perflens::Session::builder()
         .ignore_env()
         .start()
         .expect("no other session");
     let with_layer = tracing_subscriber::registry().with(perflens::tracing::layer());
-    let layered = tracing::subscriber::with_default(with_layer, || time(n));
+    let layered = tracing::subscriber::with_default(with_layer, || time(n, spanned));
     let report = session.finish();
     let row = (report.functions.iter())
         .find(|f| f.name.ends_with("::spanned"))
