@@ -779,9 +779,10 @@ impl LiveSession {
                 add(&mut merged, BUCKETS - 1, unread);
             }
             out.push(merged);
-            if self.blocks.iter().any(|b| b.map.faulted()) {
-                return Err(self.truncated());
-            }
+        }
+        // A file that shrank while this read it read as zeros from there.
+        if self.blocks.iter().any(|b| b.map.faulted()) {
+            return Err(self.truncated());
         }
         Ok(out)
     }
