@@ -58,10 +58,21 @@ fn target() {
         .live(true)
         .start()
         .expect("a session");
+    let aged = aged_rounds();
     let threads: Vec<_> = (0..THREADS)
         .map(|t| {
             let (outer, inner) = (outer.clone(), inner.clone());
             std::thread::spawn(move || {
+                // The calls of a session that has run for a while, made
+                // at once: the histograms hold what they would hold.
+                for _ in 0..aged {
+                    for k in 0..PER_THREAD {
+                        let p = t * PER_THREAD + k;
+                        let _o = Guard::enter(outer[p / INNER % OUTER]);
+                        let _i = Guard::enter(inner[p % INNER]);
+                        std::hint::black_box(p);
+                    }
+                }
                 loop {
                     for k in 0..PER_THREAD {
                         let p = t * PER_THREAD + k;
@@ -79,6 +90,18 @@ fn target() {
         let _ = t.join();
     }
     drop(session);
+}
+
+/// `PERFLENS_BENCH_AGE_S`: the target first makes, at once, the calls of
+/// a session that has run that many seconds (one call of each path every
+/// 100 ms), so that the reader meets histograms as full as a long-lived
+/// session's.
+fn aged_rounds() -> u64 {
+    std::env::var("PERFLENS_BENCH_AGE_S")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .unwrap_or(0)
+        * 10
 }
 
 fn cpu_now() -> Duration {
@@ -121,8 +144,9 @@ fn main() {
         .spawn()
         .unwrap();
     let root = runtime.join("perflens");
-    // Wait until every thread has made every call once.
-    let deadline = Instant::now() + Duration::from_secs(60);
+    // Wait until every thread has made every call once (after the calls
+    // of an aged session).
+    let deadline = Instant::now() + Duration::from_secs(60 + aged_rounds() / 100);
     let mut source = loop {
         assert!(Instant::now() < deadline, "the target never got ready");
         std::thread::sleep(Duration::from_millis(100));
@@ -134,7 +158,16 @@ fn main() {
             continue;
         };
         let nodes: usize = live.snapshot.threads.iter().map(|t| t.nodes.len()).sum();
-        if live.snapshot.threads.len() == THREADS && nodes >= THREADS * PER_THREAD {
+        let calls: u64 = live
+            .snapshot
+            .threads
+            .iter()
+            .flat_map(|t| &t.nodes)
+            .map(|n| n.calls)
+            .sum();
+        // Two calls a path a round (the outer and the inner frame).
+        let aged = aged_rounds() * (THREADS * PER_THREAD * 2) as u64;
+        if live.snapshot.threads.len() == THREADS && nodes >= THREADS * PER_THREAD && calls > aged {
             break LiveSource::open(&dir).unwrap();
         }
     };
@@ -208,6 +241,12 @@ fn main() {
         }
         tables.push((tab, steps, first.unwrap()));
     }
+    // The read alone, keeping what each read found of the histograms
+    // (what `top` does) against scanning them from scratch: two readers
+    // of the same session, one read every half interval, alternated
+    // (each reader's reads `interval` apart, each read the first in half
+    // of the pairs).
+    let memo = compare_memo(&dir_of(&root, &child), refreshes, interval);
     let _ = child.kill();
     let _ = child.wait();
     let _ = std::fs::remove_dir_all(&runtime);
@@ -247,4 +286,46 @@ fn main() {
             ms(first.iter().sum())
         );
     }
+    let [kept, scratch, ratio] = memo;
+    println!(
+        "\nthe read alone (the Functions tab's), {refreshes} pairs: keeping what each read found {kept:.2} ms, scanning from scratch {scratch:.2} ms (medians); kept / scratch, median of the pairs: {ratio:.3}"
+    );
+}
+
+/// The session's entry of `child`.
+fn dir_of(root: &std::path::Path, child: &std::process::Child) -> std::path::PathBuf {
+    perflens_live::find(root, Some(&child.id().to_string())).expect("the session")
+}
+
+/// Medians of the read with and without `HistMemo` and of their ratio
+/// (see the caller).
+fn compare_memo(dir: &std::path::Path, pairs: usize, interval: Duration) -> [f64; 3] {
+    let open = |remember: bool| {
+        let mut s = perflens_live::LiveSession::open(dir).expect("the session");
+        s.remember(remember);
+        // Mapped and named, and the memo filled.
+        s.raw_snapshot(false).expect("a read");
+        s
+    };
+    let mut readers = [open(true), open(false)];
+    let mut times: Vec<[f64; 2]> = Vec::new();
+    for i in 0..pairs {
+        let mut t = [0.0; 2];
+        for k in [i % 2, 1 - i % 2] {
+            std::thread::sleep(interval / 2);
+            let t0 = cpu_now();
+            std::hint::black_box(readers[k].raw_snapshot(false).expect("a read"));
+            t[k] = (cpu_now() - t0).as_secs_f64() * 1e3;
+        }
+        times.push(t);
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    [
+        median(times.iter().map(|t| t[0]).collect()),
+        median(times.iter().map(|t| t[1]).collect()),
+        median(times.iter().map(|t| t[0] / t[1]).collect()),
+    ]
 }

@@ -61,7 +61,8 @@ pub use guard::Guard;
 pub use histogram::Histogram;
 pub use live::{LiveConfig, LiveEnd};
 pub use read::{
-    HIST_LINES, LiveBlockRead, LiveSelfLines, read_live_block, read_live_self_histograms,
+    FULL_EVERY, HIST_LINES, HistMemo, LiveBlockRead, LiveSelfLines, read_live_block,
+    read_live_block_again, read_live_self_histograms,
 };
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,

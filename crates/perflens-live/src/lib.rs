@@ -142,6 +142,9 @@ struct BlockFile {
     /// By chunk of [`CHUNK_PAGES`] pages: the read ([`LiveSession`]'s
     /// `reads`) that last asked the system which of its pages hold data.
     asked: std::cell::RefCell<Vec<u32>>,
+    /// What the last read found of the block's inclusive-time
+    /// histograms: the next reads only where they may have changed.
+    memo: std::cell::RefCell<perflens_core::HistMemo>,
 }
 
 /// Pages asked about at once (see [`BlockFile::page_ok`]).
@@ -216,6 +219,9 @@ pub struct LiveSession {
     unread_threads: usize,
     /// Reads of the blocks so far (see [`BlockFile::page_ok`]).
     reads: std::cell::Cell<u32>,
+    /// Whether a read keeps what it found for the next (see
+    /// [`LiveSession::remember`]).
+    remember: bool,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -284,6 +290,7 @@ impl LiveSession {
             ns_per_tick: None,
             unread_threads: 0,
             reads: Default::default(),
+            remember: true,
         })
     }
 
@@ -427,6 +434,7 @@ impl LiveSession {
                 map,
                 resident: Default::default(),
                 asked: Default::default(),
+                memo: Default::default(),
             });
         }
         Ok(())
@@ -436,6 +444,20 @@ impl LiveSession {
     /// last snapshot read.
     pub fn await_sites(&self) -> Vec<perflens_core::AwaitSiteInfo> {
         self.names.await_sites()
+    }
+
+    /// Whether each read keeps what it found of the inclusive-time
+    /// histograms, so that the next one scans only where they may have
+    /// changed (`perflens_core::HistMemo`): on by default. Off, every
+    /// read scans them from scratch, as far as the nodes' whole totals
+    /// allow (the figures are the same): for comparison.
+    pub fn remember(&mut self, on: bool) {
+        self.remember = on;
+        if !on {
+            for b in &self.blocks {
+                *b.memo.borrow_mut() = Default::default();
+            }
+        }
     }
 
     /// A raw snapshot of the session now, as the program's own
@@ -498,18 +520,27 @@ impl LiveSession {
         for (i, b) in self.blocks.iter().enumerate() {
             let m = &b.map;
             let page_ok = |off: usize| b.page_ok(off, read);
+            let mut memo = b.memo.borrow_mut();
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
-            let t = unsafe { perflens_core::read_live_block(m.base(), m.len(), &how, &page_ok) }
-                .map_err(|e| {
-                    // A block that shrank reads as zeros where it was cut:
-                    // say so rather than what the zeros look like.
-                    if m.faulted() {
-                        self.truncated()
-                    } else {
-                        Error(format!("{}: {e}", self.dir.display()))
-                    }
-                })?;
+            let t = unsafe {
+                perflens_core::read_live_block_again(
+                    m.base(),
+                    m.len(),
+                    &how,
+                    &page_ok,
+                    self.remember.then_some(&mut *memo),
+                )
+            }
+            .map_err(|e| {
+                // A block that shrank reads as zeros where it was cut:
+                // say so rather than what the zeros look like.
+                if m.faulted() {
+                    self.truncated()
+                } else {
+                    Error(format!("{}: {e}", self.dir.display()))
+                }
+            })?;
             if let Some(t) = t {
                 block_of.push((t.index, i));
                 threads.push(ThreadSnapshot {
