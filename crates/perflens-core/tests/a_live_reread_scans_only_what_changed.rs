@@ -6,6 +6,8 @@
 //! node; and while threads write, the counts settle, once they stop, to
 //! the scratch read's.
 
+mod common;
+use common::map;
 use perflens_core::live::{LiveConfig, SessionHeader};
 use perflens_core::{
     Callsite, Config, FULL_EVERY, Guard, HistMemo, LiveBlockRead, read_live_block,
@@ -18,27 +20,6 @@ use std::time::{Duration, Instant};
 static SHORT: Callsite = Callsite::new("reread::short", || "");
 static LONG: Callsite = Callsite::new("reread::long", || "");
 static OTHER: Callsite = Callsite::new("reread::other", || "");
-
-/// Maps `path` read-only, whole; never unmapped (the test ends).
-fn map(path: &Path) -> (*const u8, usize) {
-    use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(path).unwrap();
-    let len = f.metadata().unwrap().len() as usize;
-    // SAFETY: a read-only shared mapping of a file we opened, checked
-    // against MAP_FAILED.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            f.as_raw_fd(),
-            0,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    (p as *const u8, len)
-}
 
 fn spin(d: Duration) {
     let t = Instant::now();

@@ -6,33 +6,14 @@
 //! perflens-live and perflens-cli; this one runs under the sanitizers
 //! with the rest of perflens-core's tests: `scripts/sanitize asan`.)
 
+mod common;
+use common::map;
 use perflens_core::live::{LiveConfig, SESSION_FILE_BYTES, STATE_FINISHED, SessionHeader};
 use perflens_core::{Callsite, Config, Guard, LiveBlockRead, read_live_block, start};
 use std::sync::atomic::Ordering;
 
 static OUTER: Callsite = Callsite::new("live::outer", || "");
 static INNER: Callsite = Callsite::new("live::inner", || "");
-
-/// Maps `path` read-only, whole.
-fn map(path: &std::path::Path) -> (*const u8, usize) {
-    use std::os::fd::AsRawFd;
-    let f = std::fs::File::open(path).unwrap();
-    let len = f.metadata().unwrap().len() as usize;
-    // SAFETY: a read-only shared mapping of a file we opened; checked
-    // against MAP_FAILED; never unmapped (the test ends).
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_SHARED,
-            f.as_raw_fd(),
-            0,
-        )
-    };
-    assert_ne!(p, libc::MAP_FAILED);
-    (p as *const u8, len)
-}
 
 #[test]
 fn block_files_read_back_as_the_final_snapshot() {
