@@ -4,9 +4,9 @@
 //! exactly as written, and the trace passes the checks Perfetto needs to
 //! draw it (`scripts/check_pftrace.py`).
 //!
-//! The bindings are the `perfetto` package on PyPI, found through
-//! `PYTHONPATH`. Without them this test fails under CI (`.ci/run`
-//! installs them) and is skipped elsewhere, saying how to install them.
+//! The bindings are the `perfetto` package on PyPI, which `scripts/test`
+//! installs into `~/.cache/perflens-py`; this test looks there and on
+//! `PYTHONPATH`, and fails without them, saying how to install them.
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -98,36 +98,44 @@ fn write_trace(path: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Whether `python3` can import the bindings; if not, fails under CI and
-/// tells a developer what to install otherwise.
-fn bindings_available() -> bool {
-    let import = Command::new("python3")
+/// `python3` with `~/.cache/perflens-py` (where `scripts/test` installs
+/// the bindings) ahead of any `PYTHONPATH` of the caller's.
+fn python3() -> Command {
+    let mut cmd = Command::new("python3");
+    let mut path = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/perflens-py").into_os_string())
+        .unwrap_or_default();
+    if let Some(rest) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(rest);
+    }
+    cmd.env("PYTHONPATH", path);
+    cmd
+}
+
+/// Fails, saying how to install them, if `python3` cannot import the
+/// bindings.
+fn require_bindings() {
+    let import = python3()
         .args(["-c", &format!("import {BINDINGS}")])
         .output();
-    if import.is_ok_and(|o| o.status.success()) {
-        return true;
-    }
-    let how = "install them with `python3 -m pip install --target ~/.cache/perflens-py perfetto` \
-               and set PYTHONPATH=~/.cache/perflens-py";
     assert!(
-        std::env::var_os("CI").is_none(),
-        "python3 cannot import {BINDINGS}, which this test needs under CI: {how}"
+        import.is_ok_and(|o| o.status.success()),
+        "python3 cannot import {BINDINGS} (Perfetto's protobuf bindings), which this test \
+         needs: run `scripts/test --tools-only`, or `python3 -m pip install --target \
+         ~/.cache/perflens-py perfetto`"
     );
-    eprintln!("skipped: python3 cannot import {BINDINGS} (Perfetto's protobuf bindings); {how}");
-    false
 }
 
 #[test]
 fn pftrace_reads_in_perfetto() {
-    if !bindings_available() {
-        return;
-    }
+    require_bindings();
     let path =
         std::env::temp_dir().join(format!("perflens-pftrace-{}.pftrace", std::process::id()));
     write_trace(&path).unwrap();
 
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
-    let mut cmd = Command::new("python3");
+    let mut cmd = python3();
     cmd.arg(&script).arg(&path);
     for n in SCHEMA_NUMBERS {
         cmd.arg("--schema")

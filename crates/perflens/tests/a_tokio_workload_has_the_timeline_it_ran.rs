@@ -84,9 +84,6 @@ async fn root() {
 #[test]
 fn a_tokio_workload_has_the_timeline_it_ran() {
     for ext in ["json", "pftrace"] {
-        if ext == "pftrace" && !trace::perfetto_bindings() {
-            continue;
-        }
         let path =
             std::env::temp_dir().join(format!("perflens-tokio-{}.{ext}", std::process::id()));
         let report = run(&path);

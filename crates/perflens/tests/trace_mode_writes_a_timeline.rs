@@ -161,9 +161,6 @@ fn a_json_trace_has_each_threads_calls_nested() {
 #[test]
 fn a_pftrace_reads_in_perfetto_with_the_same_slices() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
-    if !trace::perfetto_bindings() {
-        return;
-    }
     let path = temp("pftrace");
     let report = traced(&path);
     let summary = trace::pftrace_summary(&path);
@@ -561,9 +558,6 @@ fn check_task_json(path: &Path, report: &perflens::Report) {
 }
 
 fn check_task_pftrace(path: &Path) {
-    if !trace::perfetto_bindings() {
-        return;
-    }
     let summary = trace::pftrace_summary(path);
     let names: Vec<&str> = (summary["tracks"].as_array().unwrap().iter())
         .map(|t| t["name"].as_str().unwrap())
@@ -640,7 +634,7 @@ fn short_lived_threads_share_a_track_and_their_slices_say_whose() {
                 .flat_map(|k| std::iter::repeat_n(format!("short-{k}"), 3))
                 .collect();
             assert_eq!(whose, want);
-        } else if trace::perfetto_bindings() {
+        } else {
             let summary = trace::pftrace_summary(&path);
             let tracks: Vec<(&str, String)> = (summary["tracks"].as_array().unwrap().iter())
                 .map(|t| (t["name"].as_str().unwrap(), t["uuid"].to_string()))

@@ -195,34 +195,45 @@ pub fn from_json(json: &Value) -> Trace {
     }
 }
 
-/// Whether `python3` can import Perfetto's bindings (the `perfetto`
-/// package); under CI their absence fails the test, elsewhere it is
-/// skipped, saying how to install them.
-pub fn perfetto_bindings() -> bool {
-    let available = Command::new("python3")
+/// `python3` with `~/.cache/perflens-py` (where `scripts/test` installs
+/// Perfetto's bindings) ahead of any `PYTHONPATH` of the caller's.
+fn python3() -> Command {
+    let mut cmd = Command::new("python3");
+    let mut path = std::env::var_os("HOME")
+        .map(|h| PathBuf::from(h).join(".cache/perflens-py").into_os_string())
+        .unwrap_or_default();
+    if let Some(rest) = std::env::var_os("PYTHONPATH").filter(|p| !p.is_empty()) {
+        path.push(":");
+        path.push(rest);
+    }
+    cmd.env("PYTHONPATH", path);
+    cmd
+}
+
+/// Fails, saying how to install them, unless `python3` can import
+/// Perfetto's bindings (the `perfetto` package).
+fn require_perfetto_bindings() {
+    let available = python3()
         .args([
             "-c",
             "import perfetto.protos.perfetto.trace.perfetto_trace_pb2",
         ])
         .output()
         .is_ok_and(|o| o.status.success());
-    if !available {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "python3 cannot import Perfetto's bindings, which this test needs under CI \
-             (`python3 -m pip install --target ~/.cache/perflens-py perfetto`, \
-             PYTHONPATH=~/.cache/perflens-py)"
-        );
-        eprintln!("skipped: python3 cannot import Perfetto's protobuf bindings");
-    }
-    available
+    assert!(
+        available,
+        "python3 cannot import Perfetto's bindings, which this test needs: run \
+         `scripts/test --tools-only`, or `python3 -m pip install --target \
+         ~/.cache/perflens-py perfetto`"
+    );
 }
 
 /// The summary `scripts/check_pftrace.py` prints of `path`, which it has
 /// parsed with Perfetto's bindings and checked.
 pub fn pftrace_summary(path: &Path) -> Value {
+    require_perfetto_bindings();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/check_pftrace.py");
-    let out = Command::new("python3")
+    let out = python3()
         .arg(&script)
         .arg(path)
         .output()
