@@ -1,6 +1,8 @@
 //! `fork` and `exec` from measured functions while CPU sampling and
-//! allocation counting run: a forked child runs measured code (on its own
-//! thread and on a new one) and exits by itself with the status it means;
+//! allocation counting run: a forked child runs measured code and exits
+//! by itself with the status it means, while other parent threads take
+//! the runtime's locks (a child's new thread is checked apart, in
+//! `a_forked_childs_new_thread_is_never_armed_for_sampling.rs`);
 //! the parent's report holds exactly the parent's calls; programs the
 //! process executes (through `Command`, and through `execv` in a forked
 //! child) inherit no perf event file descriptor.
@@ -35,32 +37,23 @@ const FORKS: u64 = 50;
 const CHILD_CALLS: u64 = 100;
 /// What a child exits with when everything it checked held.
 const CHILD_OK: i32 = 42;
-/// What a child exits with when its thread was armed for sampling.
-const CHILD_ARMED: i32 = 43;
 
 /// Forks; the child runs measured code and exits by itself. Returns the
 /// child's pid (in the parent).
 #[perflens::measure]
 fn forks() -> libc::pid_t {
     // SAFETY: fork has no preconditions; the child below only runs code
-    // that does not depend on other threads of the parent (the threads
-    // the child starts are its own), then exits.
+    // that does not depend on other threads of the parent, then exits.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
     if pid == 0 {
+        // Only this thread: a forked child of a multi-threaded parent may
+        // start no thread of its own while another parent thread may be
+        // inside `thread::spawn` (std's locks; the churn thread below
+        // spawns all the time), so the child's own threads are checked
+        // where no other thread starts one.
         let sum: u64 = (0..CHILD_CALLS).map(in_child).sum();
-        // A thread of the child's own, whose first measured call would arm
-        // it for sampling in the parent. In the child it must not: the
-        // sampler's locks may be held by parent threads that do not
-        // exist here (it deadlocked), and no watcher drains its samples.
-        // The child inherited the parent's perf fds; arming would add one.
-        let perf_before = perf_fds("self");
-        let on_thread = std::thread::spawn(|| (0..CHILD_CALLS).map(in_child_thread).sum::<u64>())
-            .join()
-            .unwrap_or(0);
-        let code = if perf_fds("self") != perf_before {
-            CHILD_ARMED
-        } else if sum == CHILD_CALLS * (CHILD_CALLS - 1) && on_thread == sum {
+        let code = if sum == CHILD_CALLS * (CHILD_CALLS - 1) {
             CHILD_OK
         } else {
             1
@@ -74,11 +67,6 @@ fn forks() -> libc::pid_t {
 
 #[perflens::measure]
 fn in_child(i: u64) -> u64 {
-    black_box(vec![i; 16]).iter().take(2).sum()
-}
-
-#[perflens::measure]
-fn in_child_thread(i: u64) -> u64 {
     black_box(vec![i; 16]).iter().take(2).sum()
 }
 
@@ -122,7 +110,7 @@ fn a_forked_child_runs_measured_code_and_exits_by_itself() {
             n
         });
         let statuses: Vec<Result<i32, String>> = (0..FORKS)
-            .map(|_| wait_for(forks(), Duration::from_secs(3)))
+            .map(|_| wait_for(forks(), Duration::from_secs(10)))
             .collect();
         stop.store(true, Ordering::Relaxed);
         assert!(bg.join().unwrap() > 0);
@@ -145,7 +133,6 @@ fn a_forked_child_runs_measured_code_and_exits_by_itself() {
     let calls = |f: &str| report.function(&name(f)).map(|r| r.calls);
     assert_eq!(calls("forks"), Some(FORKS));
     assert_eq!(calls("in_child"), None);
-    assert_eq!(calls("in_child_thread"), None);
     assert_eq!(calls("background"), Some(1));
     assert_eq!(report.dropped.dropped_frames, 0);
     // The parent went on being sampled.
