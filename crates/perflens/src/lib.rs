@@ -139,6 +139,8 @@ mod main_guard;
 #[cfg(feature = "enabled")]
 mod session;
 #[cfg(feature = "enabled")]
+mod settings;
+#[cfg(feature = "enabled")]
 mod stop_signals;
 #[cfg(feature = "enabled")]
 mod trace;

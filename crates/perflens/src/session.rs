@@ -241,6 +241,10 @@ impl SessionBuilder {
 
     /// Starts recording.
     pub fn start(self) -> Result<Session, Error> {
+        if self.use_env {
+            // A variable of a feature not compiled in, or a typo.
+            crate::settings::warn_once();
+        }
         let (mut config, warnings) = if self.use_env {
             self.config.apply_env()
         } else {
