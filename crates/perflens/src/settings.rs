@@ -104,31 +104,38 @@ pub(crate) const KNOWN: &[(&str, Feature)] = &[
     ("PERFLENS_REFRESH_TARGET", Feature::Repository),
     ("PERFLENS_FUZZ_SECONDS", Feature::Repository),
     ("PERFLENS_BLESS", Feature::Repository),
-    // Tests: what a test sets for the child process it spawns.
-    ("PERFLENS_ASYNC_MAIN_CHILD", Feature::Repository),
-    ("PERFLENS_CLI_TEST_CHILD", Feature::Repository),
+    // Tests: what a test sets for the child process it spawns (besides
+    // the `*_CHILD` names of `REPOSITORY_FAMILIES`).
     ("PERFLENS_DWARF_RSS_MODE", Feature::Repository),
-    ("PERFLENS_FLAME_CHILD", Feature::Repository),
-    ("PERFLENS_FLOW_LATENCY_CHILD", Feature::Repository),
-    ("PERFLENS_HOSTILE_TEST_CHILD", Feature::Repository),
-    ("PERFLENS_IGNORE_ENV_CHILD", Feature::Repository),
-    ("PERFLENS_LIVE_TEST_CHILD", Feature::Repository),
-    ("PERFLENS_MAIN_TRACE_CHILD", Feature::Repository),
-    ("PERFLENS_NAMES_CHILD", Feature::Repository),
-    ("PERFLENS_NOMEM_CHILD", Feature::Repository),
-    ("PERFLENS_SAMPLER_CHILD", Feature::Repository),
-    ("PERFLENS_STOP_CHILD", Feature::Repository),
     ("PERFLENS_STOP_OWN_HANDLER", Feature::Repository),
-    ("PERFLENS_STRESS_CHILD", Feature::Repository),
     ("PERFLENS_TEST_IGNORE_SIGTRAP", Feature::Repository),
-    ("PERFLENS_TEST_KERNEL_CHILD", Feature::Repository),
     ("PERFLENS_TOP_STOP", Feature::Repository),
-    ("PERFLENS_TRACE_CHILD", Feature::Repository),
-    ("PERFLENS_TRACE_RATE_CHILD", Feature::Repository),
-    ("PERFLENS_WAITS_CHILD", Feature::Repository),
 ];
 
+/// Families of names that belong to this repository, known as a whole:
+/// the benchmarks' knobs (`PERFLENS_BENCH_*`) and the markers a test
+/// sets for its child process (`PERFLENS_*_CHILD`), so that a new one is
+/// never taken for a typo. (prefix, suffix) of the whole name.
+pub(crate) const REPOSITORY_FAMILIES: &[(&str, &str)] =
+    &[("PERFLENS_BENCH_", ""), ("PERFLENS_", "_CHILD")];
+
 const PREFIX: &str = "PERFLENS_";
+
+/// What a build needs to read `name`; `None` for a name perflens does not
+/// know.
+pub(crate) fn feature_of(name: &str) -> Option<Feature> {
+    if let Some(&(_, feature)) = KNOWN.iter().find(|(known, _)| *known == name) {
+        return Some(feature);
+    }
+    REPOSITORY_FAMILIES
+        .iter()
+        .any(|(prefix, suffix)| {
+            name.len() > prefix.len() + suffix.len()
+                && name.starts_with(prefix)
+                && name.ends_with(suffix)
+        })
+        .then_some(Feature::Repository)
+}
 
 /// The warning lines (without the `[perflens] ` prefix) for the
 /// environment `vars` (name, value) in a build with the features
@@ -151,10 +158,10 @@ where
         if !name.starts_with(PREFIX) || value.trim().is_empty() {
             continue;
         }
-        match KNOWN.iter().find(|(known, _)| *known == name) {
-            Some((_, Feature::Repository)) => {}
-            Some((_, feature)) if compiled.contains(feature) => {}
-            Some((_, feature)) => lines.push(format!(
+        match feature_of(name) {
+            Some(Feature::Repository) => {}
+            Some(feature) if compiled.contains(&feature) => {}
+            Some(feature) => lines.push(format!(
                 "{name} is set but ignored: this build of perflens does not have the `{}` \
                  feature (turn it on in the features of the perflens dependency).",
                 feature.name()
@@ -289,7 +296,8 @@ mod tests {
             ("PERFLENS_JSON_EVRY", "PERFLENS_JSON_EVERY"),
             ("PERFLENS_FLAMEGRAPHS", "PERFLENS_FLAMEGRAPH"),
             ("PERFLENS_LIVEKEEP", "PERFLENS_LIVE_KEEP"),
-            ("PERFLENS_BENCH_ROUND", "PERFLENS_BENCH_ROUNDS"),
+            ("PERFLENS_STACK_DEPT", "PERFLENS_STACK_DEPTH"),
+            ("PERFLENS_PERCENTILE", "PERFLENS_PERCENTILES"),
         ] {
             let lines = check(&[(typo, "1")], ALL);
             assert_eq!(lines.len(), 1, "{typo}: {lines:?}");
@@ -364,11 +372,17 @@ mod tests {
             ("MY_PERFLENS_JSNO", "x"),
         ];
         assert_eq!(check(&others, ENABLED), Vec::<String>::new());
-        // The repository's own variables are known in every build.
-        assert_eq!(
-            check(&[("PERFLENS_BENCH_ROUNDS", "3")], &[]),
-            Vec::<String>::new()
-        );
+        // The repository's own variables are known in every build, the
+        // families' too.
+        let own = [
+            ("PERFLENS_BENCH_ROUNDS", "3"),
+            ("PERFLENS_BENCH_SOMETHING_NEW", "1"),
+            ("PERFLENS_SOME_TEST_CHILD", "1"),
+        ];
+        assert_eq!(check(&own, &[]), Vec::<String>::new());
+        // A family's prefix or suffix alone is not a name of it.
+        assert_eq!(check(&[("PERFLENS_BENCH_", "1")], ALL).len(), 1);
+        assert_eq!(check(&[("PERFLENS__CHILD", "1")], ALL).len(), 1);
     }
 
     #[test]
@@ -486,7 +500,7 @@ mod tests {
         );
         let unknown: Vec<String> = found
             .iter()
-            .filter(|(n, _)| !KNOWN.iter().any(|(k, _)| k == n))
+            .filter(|(n, _)| feature_of(n).is_none())
             .map(|(n, f)| format!("{n} ({})", f.display()))
             .collect();
         assert!(
