@@ -9,8 +9,10 @@
 //!   time (and async busy time) counts only paths with no ancestor of the
 //!   same name, so recursion is not counted twice; calls, self time,
 //!   polls, cancellations and histograms count every path;
-//! - hot paths are the merged tree's leaves: paths with calls whose
-//!   function children all have none;
+//! - hot paths end at every function path that ran and is a leaf or
+//!   spent time itself (count mode: every one that ran), by the exclusive
+//!   time of that last frame (count mode: by calls), so they lead to
+//!   where the time is spent, at any depth;
 //! - allocation paths (when allocations were counted) are every path
 //!   that ran and allocated bytes itself, leaf or interior, by those
 //!   bytes, so they lead to where the bytes are;
@@ -669,9 +671,24 @@ fn empty_row(name: &str, kind: FunctionKind) -> FunctionRow {
     }
 }
 
-/// The hot paths (the merged tree's leaves, by leaf inclusive time) and,
-/// when allocations were counted, the allocation paths: every path that
-/// ran and allocated bytes itself, leaf or not, by those bytes.
+/// The hot paths and, when allocations were counted, the allocation
+/// paths.
+///
+/// A hot path ends at every function path that ran and is a leaf (no
+/// function child of it ran) or spent time itself (`self_ns > 0`; in
+/// count mode, where no time is known, every path that ran), so a
+/// function that does its work itself and also calls measured children
+/// leads as a leaf would: ending only at leaves hid a socket write behind
+/// the few microseconds of its callees. An interior frame with no Self
+/// (a future whose polls were all in its measured callees) would only
+/// repeat a prefix with nothing spent at its end. The paths are ranked by
+/// the last frame's exclusive time (count mode: by calls), then calls,
+/// frames and id: where time is spent, not which frames wrap it (by
+/// inclusive time every prefix would lead its own extensions, the
+/// top-level frame first).
+///
+/// Allocation paths are every path that ran and allocated bytes itself,
+/// leaf or not, by those bytes.
 fn hot_paths(
     tree: &Tree<'_>,
     merged: &[Merged],
@@ -698,6 +715,11 @@ fn hot_paths(
             }
         }
     }
+    let ends_a_path = |p: usize| {
+        merged[p].ran()
+            && tree.row_of_path[p].is_some()
+            && (!timing || !has_live_child[p] || merged[p].self_ns > 0)
+    };
     let names = |p: usize| snap.callsites[snap.paths[p].callsite as usize].name.clone();
     // Each node's self quantiles, computed once: every path through a
     // node has the same segment there.
@@ -738,9 +760,10 @@ fn hot_paths(
             cpu: None,
         })
     };
-    // Sorted before the rows are built, by what `HotPath::tie_break`
-    // compares after the time: moving thousands of built rows (strings,
-    // segments) while sorting cost more than building them.
+    // Sorted before the rows are built, in the order of
+    // `Report::paths_by_time_spent` (Self, then what `HotPath::tie_break`
+    // compares): moving thousands of built rows (strings, segments) while
+    // sorting cost more than building them.
     let mut buf = Vec::new();
     let mut frames_of = |p: usize| -> Vec<&str> {
         if !tree.chain_into(p, &mut buf) {
@@ -757,9 +780,9 @@ fn hot_paths(
     #[allow(clippy::type_complexity)]
     let mut order: Vec<(std::cmp::Reverse<(u64, u64)>, Vec<&str>, u64, usize)> =
         (1..snap.paths.len())
-            .filter(|&p| merged[p].ran() && !has_live_child[p] && tree.row_of_path[p].is_some())
+            .filter(|&p| ends_a_path(p))
             .map(|p| {
-                let time = if timing { merged[p].total_ns } else { 0 };
+                let time = if timing { merged[p].self_ns } else { 0 };
                 (
                     std::cmp::Reverse((time, merged[p].calls)),
                     frames_of(p),

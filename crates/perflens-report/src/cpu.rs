@@ -170,9 +170,9 @@ impl Report {
         }
 
         let merged = merge_paths(snap);
-        let leaves = hot_path_leaves(&tree, &merged, &self.paths);
-        for (hp, leaf) in self.paths.iter_mut().zip(leaves) {
-            hp.cpu = Some(leaf.map_or_else(CpuFigures::default, |p| CpuFigures {
+        let ends = hot_path_ends(&tree, &merged, &self.paths);
+        for (hp, end) in self.paths.iter_mut().zip(ends) {
+            hp.cpu = Some(end.map_or_else(CpuFigures::default, |p| CpuFigures {
                 samples: samples[p],
                 ns: ns[p],
                 incl_ns: incl_ns[p],
@@ -182,11 +182,12 @@ impl Report {
     }
 }
 
-/// The snapshot path each hot path stands for: one with the same id and
-/// frames, used at most once. Two callsites with the same name under the
+/// The snapshot path each hot path ends at (its last frame, leaf or
+/// interior, whose exclusive samples are the path's `cpu_ns`): one with
+/// the same id and frames, used at most once. Two callsites with the same name under the
 /// same caller make two paths with the same id and frames (and two hot
 /// paths); then the one whose merged calls and times match is preferred.
-fn hot_path_leaves(tree: &Tree<'_>, merged: &[Merged], paths: &[HotPath]) -> Vec<Option<usize>> {
+fn hot_path_ends(tree: &Tree<'_>, merged: &[Merged], paths: &[HotPath]) -> Vec<Option<usize>> {
     let snap = tree.snap;
     let mut by_id: HashMap<u64, Vec<usize>> = HashMap::new();
     for (p, info) in snap.paths.iter().enumerate().skip(1) {

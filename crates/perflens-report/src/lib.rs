@@ -10,9 +10,10 @@
 //!   and percentile latency, inclusive time (outermost frames only, so
 //!   recursion is not counted twice), self time, and busy/wait/polls for
 //!   futures;
-//! - [`HotPath`]s: the tree's root-to-leaf chains, with per-segment
-//!   self-time percentiles; the table ranks them by the time spent in the
-//!   leaf itself ([`Report::paths_by_time_spent`]), not by wall time;
+//! - [`HotPath`]s: a chain from the root to every node of the tree that
+//!   ran, leaf or interior, with per-segment self-time percentiles, ranked
+//!   by the time spent in the last frame itself
+//!   ([`Report::paths_by_time_spent`]), not by wall time;
 //! - a [`FrameTree`] (made apart, [`FrameTree::from_snapshot`]): the
 //!   hot paths' segments as one tree of frames, each shared prefix once;
 //! - [`WaitRow`]s ([`Report::waits`]): the await sites of measured

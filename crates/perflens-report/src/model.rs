@@ -123,9 +123,15 @@ pub struct Report {
     pub percentiles: Vec<f64>,
     /// Flat rows, one per function name, by total time descending.
     pub functions: Vec<FunctionRow>,
-    /// Hot paths (root-to-leaf chains), by the leaf's inclusive time
-    /// (count mode: calls). The terminal ranks them by the leaf's self
-    /// time instead (see [`Report::paths_by_time_spent`]).
+    /// Hot paths: one chain of frames from a top-level function to every
+    /// calling context that ran and is a leaf or spent time itself
+    /// (`self_ns > 0`; count mode: every one that ran), so that a function
+    /// doing its work itself while calling measured children ends a path
+    /// of its own. By the last frame's exclusive time (`self_ns`)
+    /// descending, then calls, frames and id; count mode: by calls (see
+    /// [`Report::paths_by_time_spent`], which also orders reports read
+    /// from JSON written when the order was the leaf's inclusive time and
+    /// only leaves ended a path).
     pub paths: Vec<HotPath>,
     /// Allocation paths: every chain whose last frame ran and allocated
     /// bytes itself (its `alloc_bytes`, [`AllocFigures::bytes`]), leaf or
@@ -543,21 +549,22 @@ pub struct HotPath {
     pub id: u64,
     /// Row names, outermost first.
     pub frames: Vec<String>,
-    /// Completed calls of the leaf.
+    /// Completed calls of the last frame.
     pub calls: u64,
-    /// Inclusive time of the leaf.
+    /// Inclusive time of the last frame (its measured callees included).
     pub total_ns: u64,
-    /// Exclusive time of the leaf.
+    /// Exclusive time of the last frame: what [`Report::paths`] are
+    /// ranked by.
     pub self_ns: u64,
     /// One entry per frame, outermost first.
     pub segments: Vec<Segment>,
-    /// Allocation figures of the leaf (`alloc_*` and `free_bytes` in the
-    /// JSON, at this place in the path): `None` when allocations were not
-    /// counted.
+    /// Allocation figures of the last frame (`alloc_*` and `free_bytes`
+    /// in the JSON, at this place in the path): `None` when allocations
+    /// were not counted.
     #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
     pub alloc: Option<AllocFigures>,
-    /// CPU figures of the leaf (`cpu_*` in the JSON, at this place in the
-    /// path): `None` unless CPU samples were added.
+    /// CPU figures of the last frame (`cpu_*` in the JSON, at this place
+    /// in the path): `None` unless CPU samples were added.
     #[serde(flatten, deserialize_with = "crate::json::all_or_none::deserialize")]
     pub cpu: Option<CpuFigures>,
 }
@@ -600,8 +607,9 @@ impl HotPath {
 }
 
 /// The allocation figures of a function row ([`FunctionRow::alloc`]) or
-/// of a hot path's leaf ([`HotPath::alloc`]). Either every figure is there
-/// or none is: they are all set when the counting allocator was installed.
+/// of a hot path's last frame ([`HotPath::alloc`]). Either every figure
+/// is there or none is: they are all set when the counting allocator was
+/// installed.
 ///
 /// In the JSON they are fields of the row or path itself, each named as
 /// here with `alloc_` in front (`free_bytes` as is), and are all left out
@@ -610,42 +618,43 @@ impl HotPath {
 /// some of them is an invalid report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AllocFigures {
-    /// Bytes allocated while a frame of this function (a path: the leaf)
-    /// was the innermost measured frame (exclusive), summed over every
+    /// Bytes allocated while a frame of this function (a path: its last
+    /// frame) was the innermost measured frame (exclusive), summed over every
     /// frame.
     #[serde(rename = "alloc_bytes")]
     pub bytes: u64,
-    /// Allocations made while this function (the leaf) was innermost
+    /// Allocations made while this function (its last frame) was innermost
     /// (exclusive).
     #[serde(rename = "alloc_count")]
     pub count: u64,
-    /// Bytes freed while this function (the leaf) was innermost
+    /// Bytes freed while this function (its last frame) was innermost
     /// (exclusive), whoever allocated them.
     pub free_bytes: u64,
     /// Bytes allocated by this function and everything it called
     /// (inclusive), counting a recursion's subtree once (outermost frames
-    /// only, like `total_ns`). A path: bytes allocated by the leaf's
-    /// subtree of the calling-context tree (the leaf and any callee that
-    /// has not completed a call).
+    /// only, like `total_ns`). A path: bytes allocated in its last frame's
+    /// subtree of the calling-context tree (the frame and every callee
+    /// below it, completed or not).
     #[serde(rename = "alloc_incl_bytes")]
     pub incl_bytes: u64,
     /// Allocations made by this function and everything it called
-    /// (inclusive, outermost frames only). A path: by the leaf's subtree.
+    /// (inclusive, outermost frames only). A path: in its last frame's
+    /// subtree.
     #[serde(rename = "alloc_incl_count")]
     pub incl_count: u64,
-    /// Mean inclusive bytes allocated by one call (of the leaf): the mean
+    /// Mean inclusive bytes allocated by one call (of the last frame): the mean
     /// of the distribution `p95_bytes` describes (equals
     /// `incl_bytes / calls` unless the function recurses).
     #[serde(rename = "alloc_avg_bytes")]
     pub avg_bytes: u64,
     /// 95th percentile of the inclusive bytes allocated by one call (of
-    /// the leaf).
+    /// the last frame).
     #[serde(rename = "alloc_p95_bytes")]
     pub p95_bytes: u64,
 }
 
 /// The CPU figures of a function row ([`FunctionRow::cpu`]) or of a hot
-/// path's leaf ([`HotPath::cpu`]). Either every figure is there or none
+/// path's last frame ([`HotPath::cpu`]). Either every figure is there or none
 /// is: [`Report::add_cpu`] sets them all on every row and hot path when
 /// sampling was available, and none otherwise.
 ///
@@ -655,8 +664,8 @@ pub struct AllocFigures {
 /// (`None`); one with only some of them is an invalid report.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuFigures {
-    /// CPU samples taken while a frame of this function (a path: the
-    /// leaf) was the innermost measured frame of the interrupted thread
+    /// CPU samples taken while a frame of this function (a path: its last
+    /// frame) was the innermost measured frame of the interrupted thread
     /// (exclusive), summed over every frame. 0 for a function that was
     /// never sampled.
     #[serde(rename = "cpu_samples")]
@@ -667,9 +676,9 @@ pub struct CpuFigures {
     /// CPU time of every sample taken while this function was anywhere on
     /// the interrupted thread's stack of measured frames (inclusive). Each
     /// sample counts once, however many frames of the function (recursion)
-    /// were on the stack. A path: the samples taken in the leaf's subtree
-    /// of the calling-context tree (the leaf and any callee that has not
-    /// completed a call).
+    /// were on the stack. A path: the samples taken in its last frame's
+    /// subtree of the calling-context tree (the frame and every callee
+    /// below it, completed or not).
     #[serde(rename = "cpu_incl_ns")]
     pub incl_ns: u64,
 }
@@ -903,11 +912,14 @@ impl Report {
     }
 
     /// The hot paths as the terminal ranks them: by the time threads spent
-    /// in the leaf itself (`self_ns`: exclusive time, for a future the
-    /// time inside `poll` less its measured callees), not by its wall
-    /// time, so a future that only waits (`select!` creating and
-    /// cancelling it on every loop) does not lead. Then by calls, frames
-    /// and id; count mode: by calls.
+    /// in the last frame itself (`self_ns`: exclusive time, for a future
+    /// the time inside `poll` less its measured callees), at any depth,
+    /// not by its wall time, so a future that only waits (`select!`
+    /// creating and cancelling it on every loop) does not lead, and a
+    /// function that does the work itself leads whatever it calls. Then
+    /// by calls, frames and id; count mode: by calls. The order of
+    /// [`Report::paths`] as built; a report read from older JSON (ordered
+    /// by the leaf's inclusive time) is sorted here.
     pub fn paths_by_time_spent(&self) -> Vec<&HotPath> {
         let mut paths: Vec<&HotPath> = self.paths.iter().collect();
         let timing = self.has_timing();

@@ -639,8 +639,9 @@ fn channels_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     )
 }
 
-/// Hot paths by the time spent in their leaf ([`Report::paths_by_time_spent`]),
-/// each followed by its frames.
+/// Hot paths by the time spent in their last frame, at any depth
+/// ([`Report::paths_by_time_spent`]), each followed by its frames. A
+/// path's Calls, Self and Total are its last frame's.
 fn paths_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     let headers = ["Hot path", "Calls", "Self", "Total", "Self p50", "Self p99"].map(String::from);
     let mut grid = Grid::new(headers.into());

@@ -1,7 +1,7 @@
 //! Await sites (`CallsiteKind::Await`) in a snapshot: no function row,
 //! transparent in hot paths, the frame tree and thread call counts, never
-//! a hot-path leaf; a function whose only children ran below a site is
-//! not a leaf either.
+//! the end of a hot path; a function whose only children ran below a site
+//! is not a leaf either (it ends a hot path only by time spent itself).
 
 mod common;
 
@@ -11,12 +11,14 @@ use perflens_report::{FrameTree, Report, ReportOptions};
 
 const SITE: &str = "src/app.rs:12:9";
 
-fn snapshot() -> perflens_core::RawSnapshot {
+/// `handler_self`: the handler's own time (0: all of its polls were in
+/// the query below its await).
+fn snapshot(handler_self: u64) -> perflens_core::RawSnapshot {
     let mut b = SnapBuilder::new(Mode::Timed);
     let t = b.thread("main");
     b.callsite("app::handler", CallsiteKind::Async);
     b.callsite(SITE, CallsiteKind::Await);
-    b.node(t, &["app::handler"], 4, 40_000, 4_000);
+    b.node(t, &["app::handler"], 4, 40_000, handler_self);
     // 4 awaits, 3 of which suspended (their waits in the histogram).
     b.sampled_node(t, &["app::handler", SITE], 4, 3, 30_000, 0);
     b.node(t, &["app::handler", SITE, "app::query"], 4, 20_000, 15_000);
@@ -32,14 +34,25 @@ fn snapshot() -> perflens_core::RawSnapshot {
 
 #[test]
 fn await_paths_are_transparent() {
-    let snap = snapshot();
+    let snap = snapshot(4_000);
     let report = Report::from_snapshot(&snap, &ReportOptions::default());
     let names: Vec<&str> = report.functions.iter().map(|f| f.name.as_str()).collect();
     assert!(!names.contains(&SITE), "{names:?}");
     assert_eq!(names.len(), 3, "{names:?}");
-    let frames: Vec<Vec<String>> = report.paths.iter().map(|p| p.frames.clone()).collect();
-    assert_eq!(frames, [["app::handler", "app::query", "app::parse"]]);
-    let p = &report.paths[0];
+    // Every frame spent time itself: three paths, by Self, none through
+    // or at the site.
+    let frames: Vec<Vec<&str>> = (report.paths.iter())
+        .map(|p| p.frames.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            vec!["app::handler", "app::query"],
+            vec!["app::handler", "app::query", "app::parse"],
+            vec!["app::handler"],
+        ]
+    );
+    let p = &report.paths[1];
     assert_eq!((p.calls, p.total_ns), (4, 5_000));
     let calls: Vec<u64> = p.segments.iter().map(|s| s.calls).collect();
     assert_eq!(calls, [4, 4, 4]);
@@ -66,6 +79,24 @@ fn await_paths_are_transparent() {
             "app::handler",
             "app::handler;app::query",
             "app::handler;app::query;app::parse"
+        ]
+    );
+}
+
+/// A handler whose polls were all in the query below its await site: not
+/// a leaf (its child ran, below the site) and no time of its own, so no
+/// path ends at it.
+#[test]
+fn a_function_whose_children_ran_below_a_site_is_not_a_leaf() {
+    let report = Report::from_snapshot(&snapshot(0), &ReportOptions::default());
+    let frames: Vec<Vec<&str>> = (report.paths.iter())
+        .map(|p| p.frames.iter().map(String::as_str).collect())
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            vec!["app::handler", "app::query"],
+            vec!["app::handler", "app::query", "app::parse"],
         ]
     );
 }

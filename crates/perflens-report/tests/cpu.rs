@@ -81,9 +81,13 @@ fn a_function_never_sampled_has_a_row_of_zeros() {
 }
 
 #[test]
-fn hot_paths_have_the_leaf_exclusive_and_the_subtree_inclusive() {
+fn hot_paths_have_the_last_frame_exclusive_and_the_subtree_inclusive() {
     let r = report();
-    assert_eq!(r.paths.len(), 4, "a>b>c, a>c, r>r>r, idle");
+    assert_eq!(
+        r.paths.len(),
+        8,
+        "a>b>c, a>c, a>b, a, idle, r>r>r, r>r, r: every frame spent time itself"
+    );
     // pending has no completed call, so a > b > c stays the leaf and its
     // inclusive time has pending's 2 ms.
     assert_eq!(
@@ -91,6 +95,13 @@ fn hot_paths_have_the_leaf_exclusive_and_the_subtree_inclusive() {
         some([30, 30_250_000, 32_250_000])
     );
     assert_eq!(path_cpu(&r, &["a", "c"]), some([5, 5 * MS, 5 * MS]));
+    // A path ending at an interior frame: that frame's own samples, and
+    // its whole subtree's (its completed callees included) as inclusive.
+    assert_eq!(path_cpu(&r, &["a", "b"]), some([20, 20 * MS, 52_250_000]));
+    assert_eq!(path_cpu(&r, &["a"]), some([10, 10 * MS, 67_250_000]));
+    // In a recursion, each depth's own samples; inclusive from that depth.
+    assert_eq!(path_cpu(&r, &["r", "r"]), some([2, 2 * MS, 6 * MS]));
+    assert_eq!(path_cpu(&r, &["r"]), some([1, MS, 7 * MS]));
     let p = r.path(&["a", "b", "c"]).unwrap();
     assert_eq!(
         p.cpu_percent_of(r.cpu.as_ref().unwrap().cpu_ns),
@@ -191,7 +202,7 @@ fn unavailable_sampling_keeps_the_reason_and_no_figures() {
     let doc: Value = serde_json::from_str(&text).unwrap();
     let rows = doc["functions"].as_array().unwrap().iter();
     let objects: Vec<&Value> = rows.chain(doc["paths"].as_array().unwrap()).collect();
-    assert_eq!(objects.len(), 5 + 4);
+    assert_eq!(objects.len(), 5 + 8);
     for o in objects {
         assert!(
             o.as_object().unwrap().keys().all(|k| !k.starts_with("cpu")),
@@ -326,10 +337,11 @@ fn same_named_callsites_keep_their_own_hot_paths() {
     };
     let mut r = Report::from_snapshot(&snap, &ReportOptions::default());
     r.add_cpu(&snap, &cpu);
-    let x: Vec<(u64, Option<u64>)> = (r.paths.iter())
-        .map(|p| (p.calls, p.cpu.map(|c| c.samples)))
+    let x: Vec<(usize, u64, Option<u64>)> = (r.paths.iter())
+        .map(|p| (p.frames.len(), p.calls, p.cpu.map(|c| c.samples)))
         .collect();
-    assert_eq!(x, [(1, Some(11)), (2, Some(22))]);
+    // `a` spent 1 ms itself: a path of its own, with none of x's samples.
+    assert_eq!(x, [(2, 1, Some(11)), (2, 2, Some(22)), (1, 1, Some(0))]);
     assert_eq!(function_cpu(&r, "x"), some([33, 33 * MS, 33 * MS]));
     assert_eq!(function_cpu(&r, "a"), some([0, 0, 33 * MS]));
 }

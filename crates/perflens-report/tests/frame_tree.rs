@@ -150,9 +150,11 @@ fn contexts_with_one_chain_of_names_are_summed() {
     assert_eq!((step.calls, step.total_ns, step.self_ns), (5, 800, 800));
     // Two calls of 100, three of 200 (read as [200, 204)'s midpoint).
     assert_eq!((step.self_p50_ns, step.self_p99_ns), (Some(202), Some(202)));
-    // The report has two paths; the tree made from them has the first's.
+    // The report has two paths to `step` (and one to `run`, which spent
+    // time itself); the tree made from them has the first's.
     let report = Report::from_snapshot(&snap, &ReportOptions::default());
-    assert_eq!(report.paths.len(), 2);
+    assert_eq!(report.paths.len(), 3);
+    assert_eq!(report.paths[0].frames, ["run", "step"]);
     let first = by_chain(&FrameTree::from_report(&report))[&chain(&["run", "step"])];
     assert_eq!(first.calls, report.paths[0].calls);
 }

@@ -1,4 +1,5 @@
-//! Hot paths: the merged tree's root-to-leaf chains.
+//! Hot paths: the merged tree's chains from the root to every node that
+//! ran and is a leaf or spent time itself, by that node's Self.
 
 mod common;
 
@@ -48,19 +49,25 @@ fn seg(name: &str, calls: u64, total: u64, self_: u64, p50: u64, p99: u64) -> Se
 }
 
 #[test]
-fn pipeline_has_exactly_four_hot_paths() {
+fn pipeline_has_a_hot_path_per_calling_context() {
     let (snap, id) = pipeline(Mode::Timed);
     let r = Report::from_snapshot(&snap, &ReportOptions::default());
+    // Every context that ran spent time itself, so each ends a path,
+    // interior ones (`parse`, `replace`) included; `validate` completed no
+    // call, so it ends none and `add` stays a leaf.
     assert_eq!(
         frames(&r),
         [
-            vec!["parse", "add"],            // 3000 ns, 12 calls
+            vec!["parse", "add"],            // 3000 ns of Self, 12 calls
             vec!["parse", "replace", "add"], // 3000 ns, 3 calls
             vec!["parse", "replace", "delete"],
+            vec!["parse"],
+            vec!["parse", "replace"],
             vec!["parse", "delete"],
         ],
-        "by leaf total, then calls"
+        "by the last frame's Self, then calls"
     );
+    // The last frame's figures.
     let counts: Vec<(u64, u64, u64)> = r
         .paths
         .iter()
@@ -72,9 +79,16 @@ fn pipeline_has_exactly_four_hot_paths() {
             (12, 3_000, 3_000),
             (3, 3_000, 3_000),
             (3, 2_400, 2_400),
+            (2, 14_000, 1_500),
+            (3, 6_000, 600),
             (5, 500, 500)
         ]
     );
+    let ranked: Vec<&[String]> = (r.paths_by_time_spent().into_iter())
+        .map(|p| p.frames.as_slice())
+        .collect();
+    let built: Vec<&[String]> = r.paths.iter().map(|p| p.frames.as_slice()).collect();
+    assert_eq!(ranked, built, "the table's order is the report's");
 
     let replace_add = r.path(&["parse", "replace", "add"]).unwrap();
     assert_eq!(replace_add.id, id);
@@ -101,13 +115,17 @@ fn pipeline_has_exactly_four_hot_paths() {
 fn count_mode_sorts_hot_paths_by_calls() {
     let (snap, _) = pipeline(Mode::Count);
     let r = Report::from_snapshot(&snap, &ReportOptions::default());
+    // No time is known: every context that ran ends a path, by calls,
+    // then frames.
     assert_eq!(
         frames(&r),
         [
             vec!["parse", "add"],
             vec!["parse", "delete"],
+            vec!["parse", "replace"],
             vec!["parse", "replace", "add"],
             vec!["parse", "replace", "delete"],
+            vec!["parse"],
         ]
     );
     assert!(
@@ -125,8 +143,12 @@ fn recursive_chains_keep_every_frame() {
     b.node(t, &["fib", "fib"], 2, 200, 120);
     b.node(t, &["fib", "fib", "fib"], 4, 80, 80);
     let r = Report::from_snapshot(&b.build(), &ReportOptions::default());
-    assert_eq!(frames(&r), [vec!["fib", "fib", "fib"]]);
-    let calls: Vec<u64> = r.paths[0].segments.iter().map(|s| s.calls).collect();
+    // Each depth spent time itself: a path ends at each, by its Self.
+    assert_eq!(
+        frames(&r),
+        [vec!["fib", "fib"], vec!["fib"], vec!["fib", "fib", "fib"]]
+    );
+    let calls: Vec<u64> = r.paths[2].segments.iter().map(|s| s.calls).collect();
     assert_eq!(calls, [1, 2, 4]);
 }
 
@@ -167,9 +189,9 @@ fn a_future_cancelled_every_loop_does_not_lead_the_hot_paths() {
     let r = Report::from_snapshot(&select_loop(), &ReportOptions::default());
     let recv = r.function("srv::Shutdown::recv").unwrap();
     assert_eq!((recv.calls, recv.total_ns), (0, 36_000_000_000));
-    // By wall time the waiting future is the hottest path ...
-    assert_eq!(frames(&r)[0], ["srv::Handler::run", "srv::Shutdown::recv"]);
-    // ... by time spent in it, it comes after the parser.
+    // By wall time the waiting future would be the hottest leaf; by time
+    // spent in it, it comes after the parser and after the loop's own
+    // polls (an interior frame that spent 20 ms itself).
     let ranked: Vec<(Vec<&str>, u64)> = (r.paths_by_time_spent().into_iter())
         .map(|p| (p.frames.iter().map(String::as_str).collect(), p.self_ns))
         .collect();
@@ -177,9 +199,11 @@ fn a_future_cancelled_every_loop_does_not_lead_the_hot_paths() {
         ranked,
         [
             (vec!["srv::Handler::run", "mini::Frame::parse"], 50_000_000),
+            (vec!["srv::Handler::run"], 20_000_000),
             (vec!["srv::Handler::run", "srv::Shutdown::recv"], 1_000_000),
         ]
     );
+    assert_eq!(frames(&r)[0], ["srv::Handler::run", "mini::Frame::parse"]);
     let text = common::table(&r);
     let at = text.find("\nHot path ").unwrap();
     let rows: Vec<&str> = text[at..].lines().skip(3).collect();
@@ -188,12 +212,12 @@ fn a_future_cancelled_every_loop_does_not_lead_the_hot_paths() {
         "srv::Handler::run -> mini::Frame::parse   1,000  50.00 ms  50.00 ms"
     );
     assert_eq!(
-        rows[3],
+        rows[5],
         "srv::Handler::run -> srv::Shutdown::recv      0   1.00 ms   36.00 s"
     );
     // Its segment has no completed call: no per-call self time either.
     assert_eq!(
-        rows[5],
+        rows[7],
         "  srv::Shutdown::recv                         0   1.00 ms   36.00 s         -         -"
     );
 }
@@ -272,12 +296,17 @@ fn same_method_names_on_different_types_stay_apart_in_a_shortened_path() {
     let r = Report::from_snapshot(&b.build(), &ReportOptions::default());
     let text = common::table(&r);
     let at = text.find("\nHot path ").unwrap();
-    let first = text[at..].lines().nth(3).unwrap();
+    // The whole chain (each frame spent the same time itself, and a
+    // shorter chain sorts first).
+    let last = (text[at..].lines().skip(3))
+        .filter(|l| !l.starts_with(' '))
+        .nth(3)
+        .unwrap();
     // `Type::method` for every frame does not fit in 72 columns; the
     // frames that are unique by their last part lose the type, the two
     // `apply`s keep it.
     assert!(
-        first.starts_with("run_connection_loop -> A::apply -> B::apply -> notify_subscribers  "),
+        last.starts_with("run_connection_loop -> A::apply -> B::apply -> notify_subscribers  "),
         "{text}"
     );
 }

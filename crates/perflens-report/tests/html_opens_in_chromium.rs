@@ -367,9 +367,9 @@ fn ten_thousand_nodes_make_a_small_file_that_opens_quickly() {
     }
     assert_eq!(nodes, 10_000);
     let report = Report::from_snapshot(&b.build(), &ReportOptions::default());
-    // A path per leaf: the 9,900 callees (each with its caller's figures
-    // in its segments).
-    assert_eq!(report.paths.len(), 9_900);
+    // A path per node (each spent time itself): the 9,900 callees, each
+    // with its caller's figures in its segments, and the 100 callers.
+    assert_eq!(report.paths.len(), 10_000);
     let mut page = Vec::new();
     write_html(&report, "big", None, &mut page).unwrap();
     assert!(page.len() < 5_000_000, "{} bytes", page.len());

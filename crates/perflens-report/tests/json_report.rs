@@ -326,5 +326,9 @@ fn the_documented_example_reads_back_and_conforms() {
     let report = Report::from_json_str(example).unwrap();
     let fetch = report.function("app::fetch").unwrap();
     assert_eq!(fetch.wait_ns, Some(fetch.total_ns - fetch.busy_ns.unwrap()));
-    assert_eq!(report.paths[0].id, 0xa3c9_1e0f_5b7d_2486);
+    let fetch = report.path(&["app::main", "app::fetch"]).unwrap();
+    assert_eq!(fetch.id, 0xa3c9_1e0f_5b7d_2486);
+    // `app::main` spent 200 ms itself, `app::fetch` 50 ms: by Self, the
+    // path ending at `main` comes first.
+    assert_eq!(report.paths[0].frames, ["app::main"]);
 }

@@ -79,6 +79,57 @@ fn count_session_shows_dashes_for_time() {
     check_golden("count.txt", &table(&b.build(), &ReportOptions::default()));
 }
 
+/// Issue 24's server in small: `app::parent` spends 2 ms of its own per
+/// call (a socket write) and then calls a 20 µs `app::child`; beside it a
+/// 100 µs leaf, and `app::main` around both with 5 µs of glue. The path
+/// ending at `parent`, an interior node, leads the hot paths with its own
+/// Calls, Self and Total; the glue ends a path too, ranked last.
+#[test]
+fn a_parent_that_spends_the_time_itself_leads_the_hot_paths() {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    b.snap.elapsed_ns = 30_000_000;
+    let t = b.thread("main");
+    b.node(t, &["app::main"], 1, 21_205_000, 5_000);
+    b.node(t, &["app::main", "app::parent"], 10, 20_200_000, 20_000_000);
+    b.node(
+        t,
+        &["app::main", "app::parent", "app::child"],
+        10,
+        200_000,
+        200_000,
+    );
+    b.node(t, &["app::main", "app::leaf"], 10, 1_000_000, 1_000_000);
+    let text = table(&b.build(), &ReportOptions::default());
+    check_golden("interior.txt", &text);
+    let at = text.find("\nHot path ").unwrap();
+    let rows: Vec<&str> = (text[at..].lines().skip(3))
+        .filter(|l| !l.starts_with(' ') && l.contains("app::"))
+        .collect();
+    let ranked: Vec<&str> = (rows.iter())
+        .map(|l| l.split("  ").next().unwrap())
+        .collect();
+    assert_eq!(
+        ranked,
+        [
+            "app::main -> app::parent",
+            "app::main -> app::leaf",
+            "app::main -> app::parent -> app::child",
+            "app::main",
+        ],
+        "{text}"
+    );
+    // The row is the last frame's: parent's 10 calls, 20 ms of Self and
+    // 20.2 ms of Total (its child included).
+    let first: Vec<&str> = (rows[0].split("  ").map(str::trim))
+        .filter(|c| !c.is_empty())
+        .collect();
+    assert_eq!(
+        first,
+        ["app::main -> app::parent", "10", "20.00 ms", "20.20 ms"],
+        "{text}"
+    );
+}
+
 #[test]
 fn allocation_section_follows_the_timing_tables() {
     // Bytes x1000, so the cells show B, KiB and MiB.
@@ -224,7 +275,7 @@ fn limit_caps_rows_and_says_how_many_are_hidden() {
         !text.contains("more async functions"),
         "the fixture has one async function: {text}"
     );
-    assert!(text.contains("… 3 more paths;"), "{text}");
+    assert!(text.contains("… 6 more paths;"), "{text}");
     let all = table(
         &fixture(),
         &ReportOptions {

@@ -289,9 +289,16 @@ fn a_site_counts_its_awaits_and_keeps_the_awaiting_self_time() {
         v
     };
     assert_eq!(frames("with_sites"), frames("twin"));
+    // A path ends at every frame (each spent time itself): the root, the
+    // callee and both leaves.
     assert_eq!(
         frames("twin"),
-        [vec![name("callee"), name("leaf")], vec![name("leaf")]]
+        [
+            vec![],
+            vec![name("callee")],
+            vec![name("callee"), name("leaf")],
+            vec![name("leaf")]
+        ]
     );
     let p = report
         .path(&[&name("with_sites"), &name("callee"), &name("leaf")])

@@ -122,8 +122,9 @@ fn call_tree_shape_is_exact() {
     assert_eq!(calls("replace"), 30);
     assert_eq!(calls("fib"), 177);
 
-    // Hot paths: exactly the four leaves of the pipeline (plus fib's and
-    // outer's chains), with exact counts.
+    // Hot paths: a path ends at every context of the pipeline, the four
+    // leaves and the two interior frames (each spent time itself), plus
+    // fib's and outer's chains, with exact counts.
     let hp = |frames: &[&str]| {
         let names: Vec<String> = frames.iter().map(|f| name(f)).collect();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -133,13 +134,14 @@ fn call_tree_shape_is_exact() {
     assert_eq!(hp(&["parse", "delete"]), Some(20));
     assert_eq!(hp(&["parse", "replace", "delete"]), Some(30));
     assert_eq!(hp(&["parse", "replace", "add"]), Some(30));
-    assert_eq!(hp(&["parse", "replace"]), None, "not a leaf");
+    assert_eq!(hp(&["parse", "replace"]), Some(30), "interior");
+    assert_eq!(hp(&["parse"]), Some(60), "interior");
     let pipeline = report
         .paths
         .iter()
         .filter(|p| p.frames[0] == name("parse"))
         .count();
-    assert_eq!(pipeline, 4);
+    assert_eq!(pipeline, 6);
 
     // Recursion: fib's inclusive total is its outermost frame only.
     let fib_root = raw

@@ -223,7 +223,8 @@ fn cycles_fold_into_the_outermost_frames_of_each_function() {
     assert!(row("b").total_ns <= row("a").total_ns);
     assert!(row("c").total_ns <= row("b").total_ns);
     assert_bounds(&report);
-    // Hot paths are the tree's leaves, each once.
+    // A hot path ends at every context that ran (each spent time
+    // itself), each once: recursions folded, leaves and interior frames.
     let mut hot: Vec<Vec<String>> = (report.paths.iter())
         .map(|p| {
             p.frames
@@ -239,8 +240,12 @@ fn cycles_fold_into_the_outermost_frames_of_each_function() {
     assert_eq!(
         hot,
         [
+            vec!["a"],
+            vec!["a", "b"],
             vec!["a", "b", "c"],
+            vec!["ping"],
             vec!["ping", "pong"],
+            vec!["with_leaf"],
             vec!["with_leaf", "leaf"]
         ]
     );

@@ -103,8 +103,8 @@
   }
 
   // The calling-context tree from the paths. Each path is a chain to a
-  // leaf; its segments are the figures of every node on the chain, so
-  // inner nodes have theirs too. A node's CPU time includes its callees
+  // node that ran (leaf or interior); its segments are the figures of
+  // every node on the chain, so inner nodes have theirs too. A node's CPU time includes its callees
   // (a node whose own path was not kept counts its children's).
   const tree = { name: "all", children: new Map(), cpu: 0 };
   for (const p of R.paths) {
