@@ -1111,6 +1111,63 @@ fn the_tree_from_a_snapshot_shows_what_the_paths_show() {
     assert_eq!(shown(&a).len(), 3);
 }
 
+/// The Hot paths tab ranks a frame by its own Self wherever it is in the
+/// tree, as the report's hot paths do: `app::parse` spends 5 µs itself
+/// and calls a measured `app::check` (20 ns); it ranks above the 3 µs
+/// leaf `app::render`, with its own Self, both from a live snapshot's tree
+/// and from a report's paths (where a path now ends at `parse` itself).
+#[test]
+fn an_interior_frame_ranks_by_its_own_self() {
+    use perflens_core::snapshot::{CallsiteInfo, CallsiteKind, NodeSnapshot, PathInfo};
+    use perflens_report::{FrameTree, ReportOptions};
+    let mut snap = tree_snapshot(1_000_000_000, 1);
+    snap.callsites.push(CallsiteInfo {
+        name: "app::check".into(),
+        kind: CallsiteKind::Sync,
+    });
+    snap.paths.push(PathInfo {
+        parent: 3,
+        callsite: 5,
+        id: 5,
+    });
+    snap.threads[0].nodes.push(NodeSnapshot {
+        path: 5,
+        calls: 10,
+        timed_calls: 10,
+        total_ns: 20,
+        self_ns: 20,
+        ..Default::default()
+    });
+    let report = Report::from_snapshot(&snap, &ReportOptions::default());
+    assert!(report.path(&["app::main", "app::parse"]).is_some());
+    let no_paths = ReportOptions {
+        hot_paths: false,
+        ..ReportOptions::default()
+    };
+    let mut direct = frame(Report::from_snapshot(&snap, &no_paths));
+    direct.tree = Some(FrameTree::from_snapshot(&snap));
+    for f in [frame(report), direct] {
+        let mut app = app();
+        app.update(Ok(f));
+        app.key(Key::Char('h'));
+        app.key(Key::Char('r')); // totals
+        let parse = key(&["app::main", "app::parse"]);
+        assert_eq!(
+            order(&app),
+            [
+                key(&["app::main"]),
+                parse.clone(),
+                key(&["app::main", "app::parse", "app::check"]),
+                key(&["app::main", "app::render"]),
+            ]
+        );
+        assert_eq!(
+            cells(&app, &parse)[..3],
+            ["  ▾ app::parse", "10", "5.00 µs"]
+        );
+    }
+}
+
 /// A picture read without what a table shows (its tab was not on
 /// screen) gives that table no rows, and the next picture no rates
 /// against it: never the whole count as if it were new.
