@@ -163,6 +163,7 @@ fn wait_row(line: u32, wait_ns: u64) -> perflens_report::WaitRow {
         measured_children: Vec::new(),
         uninstrumented: true,
         cancelled: 0,
+        cancelled_wait_ns: 0,
     }
 }
 

@@ -394,9 +394,13 @@ fn measured_inside(row: &WaitRow) -> String {
     cell
 }
 
-/// The await sites that waited (the report's order: by total wait; count
-/// mode: by count), what ran inside them, and a footnote on what is
-/// listed.
+/// The await sites that waited (the report's order: by total wait,
+/// cancelled awaits' included; count mode: by count), what ran inside
+/// them, and a footnote on what is listed. The completed awaits (Count,
+/// their Wait, p50, p99) and the cancelled ones (Cancelled, their
+/// Cancelled wait) have columns of their own, so that each figure
+/// describes one set of awaits (see [`WaitRow`]); the times of an empty
+/// set are `-`.
 fn waits_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     let headers = [
         "Await",
@@ -405,18 +409,27 @@ fn waits_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         "Wait",
         "p50",
         "p99",
+        "Cancelled",
+        "Cancelled wait",
         "Measured inside",
     ];
-    let mut grid = Grid::new(headers.map(String::from).into()).left(&[1, 6]);
+    let mut grid = Grid::new(headers.map(String::from).into()).left(&[1, 8]);
     let n = shown(report, report.waits.len());
     for row in &report.waits[..n] {
+        let completed = row.completed();
+        let of = |awaits: u64, ns: u64| match awaits {
+            0 => "-".to_string(),
+            _ => time_cell(report, ns, false),
+        };
         grid.row(vec![
             truncate_left(&row.site, NAME_WIDTH),
             truncate_right(&row.expr, EXPR_WIDTH),
-            count(row.count),
-            time_cell(report, row.wait_ns, false),
-            time_cell(report, row.p50_ns, false),
-            time_cell(report, row.p99_ns, false),
+            count(completed),
+            of(completed, row.completed_wait_ns()),
+            of(completed, row.p50_ns),
+            of(completed, row.p99_ns),
+            count(row.cancelled),
+            of(row.cancelled, row.cancelled_wait_ns),
             measured_inside(row),
         ]);
     }
@@ -433,6 +446,10 @@ fn waits_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     writeln!(
         w,
         "Await sites: {what}; awaits inside macros and nested async blocks are not sites."
+    )?;
+    writeln!(
+        w,
+        "Count, Wait, p50, p99: the completed awaits; Cancelled: those dropped while suspended (a select! branch that lost) and what they had waited."
     )
 }
 

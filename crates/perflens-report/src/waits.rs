@@ -9,12 +9,18 @@
 //! - `count` = completed awaits (`calls`) + awaits dropped while
 //!   suspended (`cancelled`);
 //! - `wait_ns` = the waits of the completed awaits (`total_ns`) plus
-//!   those of the cancelled ones (`cancelled_ns`), of the outermost
-//!   nodes only (a site reached again inside its own await, by a
-//!   recursion, waits inside the outer await's wait);
+//!   those of the cancelled ones (`cancelled_ns`, also kept apart as
+//!   `cancelled_wait_ns`), of the outermost nodes only (a site reached
+//!   again inside its own await, by a recursion, waits inside the outer
+//!   await's wait);
 //! - `p50_ns`/`p99_ns` describe one completed await: the histogram holds
-//!   one entry per await that suspended, and every other completed await
-//!   (`calls - timed_calls`) waited 0;
+//!   one entry per completed await that suspended, and every other
+//!   completed await (`calls - timed_calls`) waited 0. A cancelled await
+//!   has no entry (its node counts it in `cancelled` and its wait in
+//!   `cancelled_ns` only), so the completed awaits (`calls`, `total_ns`)
+//!   and the cancelled ones (`cancelled`, `cancelled_ns`) are two sets,
+//!   each with its own count and total: see [`WaitRow`] for why the
+//!   cancelled waits stay out of the percentiles;
 //! - `measured_children` are the function rows of the paths right below
 //!   the site's paths that ran, by `total_ns` (then calls) descending;
 //!   `measured_ns` the measured time run in
@@ -43,6 +49,7 @@ struct Acc<'a> {
     cancelled: u64,
     suspended: u64,
     wait_ns: u64,
+    cancelled_wait_ns: u64,
     measured_ns: u64,
     hist: Cow<'a, Histogram>,
     /// `(row, awaits)` of the functions enclosing the site's paths.
@@ -194,6 +201,7 @@ pub(crate) fn waits(
         if !node.nested && outermost[p] {
             let wait = node.total_ns.saturating_add(node.cancelled_ns);
             a.wait_ns = a.wait_ns.saturating_add(wait);
+            a.cancelled_wait_ns = a.cancelled_wait_ns.saturating_add(node.cancelled_ns);
             a.measured_ns = a.measured_ns.saturating_add(node.busy_ns);
         }
     }
@@ -257,6 +265,7 @@ pub(crate) fn waits(
             uninstrumented: measured_children.is_empty() && a.measured_ns == 0,
             measured_children,
             cancelled: a.cancelled,
+            cancelled_wait_ns: if timing { a.cancelled_wait_ns } else { 0 },
         });
     }
     if rows.is_empty() {

@@ -55,6 +55,8 @@ window.addEventListener("load", () => {
   out.tree_rows_closed = document.querySelectorAll("#paths tbody tr").length;
   out.flame_boxes = document.querySelectorAll("#flame .flame div").length;
   out.waits_rows = [...document.querySelectorAll("#waits tbody tr")].map((r) => r.cells[0].textContent);
+  out.waits_header = [...document.querySelectorAll("#waits th")].map((c) => c.textContent);
+  out.waits_cells = [...document.querySelectorAll("#waits tbody tr")].map((r) => [...r.cells].map((c) => c.textContent));
   out.lanes = window.perflensTimeline ? window.perflensTimeline.lanes.map((l) => l.name + ":" + l.slices.length + ":" + l.depth) : null;
   out.arrows = window.perflensTimeline ? window.perflensTimeline.arrows.length : null;
   out.resources = performance.getEntriesByType("resource").map((e) => e.name);
@@ -236,7 +238,7 @@ fn rows_sort_on_a_click_filter_as_typed_and_nothing_leaves_the_page() {
 #[test]
 fn waits_and_the_timeline_with_its_arrows_are_shown() {
     let mut report = fixture("full_report.json");
-    let wait = |site: &str, wait_ns| perflens_report::WaitRow {
+    let wait = |site: &str, wait_ns, cancelled, cancelled_wait_ns| perflens_report::WaitRow {
         site: site.into(),
         function: "serve".into(),
         file: "src/main.rs".into(),
@@ -251,9 +253,14 @@ fn waits_and_the_timeline_with_its_arrows_are_shown() {
         measured_ns: 0,
         measured_children: Vec::new(),
         uninstrumented: true,
-        cancelled: 0,
+        cancelled,
+        cancelled_wait_ns,
     };
-    report.waits = vec![wait("serve:42", 9_000_000), wait("serve:57", 2_000_000)];
+    // Of the first site's 3 awaits, one was cancelled after 4 ms.
+    report.waits = vec![
+        wait("serve:42", 9_000_000, 1, 4_000_000),
+        wait("serve:57", 2_000_000, 0, 0),
+    ];
     // Two threads; on the first, `a` holds `b`; an arrow from `a` to the
     // poll `f` on the second.
     let trace = r#"{"displayTimeUnit":"ns","traceEvents":[
@@ -271,6 +278,22 @@ fn waits_and_the_timeline_with_its_arrows_are_shown() {
         strings(&probe["waits_rows"]),
         ["serve:42", "serve:57"],
         "by wait"
+    );
+    // The completed awaits and the cancelled ones apart: 2 completed
+    // waited 5 ms, 1 cancelled 4 ms.
+    let header = strings(&probe["waits_header"]);
+    let cells = |row: usize| -> Vec<(String, String)> {
+        let cells = probe["waits_cells"][row].as_array().unwrap();
+        (header.iter().map(|h| h.to_string()))
+            .zip(cells.iter().map(|c| c.as_str().unwrap().to_string()))
+            .collect()
+    };
+    let first = cells(0);
+    let cell = |name: &str| first.iter().find(|(h, _)| h == name).unwrap().1.clone();
+    assert_eq!(
+        ["Completed", "Waited", "Cancelled", "Cancelled wait"].map(cell),
+        ["2", "5.00 ms", "1", "4.00 ms"],
+        "{first:?}"
     );
     assert_eq!(
         strings(&probe["lanes"]),

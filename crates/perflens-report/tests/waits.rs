@@ -73,6 +73,7 @@ fn sites_are_grouped_by_callsite_with_their_waits_and_children() {
         measured_children: vec![],
         uninstrumented: true,
         cancelled: 1,
+        cancelled_wait_ns: 5 * MS,
     };
     assert_eq!(a, &expected_a);
 
@@ -297,16 +298,19 @@ fn the_table_lists_the_sites_with_what_ran_inside() {
     let section: Vec<&str> = text
         .lines()
         .skip_while(|l| !l.starts_with("Await "))
-        .take(6)
+        .take(7)
         .collect();
-    let rule = "-".repeat(136);
+    let rule = "-".repeat(163);
+    // A's 7 awaits: 6 completed (34 ms in all, the percentiles' 6 waits),
+    // 1 cancelled after 5 ms.
     let expected = [
-        "Await               Expr         Count      Wait      p50       p99  Measured inside",
+        "Await               Expr         Count      Wait      p50       p99  Cancelled  Cancelled wait  Measured inside",
         &rule,
-        "app::handler:12     db.get(key)      7  39.00 ms  2.02 ms  10.09 ms  uninstrumented: measure the awaited function (#[perflens::measure])",
-        "app::handler:14:9                    4   3.00 ms     0 ns   2.98 ms  query, parse",
-        "app::handler:14:30                   1   2.00 ms  2.02 ms   2.02 ms  uninstrumented: measure the awaited function (#[perflens::measure])",
+        "app::handler:12     db.get(key)      6  34.00 ms  2.02 ms  10.09 ms          1         5.00 ms  uninstrumented: measure the awaited function (#[perflens::measure])",
+        "app::handler:14:9                    4   3.00 ms     0 ns   2.98 ms          0               -  query, parse",
+        "app::handler:14:30                   1   2.00 ms  2.02 ms   2.02 ms          0               -  uninstrumented: measure the awaited function (#[perflens::measure])",
         "Await sites: waits ≥ 1.00 ms in total (PERFLENS_WAIT_MIN), by total wait; awaits inside macros and nested async blocks are not sites.",
+        "Count, Wait, p50, p99: the completed awaits; Cancelled: those dropped while suspended (a select! branch that lost) and what they had waited.",
     ];
     assert_eq!(section, expected, "{text}");
     // After the async table, before the hot paths.
@@ -374,4 +378,118 @@ fn waits_need_neither_the_function_rows_nor_the_hot_paths() {
     assert!(r.functions.is_empty() && r.paths.is_empty());
     assert_eq!(r.waits, full.waits);
     assert_eq!(r.waits[1].measured_children, ["app::query", "app::parse"]);
+}
+
+/// An await site shaped as issue 24 saw one on a server: a `recv()` in a
+/// `select!` branch that lost almost every loop. 65 awaits completed
+/// without suspending; 199,800 were dropped while suspended, after
+/// 58.8 s of waiting in all.
+fn select_loop_snapshot() -> RawSnapshot {
+    let mut b = SnapBuilder::new(Mode::Timed);
+    let t = b.thread("main");
+    b.callsite("app::handler", CallsiteKind::Async);
+    b.callsite(SITE_A, CallsiteKind::Await);
+    b.callsite(SITE_B, CallsiteKind::Await);
+    b.node(t, &["app::handler"], 1, 60_000 * MS, 100 * MS);
+    // Never suspended: no histogram entry (see `perflens_core::awaits`).
+    let a = b.sampled_node(t, &["app::handler", SITE_A], 65, 0, 0, 0);
+    a.polls = 199_800;
+    (a.cancelled, a.timed_cancelled, a.cancelled_ns) = (199_800, 199_800, 58_800 * MS);
+    // B: only cancelled awaits, 3 of them, 2 ms in all.
+    let s = b.sampled_node(t, &["app::handler", SITE_B], 0, 0, 0, 0);
+    s.polls = 3;
+    (s.cancelled, s.timed_cancelled, s.cancelled_ns) = (3, 3, 2 * MS);
+    b.build()
+}
+
+#[test]
+fn cancelled_awaits_are_counted_apart_from_the_completed_ones() {
+    let snap = select_loop_snapshot();
+    let r = report(&snap, &ReportOptions::default());
+    let a = &r.waits[0];
+    // The JSON's fields: both sets in `count` and `wait_ns`, the
+    // cancelled ones also apart; the percentiles of the completed ones.
+    assert_eq!(
+        (a.count, a.wait_ns, a.cancelled, a.cancelled_wait_ns),
+        (65 + 199_800, 58_800 * MS, 199_800, 58_800 * MS)
+    );
+    assert_eq!((a.completed(), a.completed_wait_ns()), (65, 0));
+    assert_eq!((a.p50_ns, a.p99_ns), (0, 0));
+    // B waited 2 ms, all of it cancelled: listed (the threshold is on
+    // the total wait), with no completed await to describe.
+    let b = &r.waits[1];
+    assert_eq!(
+        (
+            b.count,
+            b.completed(),
+            b.cancelled,
+            b.wait_ns,
+            b.cancelled_wait_ns
+        ),
+        (3, 0, 3, 2 * MS, 2 * MS)
+    );
+    assert_eq!((b.p50_ns, b.p99_ns, b.completed_wait_ns()), (0, 0, 0));
+
+    // The table: no row reads "58.8 s of waiting, each wait 0 ns".
+    let text = table(&r);
+    let section: Vec<&str> = text
+        .lines()
+        .skip_while(|l| !l.starts_with("Await "))
+        .take(4)
+        .collect();
+    let expected = [
+        "Await            Expr         Count  Wait   p50   p99  Cancelled  Cancelled wait  Measured inside",
+        &"-".repeat(149),
+        "app::handler:12  db.get(key)     65  0 ns  0 ns  0 ns    199,800         58.80 s  uninstrumented: measure the awaited function (#[perflens::measure])",
+        "app::handler:14                   0     -     -     -          3         2.00 ms  uninstrumented: measure the awaited function (#[perflens::measure])",
+    ];
+    assert_eq!(section, expected, "{text}");
+
+    // JSON: the new field round-trips, conforms to the schema, and a
+    // report written before it reads as no cancelled wait.
+    let text = json(&r);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(doc["waits"][0]["cancelled_wait_ns"], 58_800 * MS);
+    assert_eq!(validate(&report_schema(), &doc, true), Vec::<String>::new());
+    assert_eq!(Report::from_json_str(&text).unwrap(), r);
+    let mut old = doc.clone();
+    old["waits"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("cancelled_wait_ns");
+    let back = Report::from_json_str(&old.to_string()).unwrap();
+    assert_eq!(back.waits[0].cancelled_wait_ns, 0);
+    assert_eq!(back.waits[0].completed_wait_ns(), 58_800 * MS);
+}
+
+#[test]
+fn in_count_mode_the_cancelled_awaits_are_counted_without_a_time() {
+    let snap = waits_fixture(Mode::Count);
+    let r = report(&snap, &ReportOptions::default());
+    let a = r.waits.iter().find(|w| w.line == 12).unwrap();
+    assert_eq!(
+        (a.count, a.completed(), a.cancelled, a.cancelled_wait_ns),
+        (7, 6, 1, 0)
+    );
+    let text = table(&r);
+    let row = text
+        .lines()
+        .find(|l| l.starts_with("app::handler:12 "))
+        .unwrap();
+    let cells: Vec<&str> = row.split("  ").filter(|c| !c.is_empty()).collect();
+    // Site, expr, Count, Wait, p50, p99, Cancelled, Cancelled wait.
+    assert_eq!(
+        cells[..8].iter().map(|c| c.trim()).collect::<Vec<_>>(),
+        [
+            "app::handler:12",
+            "db.get(key)",
+            "6",
+            "-",
+            "-",
+            "-",
+            "1",
+            "-"
+        ],
+        "{text}"
+    );
 }
