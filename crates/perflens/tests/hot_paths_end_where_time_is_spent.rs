@@ -100,6 +100,9 @@ fn hot_paths_end_where_time_is_spent() {
             && *ranked == [parent_.clone()]
             && row.starts_with(&format!("{parent_}  "))
         {
+            if !seen.is_empty() {
+                eprintln!("led at attempt {attempt}, after:\n{}", seen.join("\n"));
+            }
             return;
         }
         seen.push(format!(
