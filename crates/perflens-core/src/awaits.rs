@@ -40,7 +40,11 @@
 //! | `cancelled`, `cancelled_timed`, `cancelled_wall` | awaits dropped while suspended, and their wait so far |
 //!
 //! So the snapshot's `calls` (untimed + histogram entries) is every
-//! completed await, and `timed_calls` the ones that suspended. Waits are
+//! completed await, and `timed_calls` the ones that suspended. A
+//! cancelled await adds no histogram entry and nothing to `total`: the
+//! completed awaits and the cancelled ones are two sets, each with its
+//! count and its total wait, which the report shows apart (its Waits
+//! row's percentiles are of the completed awaits only). Waits are
 //! timed in timed and sampled modes alike (a suspension costs far more
 //! than two clock reads, and sampling them would make the figures scale
 //! wrongly); count mode reads no clock.
