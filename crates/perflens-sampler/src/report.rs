@@ -93,7 +93,10 @@ pub struct ThreadReport {
     /// any user time whose overflows the kernel merged or skipped, give or
     /// take the sampling error of the user time. It is on no stack; the
     /// folded, flamegraph and pprof outputs show it as a `[kernel]` frame
-    /// of its own. 0 when the kernel was included.
+    /// of its own. 0 when the kernel was included, except for a thread
+    /// moved from a perf event that excluded it to the timer source
+    /// ([`moved_to_timer`](Self::moved_to_timer)): the kernel time left
+    /// on no sample before the move.
     pub kernel_ns: u64,
     /// CPU time the kernel accounted to the thread while it was armed.
     pub cpu_ns: u64,
@@ -108,6 +111,12 @@ pub struct ThreadReport {
     pub off_stack: u64,
     /// The thread exited during the session.
     pub exited: bool,
+    /// The thread started on a perf event and was moved to the timer
+    /// source (`source` is then [`CpuSource::Timer`]) because it switched
+    /// often: a perf event costs every context switch, and on a server's
+    /// I/O threads that came to a fifth more CPU. Only with
+    /// [`SourcePreference::Auto`](crate::SourcePreference::Auto).
+    pub moved_to_timer: bool,
 }
 
 /// Session timing.
@@ -287,7 +296,7 @@ impl<'a> ReportBuilder<'a> {
                 samples: t.samples,
                 sampled_cpu_ns: t.sampled_ns,
                 kernel_ns: if t.kernel {
-                    0
+                    t.kernel_unsampled_ns
                 } else {
                     t.cpu_ns.saturating_sub(t.sampled_ns + t.dropped_ns)
                 },
@@ -296,6 +305,7 @@ impl<'a> ReportBuilder<'a> {
                 truncated: t.truncated,
                 off_stack: t.off_stack,
                 exited: t.exited,
+                moved_to_timer: t.moved_to_timer,
             })
             .collect();
         Ok(Report {
@@ -702,6 +712,7 @@ mod tests {
             truncated: 0,
             off_stack: 0,
             exited: false,
+            moved_to_timer: false,
         }
     }
 

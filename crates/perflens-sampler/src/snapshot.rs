@@ -26,6 +26,12 @@ pub(crate) struct ThreadEntry {
     pub(crate) slot: Option<usize>,
     pub(crate) cpu_at_arm: u64,
     pub(crate) armed_pass: u64,
+    /// Started on a perf event and moved to the timer source because it
+    /// switched often (see `sampler/moves.rs`).
+    pub moved_to_timer: bool,
+    /// A moved thread's CPU time that its perf event, excluding the
+    /// kernel, left on no sample before the move.
+    pub kernel_unsampled_ns: u64,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -251,14 +251,7 @@ fn aggregate(profile: &perflens_sampler::Report, frequency: u32) -> CpuInput {
             e.1 += value.cpu_ns;
         }
     }
-    let sources: Vec<CpuSource> = profile.threads.iter().map(|t| t.source).collect();
-    let source = if sources.iter().all(|s| *s == CpuSource::PerfEvent) {
-        "perf_event".to_string()
-    } else if sources.iter().all(|s| *s == CpuSource::Timer) {
-        "timer".to_string()
-    } else {
-        "perf_event and timer".to_string()
-    };
+    let source = source_name(&profile.threads);
     CpuInput {
         frequency_hz: frequency,
         source,
@@ -282,16 +275,45 @@ fn aggregate(profile: &perflens_sampler::Report, frequency: u32) -> CpuInput {
     }
 }
 
+/// Where the samples came from: `perf_event`, `timer`, `perf_event and
+/// timer`, or, when the sampler moved threads that switch often from
+/// their perf events to the timer source, `perf_event, timer on N of M
+/// threads that switch often`.
+fn source_name(threads: &[perflens_sampler::ThreadReport]) -> String {
+    let moved = threads.iter().filter(|t| t.moved_to_timer).count();
+    let perf = (threads.iter())
+        .filter(|t| t.source == CpuSource::PerfEvent)
+        .count();
+    let timer = threads.len() - perf;
+    match (perf, timer, moved) {
+        (_, 0, _) => "perf_event".to_string(),
+        (0, _, 0) => "timer".to_string(),
+        (_, _, 0) => "perf_event and timer".to_string(),
+        (_, _, m) => format!(
+            "perf_event, timer on {m} of {} threads that switch often",
+            threads.len()
+        ),
+    }
+}
+
 /// Where the threads' kernel time went: on the samples (timer, or perf
 /// with the kernel included), apart (perf with the kernel excluded), or
-/// some of each. `None` when no thread was sampled.
+/// some of each (also a thread whose perf event excluded it until it was
+/// moved to the timer source). `None` when no thread was sampled.
 fn kernel_time(threads: &[perflens_sampler::ThreadReport]) -> Option<KernelTime> {
-    let included = threads.iter().filter(|t| t.kernel_included).count();
-    match (included, threads.len()) {
-        (_, 0) => None,
-        (i, n) if i == n => Some(KernelTime::Attributed),
-        (0, _) => Some(KernelTime::NotAttributed),
-        _ => Some(KernelTime::Partly),
+    let all = threads.len();
+    let attributed = (threads.iter())
+        .filter(|t| t.kernel_included && t.kernel_ns == 0)
+        .count();
+    let excluded = threads.iter().filter(|t| !t.kernel_included).count();
+    if all == 0 {
+        None
+    } else if attributed == all {
+        Some(KernelTime::Attributed)
+    } else if excluded == all {
+        Some(KernelTime::NotAttributed)
+    } else {
+        Some(KernelTime::Partly)
     }
 }
 

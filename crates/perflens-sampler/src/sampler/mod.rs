@@ -11,6 +11,8 @@
 //!   and arming/disarming a thread (which fills and empties a slot);
 //! - [`watcher`]: the thread that finds new and exited threads and drains
 //!   the rings;
+//! - [`moves`]: moving a thread that switches often from its perf event
+//!   to the timer source (a perf event costs every context switch);
 //! - [`session`]: a session's lifecycle (start, snapshot, stop, free).
 //!
 //! Memory ownership, the rule every file keeps: everything the signal
@@ -24,6 +26,7 @@
 //! (see `disarm` in `slot.rs` and `Running::shutdown` in `session.rs`).
 
 mod handler;
+mod moves;
 mod ring;
 mod session;
 mod slot;

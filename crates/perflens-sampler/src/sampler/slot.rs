@@ -103,6 +103,9 @@ pub(super) struct SlotOwned {
     pub(super) cache: Option<Box<UnwindCache>>,
     pub(super) maps: Option<Arc<MapsSnapshot>>,
     pub(super) entry: usize,
+    /// The thread's CPU time and switches at the watcher's last look
+    /// (see `moves.rs`).
+    pub(super) switches: Option<(u64, u64)>,
 }
 
 fn hash_tid(tid: i32, len: usize) -> usize {
@@ -180,6 +183,7 @@ impl Session {
         let cache = owned.cache.get_or_insert_with(arch::new_cache);
         let cache_ptr: *mut UnwindCache = &mut **cache;
         owned.maps = maps.cloned();
+        owned.switches = None;
         slot.ring.store(ring_ptr, Ordering::Relaxed);
         slot.ring_mask
             .store(self.cfg.ring_words - 1, Ordering::Relaxed);
@@ -254,6 +258,8 @@ impl Session {
             slot: Some(idx),
             cpu_at_arm,
             armed_pass: self.passes.load(Ordering::Relaxed),
+            moved_to_timer: false,
+            kernel_unsampled_ns: 0,
         });
         sh.owned[idx].entry = entry;
         sh.by_tid.insert(tid, idx);

@@ -16,8 +16,10 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
+use super::moves;
 use super::session::Session;
 use super::{gettid, thread_alive, thread_cpu_ns};
+use crate::SourcePreference;
 use crate::modules::{self, MapsSnapshot};
 
 /// `fn()` run first on the sampler's watcher thread (0 = none).
@@ -108,7 +110,12 @@ impl Session {
         }
         let live: Vec<usize> = sh.by_tid.values().copied().collect();
         let pass = self.passes.fetch_add(1, Ordering::Relaxed);
+        let look = self.cfg.source == SourcePreference::Auto
+            && pass.is_multiple_of(moves::CHECK_EVERY_PASSES);
         for idx in live {
+            if look {
+                self.check_switches(&mut sh, idx);
+            }
             self.drain(&mut sh, idx);
             // Threads name themselves after they start (std does so before
             // running user code): re-read names of recently armed threads

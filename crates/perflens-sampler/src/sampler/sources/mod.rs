@@ -82,6 +82,12 @@ impl Session {
         }
     }
 
+    /// A new, disarmed timer on `tid`'s CPU clock that signals `tid` with
+    /// the session's signal (the timer source).
+    pub(super) fn open_timer(&self, tid: i32) -> io::Result<i32> {
+        timer::open_timer(tid, self.cfg.signal)
+    }
+
     /// The CPU time (ns) the current sample stands for. Signal path:
     /// at most one `clock_gettime` or one `timer_getoverrun`.
     ///
@@ -99,8 +105,11 @@ impl Session {
     /// kernel merged into one are lost to the stacks too; they end up in
     /// the thread's kernel line, see `ThreadReport::kernel_ns`.)
     pub(super) fn sample_weight(&self, slot: &Slot) -> u64 {
+        // The source first: a thread moved to the timer source gets its
+        // timer's id stored before the source (`moves.rs`).
+        let source = slot.source.load(Ordering::Acquire);
         let handle = slot.handle.load(Ordering::Relaxed);
-        match slot.source.load(Ordering::Relaxed) {
+        match source {
             SOURCE_PERF if slot.user_only.load(Ordering::Relaxed) => self.period_ns,
             SOURCE_PERF => match own_cpu_ns() {
                 Some(now) => match slot.last_cpu.swap(now, Ordering::Relaxed) {

@@ -1,0 +1,189 @@
+//! Threads that switch often leave their perf event for the timer source.
+//!
+//! A perf cpu-clock event on a thread is an hrtimer that the kernel stops
+//! each time the thread is switched out and starts again each time it is
+//! switched in. With a period under the scheduler tick (1 kHz against a
+//! 250 Hz tick), that timer is the CPU's next one, so both steps
+//! reprogram the CPU's timer device; on a virtual machine each of those
+//! is a write to the TSC-deadline register that exits to the hypervisor.
+//! A server's I/O threads switch tens of thousands of times a second:
+//! measured on a tokio server here (`perflens-bench-server`, 2 vCPUs), 34
+//! switches per millisecond of the workers' CPU time, and the perf event
+//! raised the server's CPU by 1.2x, whatever the sampling rate. The
+//! timer source (a POSIX timer on the thread's CPU clock) is checked at
+//! the scheduler tick and costs nothing per switch: on the same server,
+//! 0.98x. Its samples come at the tick, at most one per tick per thread,
+//! each weighted by the periods it stands for, so a thread's CPU total
+//! stays exact; only the resolution is coarser.
+//!
+//! So, when the source is [`SourcePreference::Auto`](crate::SourcePreference::Auto),
+//! the watcher looks at every perf-sampled thread every
+//! [`CHECK_EVERY_PASSES`] passes, and moves a thread that switched more
+//! than [`MAX_SWITCHES_PER_CPU_MS`] times per millisecond of its CPU time
+//! to the timer source. A CPU-bound thread (a switch per tick at most,
+//! under contention) keeps its perf event and its full rate. A thread is
+//! moved once and stays moved; the report says which threads were.
+//!
+//! The move, under the session's mutex: the perf event is disabled (no
+//! further overflow), the new timer's id is stored in the slot before its
+//! source (a handler that reads the new source reads the new id, see
+//! `Session::sample_weight`), the timer is started, and the perf fd is
+//! closed once the thread's handler is not running (a signal the event
+//! queued before it was disabled may still arrive: it is taken as a timer
+//! sample, of one period). A perf event that excluded the kernel left the
+//! thread's kernel time unsampled until the move; that time is kept in the
+//! thread's entry and reported as its kernel time, as before.
+
+use std::sync::atomic::Ordering;
+
+use super::session::{Session, Shared};
+use super::sources::{self, SOURCE_PERF, SOURCE_TIMER};
+use super::thread_cpu_ns;
+use crate::CpuSource;
+
+/// Context switches per millisecond of a thread's CPU time above which
+/// it leaves its perf event. Chosen from the cost measured here: about 6
+/// µs of CPU per switch with a perf event (the server above: +325 ms over
+/// 45,000 switches), so at 2 switches per CPU millisecond the perf event
+/// would add about 1.2% to the thread's CPU; a CPU-bound thread switches
+/// at most once per tick (0.25 per millisecond at 250 Hz).
+pub(super) const MAX_SWITCHES_PER_CPU_MS: u64 = 2;
+
+/// Watcher passes between two looks (10 ms each by default: every 100
+/// ms). One look reads one small `/proc` file per perf-sampled thread.
+pub(super) const CHECK_EVERY_PASSES: u64 = 10;
+
+/// Fewest switches in a window for a move: a thread that barely ran is
+/// left as it is.
+const MIN_SWITCHES: u64 = 20;
+
+/// Thread `tid`'s CPU time (ns) and the times it was switched in so far,
+/// from `/proc/self/task/<tid>/schedstat` (`CONFIG_SCHED_INFO`), else its
+/// voluntary and involuntary switches from `status`. `None` if neither
+/// can be read (the thread is gone).
+pub(super) fn switches(tid: i32) -> Option<(u64, u64)> {
+    if let Ok(s) = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")) {
+        let mut f = s.split_ascii_whitespace();
+        let cpu = f.next().and_then(|v| v.parse().ok());
+        let count = f.nth(1).and_then(|v| v.parse().ok());
+        if let (Some(cpu), Some(count)) = (cpu, count) {
+            return Some((cpu, count));
+        }
+    }
+    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
+    let field = |name: &str| -> Option<u64> {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    let count = field("voluntary_ctxt_switches:")? + field("nonvoluntary_ctxt_switches:")?;
+    Some((thread_cpu_ns(tid)?, count))
+}
+
+/// Whether a window of `cpu_ns` of CPU time with `switched` switches
+/// calls for the timer source.
+pub(super) fn switches_too_often(cpu_ns: u64, switched: u64) -> bool {
+    switched >= MIN_SWITCHES
+        && u128::from(switched) * 1_000_000
+            > u128::from(MAX_SWITCHES_PER_CPU_MS) * u128::from(cpu_ns)
+}
+
+impl Session {
+    /// Looks at the perf-sampled thread in slot `idx` and moves it to the
+    /// timer source if it switched too often since the last look.
+    pub(super) fn check_switches(&self, sh: &mut Shared, idx: usize) {
+        let slot = &self.slots[idx];
+        if slot.source.load(Ordering::Relaxed) != SOURCE_PERF {
+            return;
+        }
+        let tid = slot.tid.load(Ordering::Relaxed);
+        let Some(now) = switches(tid) else {
+            return;
+        };
+        let last = sh.owned[idx].switches.replace(now);
+        if let Some((cpu0, n0)) = last
+            && switches_too_often(now.0.saturating_sub(cpu0), now.1.saturating_sub(n0))
+        {
+            self.move_to_timer(sh, idx);
+        }
+    }
+
+    /// Moves the thread in slot `idx` from its perf event to a timer (see
+    /// the module's comment). If the timer cannot be made, the thread
+    /// keeps its perf event.
+    pub(super) fn move_to_timer(&self, sh: &mut Shared, idx: usize) {
+        let slot = &self.slots[idx];
+        let tid = slot.tid.load(Ordering::Relaxed);
+        let fd = slot.handle.load(Ordering::Relaxed) as i32;
+        let Ok(timer) = self.open_timer(tid) else {
+            return;
+        };
+        sources::stop(SOURCE_PERF, fd);
+        let e = sh.owned[idx].entry;
+        if slot.user_only.load(Ordering::Relaxed) {
+            // Until now the kernel's time was on no sample: keep it as the
+            // thread's kernel time (what `ThreadReport::kernel_ns` is for
+            // a thread that excluded the kernel throughout).
+            let cpu = thread_cpu_ns(tid).map_or(0, |c| c.saturating_sub(sh.threads[e].cpu_at_arm));
+            let sampled =
+                slot.weight.load(Ordering::Relaxed) + slot.dropped_ns.load(Ordering::Relaxed);
+            sh.threads[e].kernel_unsampled_ns = cpu.saturating_sub(sampled);
+            slot.user_only.store(false, Ordering::Relaxed);
+        }
+        slot.handle.store(i64::from(timer), Ordering::Relaxed);
+        // Release: a handler that reads the timer source reads its id.
+        slot.source.store(SOURCE_TIMER, Ordering::Release);
+        if sources::enable(SOURCE_TIMER, timer, self.period_ns).is_err() {
+            sh.arm_errors += 1;
+        }
+        // The perf fd: closed once this thread's handler is not running
+        // (as `disarm` does; the handler does not read a perf fd, but
+        // nothing it may be reading is released under it).
+        while slot.busy.load(Ordering::SeqCst) {
+            if !super::thread_alive(self.pid, tid) {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        sources::release(SOURCE_PERF, fd);
+        let entry = &mut sh.threads[e];
+        entry.source = CpuSource::Timer;
+        entry.kernel = true;
+        entry.moved_to_timer = true;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_rule_moves_switching_threads_and_keeps_cpu_bound_ones() {
+        // The tokio server: 34 switches per CPU millisecond.
+        assert!(switches_too_often(100_000_000, 3_400));
+        // A CPU-bound thread preempted at every 250 Hz tick.
+        assert!(!switches_too_often(100_000_000, 25));
+        // Exactly at the limit: kept.
+        assert!(!switches_too_often(10_000_000, 20));
+        assert!(switches_too_often(10_000_000, 21));
+        // Too few switches to judge, however little CPU.
+        assert!(!switches_too_often(0, MIN_SWITCHES - 1));
+        assert!(switches_too_often(0, MIN_SWITCHES));
+    }
+
+    #[test]
+    fn a_threads_switches_are_read_and_grow() {
+        // SAFETY: gettid has no preconditions.
+        let tid = unsafe { libc::gettid() };
+        let (cpu0, n0) = switches(tid).expect("this thread's switches");
+        for _ in 0..50 {
+            std::thread::sleep(std::time::Duration::from_micros(100));
+        }
+        let (cpu1, n1) = switches(tid).unwrap();
+        // Each sleep switches this thread out and back in.
+        assert!(n1 >= n0 + 50, "{n0} -> {n1}");
+        assert!(cpu1 >= cpu0);
+        assert_eq!(switches(-5), None);
+    }
+}

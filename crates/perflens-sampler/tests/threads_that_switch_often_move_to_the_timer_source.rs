@@ -1,0 +1,142 @@
+//! A perf event costs its thread every context switch (see
+//! `sampler/moves.rs`), so with the automatic source a thread that
+//! switches often is moved to the timer source, while a CPU-bound thread
+//! keeps its perf event. Either way the thread's samples add up to its
+//! CPU time. A perf event asked for by name is never moved.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+mod common;
+use common::*;
+use perflens_sampler::{CpuSource, KernelMode, ProfilerGuardBuilder, SourcePreference};
+use std::sync::Barrier;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// Runs a CPU-bound thread and a thread that works 100 µs and sleeps
+/// (switching out and in each time) side by side under `source`, for
+/// about 600 ms of wall time; returns the report and both tids.
+fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::Report, u64, u64) {
+    let _s = serial();
+    let guard = ProfilerGuardBuilder::default()
+        .ignore_env()
+        .frequency(1000)
+        .source(source)
+        .kernel(kernel)
+        .build()
+        .expect("start");
+    let stop = AtomicBool::new(false);
+    let (busy, switching) = (AtomicU64::new(0), AtomicU64::new(0));
+    // The threads stay alive until the sampler has stopped, so that their
+    // CPU time is read from their clocks, not taken from their samples.
+    let (finished, released) = (Barrier::new(3), Barrier::new(3));
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            busy.store(tid(), Ordering::Relaxed);
+            while !stop.load(Ordering::Relaxed) {
+                busy_for(Duration::from_millis(5));
+            }
+            finished.wait();
+            released.wait();
+        });
+        s.spawn(|| {
+            switching.store(tid(), Ordering::Relaxed);
+            while !stop.load(Ordering::Relaxed) {
+                // About 100 µs of work between two sleeps of 2 ms: some
+                // 10 switches per millisecond of CPU, 5 times the limit,
+                // and a CPU share the scheduler's ticks find (the timer
+                // source's samples come at the tick). Waking much more
+                // often would preempt the busy thread as often, and move
+                // it too: its perf event costs it those switches just
+                // the same.
+                std::hint::black_box(leaf_spin(std::hint::black_box(100_000)));
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            finished.wait();
+            released.wait();
+        });
+        let start = Instant::now();
+        while start.elapsed() < Duration::from_millis(600) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        stop.store(true, Ordering::Relaxed);
+        finished.wait();
+        let report = guard.stop().build().expect("report");
+        released.wait();
+        report
+    });
+    (
+        report,
+        busy.load(Ordering::Relaxed),
+        switching.load(Ordering::Relaxed),
+    )
+}
+
+/// The thread's samples (and its kernel time apart) stand for its CPU
+/// time: never more than it plus two periods, and no less than `floor`
+/// of it.
+fn samples_add_up(
+    report: &perflens_sampler::Report,
+    t: &perflens_sampler::ThreadReport,
+    floor: f64,
+) {
+    let accounted = t.sampled_cpu_ns + t.kernel_ns;
+    let what = format!(
+        "thread {}: samples {} ns + kernel {} ns against {} ns of CPU",
+        t.tid, t.sampled_cpu_ns, t.kernel_ns, t.cpu_ns
+    );
+    assert!(
+        accounted <= t.cpu_ns + 2 * report.timing.period_ns,
+        "{what}"
+    );
+    assert!(accounted as f64 >= t.cpu_ns as f64 * floor, "{what}");
+}
+
+fn perf_available() -> bool {
+    // The automatic source gives the CPU-bound thread a perf event where
+    // the kernel allows one; where it does not, nothing is moved either.
+    let (report, busy, _) = run(SourcePreference::Auto, KernelMode::Auto);
+    thread(&report, busy).source == CpuSource::PerfEvent
+}
+
+#[test]
+fn a_switching_thread_moves_to_the_timer_and_a_busy_one_keeps_its_perf_event() {
+    assert!(
+        perf_available(),
+        "perf_event_open is refused here (perf_event_paranoid > 2?): this test needs it"
+    );
+    for kernel in [KernelMode::Auto, KernelMode::Exclude] {
+        let (report, busy, switching) = run(SourcePreference::Auto, kernel);
+        let b = thread(&report, busy);
+        let s = thread(&report, switching);
+        eprintln!("{kernel:?}:\n  busy {b:?}\n  switching {s:?}");
+        assert_eq!(b.source, CpuSource::PerfEvent, "{kernel:?}");
+        assert!(!b.moved_to_timer);
+        assert_eq!(s.source, CpuSource::Timer, "{kernel:?}");
+        assert!(s.moved_to_timer);
+        // From the move on, the timer's samples include kernel time; what
+        // a perf event that excluded it left unsampled before the move is
+        // the thread's kernel time, apart.
+        assert!(s.kernel_included);
+        if kernel == KernelMode::Auto && b.kernel_included {
+            assert_eq!(s.kernel_ns, 0);
+        }
+        assert!(s.kernel_ns <= s.cpu_ns);
+        assert!(b.samples > 200, "{b:?}");
+        assert!(s.samples > 0, "{s:?}");
+        samples_add_up(&report, b, 0.95);
+        // The timer's samples come at the scheduler's tick, and only when
+        // the thread is running then: for a thread that runs 5% of the
+        // time, the CPU it used since the last tick that found it running
+        // is on no sample yet when sampling stops (a few ticks' worth,
+        // of its 40 ms).
+        samples_add_up(&report, s, 0.5);
+    }
+}
+
+#[test]
+fn a_perf_event_asked_for_by_name_is_never_moved() {
+    let (report, _, switching) = run(SourcePreference::PerfEvent, KernelMode::Auto);
+    let s = thread(&report, switching);
+    assert_eq!(s.source, CpuSource::PerfEvent);
+    assert!(!s.moved_to_timer);
+    assert!(report.threads.iter().all(|t| !t.moved_to_timer));
+}
