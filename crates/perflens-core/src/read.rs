@@ -204,12 +204,24 @@ fn read_block_in(
             node.free_count = node.free_count.wrapping_add(moved[3]);
         }
     }
+    // A node that recorded nothing yet (a call still running) is left
+    // out. A channel site's node may hold only what its creating thread
+    // wrote (channels made in `timed_cancelled`, senders and receivers made
+    // in `alloc_bytes` and `free_bytes`, the capacity): an idle channel,
+    // or one made on a thread that never sends nor receives on it. It is
+    // kept: those counts are the row's `created`, endpoints alive and
+    // capacity. (For other nodes these three are never set alone:
+    // `timed_cancelled` is a part of `cancelled`, and bytes come with
+    // their count.)
     nodes.retain(|node| {
         node.calls != 0
             || node.cancelled != 0
             || node.polls != 0
             || node.alloc_count != 0
             || node.free_count != 0
+            || node.timed_cancelled != 0
+            || node.alloc_bytes != 0
+            || node.free_bytes != 0
     });
     Some(ThreadSnapshot {
         index: h.thread_index,
