@@ -151,7 +151,7 @@ async fn make_flows() {
 
     // tokio oneshot.
     let (tx, rx) = perflens::channel!(oneshot::channel::<u32>(), label = "tokio oneshot idle");
-    spawn_parked(async move { rx.await });
+    spawn_parked(rx);
     keep.push(Box::new(tx));
     let (tx, rx) = perflens::channel!(oneshot::channel::<u32>(), label = "tokio oneshot busy");
     std::thread::spawn(move || tx.send(7).unwrap())
@@ -251,7 +251,7 @@ async fn make_flows() {
         futures_channel::oneshot::channel::<u32>(),
         label = "futures oneshot idle"
     );
-    spawn_parked(async move { rx.await });
+    spawn_parked(rx);
     keep.push(Box::new(tx));
     let (tx, rx) = perflens::channel!(
         futures_channel::mpsc::unbounded::<u32>(),
@@ -349,8 +349,10 @@ struct Want {
     received: u64,
     queued: u64,
     dropped: u64,
-    /// `Some(n)`: bounded; `None`: unbounded.
+    /// `Some(n)`: bounded; `None`: unbounded. Never "not known": every
+    /// channel here was made in the session.
     capacity: Option<u64>,
+    capacity_known: bool,
     senders: u64,
     receivers: u64,
 }
@@ -365,6 +367,7 @@ fn channel_rows() -> Vec<Want> {
         queued: 0,
         dropped: 0,
         capacity,
+        capacity_known: true,
         senders: 1,
         receivers: 1,
     };
@@ -376,6 +379,7 @@ fn channel_rows() -> Vec<Want> {
         queued: s - r,
         dropped: 0,
         capacity,
+        capacity_known: true,
         senders: 1,
         receivers: 1,
     };
@@ -445,6 +449,7 @@ fn got(c: &ChannelRow) -> Want {
         queued: c.queued,
         dropped: c.dropped,
         capacity: c.capacity,
+        capacity_known: c.capacity_known,
         senders: c.senders,
         receivers: c.receivers,
     }

@@ -105,8 +105,11 @@ pub(crate) fn channels(
                 dropped,
                 queued: sent.saturating_sub(received).saturating_sub(dropped),
                 max_queued: s.max,
-                // Stored as 1 + capacity; 0: unbounded.
-                capacity: s.capacity.checked_sub(1),
+                // Stored as 1 + capacity; 0: unbounded, when a channel
+                // was made here. With none made in this report (made
+                // before the session), 0 says nothing.
+                capacity: s.capacity.checked_sub(1).filter(|_| s.timed_cancelled != 0),
+                capacity_known: s.timed_cancelled != 0,
                 send_wait_ns: s.busy_ns,
                 recv_wait_ns: s.self_ns,
                 latency_count: s.timed,

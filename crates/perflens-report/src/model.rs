@@ -324,6 +324,12 @@ fn percent_of(part: u64, total: u64) -> Option<f64> {
     (total > 0).then(|| part as f64 * 100.0 / total as f64)
 }
 
+/// A channel row's capacity as read from a report that lacks
+/// `capacity_known` (written before it existed): known.
+fn known() -> bool {
+    true
+}
+
 /// One channel site: every channel made at one `perflens::channel!` (or
 /// reported through one probe), summed over its channels and threads.
 ///
@@ -356,8 +362,16 @@ pub struct ChannelRow {
     /// for a probe that passes it).
     pub max_queued: u64,
     /// The largest capacity of a channel made here; `None` for unbounded
-    /// channels.
+    /// channels, or when the capacity is not known (see
+    /// [`ChannelRow::capacity_known`]).
     pub capacity: Option<u64>,
+    /// Whether `capacity` is known: false when the report holds no
+    /// channel made here (`created` is 0: the channels were made before
+    /// the session started, or their creation could not be recorded),
+    /// and then `capacity` is `None` without meaning unbounded. Reports
+    /// written before this field existed lack it, and read as known.
+    #[serde(default = "known")]
+    pub capacity_known: bool,
     /// Time senders waited for room in a full channel, summed.
     pub send_wait_ns: u64,
     /// Time receivers waited for a message in an empty channel, summed.

@@ -607,6 +607,16 @@ fn locks_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
     )
 }
 
+/// A channel row's capacity: a number, `unbounded`, or `-` when no
+/// channel made at the site is in the report (its capacity is not known).
+fn capacity_cell(row: &crate::ChannelRow) -> String {
+    match (row.capacity_known, row.capacity) {
+        (false, _) => "-".to_string(),
+        (true, Some(c)) => count(c),
+        (true, None) => "unbounded".to_string(),
+    }
+}
+
 /// The channel sites, by messages sent: traffic, what is queued, waits
 /// on either side, and the send-to-receive latency.
 fn channels_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
@@ -639,7 +649,7 @@ fn channels_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
             count(row.received),
             count(row.queued),
             count(row.max_queued),
-            row.capacity.map_or_else(|| "unbounded".to_string(), count),
+            capacity_cell(row),
             count(row.dropped),
             time_cell(report, row.send_wait_ns, false),
             time_cell(report, row.recv_wait_ns, false),

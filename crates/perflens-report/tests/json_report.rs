@@ -57,7 +57,8 @@ fn all_reports() -> Vec<Report> {
         wait_max_ns: 2_000,
     });
     out.push(locks);
-    // With a Channels section: one bounded, one unbounded (capacity null).
+    // With a Channels section: one bounded, one unbounded (capacity null),
+    // one whose capacity is not known (null, capacity_known false).
     let mut channels = fixture_report();
     let jobs = perflens_report::ChannelRow {
         name: "jobs".into(),
@@ -70,6 +71,7 @@ fn all_reports() -> Vec<Report> {
         queued: 3,
         max_queued: 8,
         capacity: Some(8),
+        capacity_known: true,
         send_wait_ns: 12_000,
         recv_wait_ns: 4_000,
         latency_count: 97,
@@ -83,7 +85,15 @@ fn all_reports() -> Vec<Report> {
         capacity: None,
         ..jobs.clone()
     };
-    channels.channels.extend([jobs, unbounded]);
+    // Made before the session: none made in it, its capacity not known.
+    let unknown = perflens_report::ChannelRow {
+        name: "src/main.rs:20:5".into(),
+        created: 0,
+        capacity: None,
+        capacity_known: false,
+        ..jobs.clone()
+    };
+    channels.channels.extend([jobs, unbounded, unknown]);
     out.push(channels);
     // With Streams and Futures sections.
     let mut flows = fixture_report();

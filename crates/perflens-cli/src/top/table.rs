@@ -417,7 +417,8 @@ fn named(name: &str, values: Vec<Raw>) -> RawRow {
 }
 
 /// The Channels rows. Durations are `-` where no clock was read (count
-/// mode) and percentiles where no message's latency was measured.
+/// mode), percentiles where no message's latency was measured, and the
+/// capacity where it is not known.
 fn channels(report: &Report) -> Vec<RawRow> {
     let timed = report.has_timing();
     let time = |ns: u64| if timed { Raw::U(ns) } else { Raw::Missing };
@@ -438,8 +439,13 @@ fn channels(report: &Report) -> Vec<RawRow> {
                     Raw::U(c.received),
                     Raw::U(c.queued),
                     Raw::U(c.max_queued),
-                    c.capacity
-                        .map_or_else(|| Raw::T("unbounded".into()), Raw::U),
+                    // `-` when no channel made at the site is in the
+                    // report (its capacity is not known).
+                    match (c.capacity_known, c.capacity) {
+                        (false, _) => Raw::Missing,
+                        (true, Some(cap)) => Raw::U(cap),
+                        (true, None) => Raw::T("unbounded".into()),
+                    },
                     Raw::U(c.dropped),
                     time(c.send_wait_ns),
                     time(c.recv_wait_ns),

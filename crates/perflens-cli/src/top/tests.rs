@@ -1833,3 +1833,31 @@ fn the_table_is_drawn_as_the_table_widget_drew_it() {
         }
     }
 }
+
+/// A channel whose capacity the report does not know (none of its
+/// channels was made in the session: `capacity_known` false) shows `-`,
+/// never `unbounded`; one whose report predates the field reads as known.
+#[test]
+fn a_channel_capacity_not_known_is_a_dash() {
+    let unknown = channel("made before", 5, 5, 0, None).replace(
+        r#""capacity": null,"#,
+        r#""capacity": null, "capacity_known": false,"#,
+    );
+    let report = flow_report(
+        1_000_000_000,
+        &[unknown, channel("results", 400, 400, 0, None)],
+        &[],
+    );
+    assert!(
+        !(report.channels.iter())
+            .find(|c| c.name == "made before")
+            .unwrap()
+            .capacity_known
+    );
+    let mut app = app();
+    app.update(Ok(frame(report)));
+    app.key(Key::Char('d'));
+    assert_eq!(app.table().headers[5], "Capacity");
+    assert_eq!(cells(&app, "made before")[5], "-");
+    assert_eq!(cells(&app, "results")[5], "unbounded");
+}

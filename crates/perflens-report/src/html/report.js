@@ -266,10 +266,16 @@
     { key: "cancelled_wait_ns", label: "Cancelled wait", num: true, fmt: ns, get: (w) => w.cancelled_wait_ns || 0 },
     { key: "measured_ns", label: "Measured inside", num: true, fmt: ns },
     { key: "expr", label: "Awaited" }], null);
+  // A channel's capacity: a number, unbounded (sorted above every
+  // number), or null ("-") when the report holds no channel made at the
+  // site (capacity_known false; reports without the field know it).
+  const UNBOUNDED = Number.MAX_SAFE_INTEGER;
+  const capacity = (c) => (c.capacity_known === false ? null : c.capacity ?? UNBOUNDED);
   section("channels", R.channels, [
     { key: "name", label: "Channel" }, { key: "created", label: "Made", num: true, fmt: count },
     { key: "sent", label: "Sent", num: true, fmt: count }, { key: "received", label: "Received", num: true, fmt: count },
     { key: "queued", label: "Queued", num: true, fmt: count }, { key: "max_queued", label: "Max queued", num: true, fmt: count },
+    { key: "capacity", label: "Capacity", num: true, get: capacity, fmt: (v) => (v === UNBOUNDED ? "unbounded" : count(v)) },
     { key: "dropped", label: "Dropped", num: true, fmt: count }, { key: "send_wait_ns", label: "Send wait", num: true, fmt: ns },
     { key: "recv_wait_ns", label: "Recv wait", num: true, fmt: ns }, { key: "latency_p50_ns", label: "Latency p50", num: true, fmt: ns },
     { key: "latency_p99_ns", label: "p99", num: true, fmt: ns }], "sent");
