@@ -209,6 +209,20 @@ async fn make_flows() {
         },
     );
 
+    // Made on a thread that has exited since; its endpoints live on.
+    let (tx, rx) = std::thread::spawn(|| {
+        perflens::channel!(
+            std::sync::mpsc::sync_channel::<u32>(5),
+            label = "made by a gone thread"
+        )
+    })
+    .join()
+    .unwrap();
+    parked_thread(move || {
+        let _ = rx.recv();
+    });
+    keep.push(Box::new(tx));
+
     // flume.
     let (tx, rx) = perflens::channel!(flume::bounded::<u32>(2), label = "flume idle");
     spawn_parked(async move { rx.recv_async().await });
@@ -420,6 +434,7 @@ fn channel_rows() -> Vec<Want> {
         busy("crossbeam busy", None),
         idle("std idle", Some(3)),
         busy("std busy", None),
+        idle("made by a gone thread", Some(5)),
         idle("flume idle", Some(2)),
         busy("flume busy", None),
         idle("async-channel idle", Some(2)),
