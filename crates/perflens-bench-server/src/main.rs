@@ -9,8 +9,10 @@
 //!
 //! Modes: `off` (perflens compiled out), `enabled` (timing), `cpu`
 //! (timing and CPU sampling at the default 1 kHz), `alloc`, `flow` (the
-//! store's lock and the stats channel measured) and `all` (`alloc`,
-//! `cpu` and `flow` together). `PERFLENS_BENCH_MODES=enabled,cpu` picks
+//! store's lock and the stats channel measured), `all` (`alloc`,
+//! `cpu` and `flow` together), `cpu-perf` and `cpu-timer` (`cpu` with
+//! every thread on a perf event, or on a timer) and `hotpath` (the same
+//! functions under hotpath 0.30.3, the leading peer, perflens off). `PERFLENS_BENCH_MODES=enabled,cpu` picks
 //! some (`enabled` is always run: it is the baseline).
 //!
 //! A run: start the server, open the connections, warm up, then each
@@ -77,6 +79,8 @@ const MODES: &[Mode] = &[
     mode("alloc", "alloc"),
     mode("flow", "flow"),
     mode("all", "alloc,cpu,flow"),
+    // The same six functions under hotpath 0.30.3, perflens off.
+    mode("hotpath", "hotpath"),
 ];
 
 /// Requests sent before the timed ones (per connection).

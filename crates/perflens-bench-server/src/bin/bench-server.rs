@@ -4,14 +4,19 @@
 //! operation, a key, a value), each answer 8; a connection is one task
 //! that reads a request, runs it against a store behind a lock, counts it
 //! on a stats task through a channel, and writes the answer. Six
-//! functions are measured, four of them per request, as a user would
+//! functions are measured, three of them per request, as a user would
 //! measure a server's handlers.
 //!
 //! Built once per mode by the driver, with the crate's features: none
 //! (perflens off), `enabled`, `cpu`, `alloc`, `flow` (the lock and the
-//! channel measured). Prints its port on stdout, then serves until
-//! SIGTERM (under perflens, the session ends there and writes its report
-//! to stderr, as a user's server would).
+//! channel measured), or `hotpath` (the same functions under hotpath
+//! 0.30.3's `measure` and `main`, perflens off). Prints its port on
+//! stdout, then serves until SIGTERM (under perflens, the session ends
+//! there and writes its report to stderr, as a user's server would).
+//!
+//! The runtime is tokio's multi-threaded one, one worker per core, with
+//! 8 MiB worker stacks in every mode: hotpath's measured futures overflow
+//! tokio's default 2 MiB on the first request.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -55,9 +60,21 @@ fn stats_channel() -> (mpsc::Sender<Stat>, mpsc::Receiver<Stat>) {
     ends
 }
 
-#[tokio::main]
+#[cfg_attr(feature = "hotpath", hotpath::main)]
 #[perflens::main]
-async fn main() {
+fn main() {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(8 << 20)
+        .build()
+        .expect("runtime")
+        .block_on(run());
+}
+
+/// Accepts connections and serves each on a task of its own, forever.
+#[cfg_attr(feature = "hotpath", hotpath::measure)]
+#[perflens::measure]
+async fn run() {
     let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let port = listener.local_addr().expect("local address").port();
     let mut out = std::io::stdout().lock();
@@ -78,6 +95,7 @@ async fn main() {
 }
 
 /// Counts the requests by operation until every sender is gone.
+#[cfg_attr(feature = "hotpath", hotpath::measure)]
 #[perflens::measure]
 async fn stats(mut rx: mpsc::Receiver<Stat>) -> [u64; 2] {
     let mut seen = [0u64; 2];
@@ -88,6 +106,7 @@ async fn stats(mut rx: mpsc::Receiver<Stat>) -> [u64; 2] {
 }
 
 /// One connection: requests in, answers out, until the client closes.
+#[cfg_attr(feature = "hotpath", hotpath::measure)]
 #[perflens::measure]
 async fn serve(socket: TcpStream, store: Store, stats: mpsc::Sender<Stat>) {
     let (mut rd, mut wr) = socket.into_split();
@@ -103,6 +122,7 @@ async fn serve(socket: TcpStream, store: Store, stats: mpsc::Sender<Stat>) {
 }
 
 /// The next request, or `None` at the end of the stream.
+#[cfg_attr(feature = "hotpath", hotpath::measure)]
 #[perflens::measure]
 async fn read_request(rd: &mut OwnedReadHalf) -> Option<(u8, u32, u64)> {
     let mut buf = [0u8; 16];
@@ -114,6 +134,7 @@ async fn read_request(rd: &mut OwnedReadHalf) -> Option<(u8, u32, u64)> {
 
 /// Runs one request against the store: a set answers the old value, a
 /// get the current one (0: none).
+#[cfg_attr(feature = "hotpath", hotpath::measure)]
 #[perflens::measure]
 fn handle(store: &Store, (op, key, value): (u8, u32, u64)) -> u64 {
     let mut map = store.lock().unwrap_or_else(|e| e.into_inner());
@@ -124,6 +145,7 @@ fn handle(store: &Store, (op, key, value): (u8, u32, u64)) -> u64 {
     }
 }
 
+#[cfg_attr(feature = "hotpath", hotpath::measure)]
 #[perflens::measure]
 async fn write_answer(wr: &mut OwnedWriteHalf, answer: u64) -> std::io::Result<()> {
     wr.write_all(&answer.to_le_bytes()).await
