@@ -300,7 +300,11 @@ fn build(dir: &Path, features: &str) -> PathBuf {
     assert!(ok, "building the {mode} server failed");
     let built = dir.join("bench-server");
     let kept = dir.join(format!("bench-server-{mode}"));
-    std::fs::copy(&built, &kept).expect("copy the server");
+    // Copied beside, then renamed: a server of an earlier run still
+    // running (its file busy) does not stop this one.
+    let fresh = dir.join(format!(".bench-server-{mode}.new"));
+    std::fs::copy(&built, &fresh).expect("copy the server");
+    std::fs::rename(&fresh, &kept).expect("put the server in place");
     kept
 }
 
