@@ -124,11 +124,11 @@ fn a_switching_thread_moves_to_the_timer_and_a_busy_one_keeps_its_perf_event() {
         assert!(s.samples > 0, "{s:?}");
         samples_add_up(&report, b, 0.95);
         // The timer's samples come at the scheduler's tick, and only when
-        // the thread is running then: for a thread that runs 5% of the
-        // time, the CPU it used since the last tick that found it running
-        // is on no sample yet when sampling stops (a few ticks' worth,
-        // of its 40 ms).
-        samples_add_up(&report, s, 0.5);
+        // the thread is running then: a thread that runs 5% of the time
+        // is found running at few ticks, and the CPU it used since the
+        // last one is on no sample when sampling stops (seen: 21 of 44
+        // ms). So only the upper bound holds for it.
+        samples_add_up(&report, s, 0.0);
     }
 }
 
@@ -139,4 +139,46 @@ fn a_perf_event_asked_for_by_name_is_never_moved() {
     assert_eq!(s.source, CpuSource::PerfEvent);
     assert!(!s.moved_to_timer);
     assert!(report.threads.iter().all(|t| !t.moved_to_timer));
+}
+
+#[test]
+fn a_moved_thread_that_settles_goes_back_to_its_perf_event() {
+    assert!(
+        perf_available(),
+        "perf_event_open is refused here: this test needs it"
+    );
+    let _s = serial();
+    let guard = ProfilerGuardBuilder::default()
+        .ignore_env()
+        .frequency(1000)
+        .source(SourcePreference::Auto)
+        .kernel(KernelMode::Auto)
+        .build()
+        .expect("start");
+    let (finished, released) = (Barrier::new(2), Barrier::new(2));
+    let me = AtomicU64::new(0);
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            me.store(tid(), Ordering::Relaxed);
+            // Switching: 100 µs of work between sleeps of 2 ms, 300 ms.
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(300) {
+                std::hint::black_box(leaf_spin(std::hint::black_box(100_000)));
+                std::thread::sleep(Duration::from_millis(2));
+            }
+            // Then steady: 400 ms of CPU, four of the sampler's looks.
+            busy_for(Duration::from_millis(400));
+            finished.wait();
+            released.wait();
+        });
+        finished.wait();
+        let report = guard.stop().build().expect("report");
+        released.wait();
+        report
+    });
+    let me = me.load(Ordering::Relaxed);
+    let t = thread(&report, me);
+    assert_eq!(t.source, CpuSource::PerfEvent, "{t:?}");
+    assert!(!t.moved_to_timer, "{t:?}");
+    samples_add_up(&report, t, 0.9);
 }

@@ -64,6 +64,11 @@ fn a_thousand_threads_in_waves_are_counted_exactly() {
             tids.push(tid as u64);
         }
     }
+    // Starting and joining a thousand threads switched this thread so
+    // often that the sampler moved it to the timer source (a perf event
+    // costs every context switch); running steadily, it goes back to its
+    // perf event at the sampler's next looks (every 100 ms): give it two.
+    spin_cpu(250);
     let cpu_before = thread_cpu();
     after_the_waves();
     let spun = thread_cpu() - cpu_before;

@@ -21,8 +21,9 @@
 //! [`CHECK_EVERY_PASSES`] passes, and moves a thread that switched more
 //! than [`MAX_SWITCHES_PER_CPU_MS`] times per millisecond of its CPU time
 //! to the timer source. A CPU-bound thread (a switch per tick at most,
-//! under contention) keeps its perf event and its full rate. A thread is
-//! moved once and stays moved; the report says which threads were.
+//! under contention) keeps its perf event and its full rate. A moved
+//! thread that later runs steadily (see [`settled`]) goes back to a perf
+//! event; the report says which threads are on the timer for switching.
 //!
 //! The move, under the session's mutex: the perf event is disabled (no
 //! further overflow), the new timer's id is stored in the slot before its
@@ -89,12 +90,25 @@ pub(super) fn switches_too_often(cpu_ns: u64, switched: u64) -> bool {
             > u128::from(MAX_SWITCHES_PER_CPU_MS) * u128::from(cpu_ns)
 }
 
+/// Whether a moved thread that used `cpu_ns` of CPU with `switched`
+/// switches in a window runs steadily enough to go back to a perf event:
+/// at least 10 ms of CPU (a tenth of the window) at under a quarter of
+/// the limit's switches, so that a thread near the limit does not go back
+/// and forth.
+pub(super) fn settled(cpu_ns: u64, switched: u64) -> bool {
+    cpu_ns >= 10_000_000
+        && u128::from(switched) * 4_000_000
+            < u128::from(MAX_SWITCHES_PER_CPU_MS) * u128::from(cpu_ns)
+}
+
 impl Session {
     /// Looks at the perf-sampled thread in slot `idx` and moves it to the
     /// timer source if it switched too often since the last look.
     pub(super) fn check_switches(&self, sh: &mut Shared, idx: usize) {
         let slot = &self.slots[idx];
-        if slot.source.load(Ordering::Relaxed) != SOURCE_PERF {
+        let moved = sh.threads[sh.owned[idx].entry].moved_to_timer;
+        let source = slot.source.load(Ordering::Relaxed);
+        if source != SOURCE_PERF && !(source == SOURCE_TIMER && moved) {
             return;
         }
         let tid = slot.tid.load(Ordering::Relaxed);
@@ -102,11 +116,51 @@ impl Session {
             return;
         };
         let last = sh.owned[idx].switches.replace(now);
-        if let Some((cpu0, n0)) = last
-            && switches_too_often(now.0.saturating_sub(cpu0), now.1.saturating_sub(n0))
-        {
+        let Some((cpu0, n0)) = last else {
+            return;
+        };
+        let (cpu, switched) = (now.0.saturating_sub(cpu0), now.1.saturating_sub(n0));
+        if source == SOURCE_PERF && switches_too_often(cpu, switched) {
             self.move_to_timer(sh, idx);
+        } else if source == SOURCE_TIMER && settled(cpu, switched) {
+            self.move_to_perf(sh, idx);
         }
+    }
+
+    /// Moves a thread that [`move_to_timer`](Self::move_to_timer) moved
+    /// back to a perf event, now that it runs without switching (a main
+    /// thread that started and joined a thousand threads, then computes).
+    /// Only where the perf event includes the kernel: a thread's kernel
+    /// time is then on its samples under both sources. A handler that
+    /// read the timer source just before the swap may weigh its sample
+    /// with the new handle's overrun count (one period, give or take).
+    pub(super) fn move_to_perf(&self, sh: &mut Shared, idx: usize) {
+        let slot = &self.slots[idx];
+        let tid = slot.tid.load(Ordering::Relaxed);
+        let timer = slot.handle.load(Ordering::Relaxed) as i32;
+        let (source, handle, signal, kernel) = self.open_source(tid);
+        let fd = match handle {
+            Ok(fd) if source == SOURCE_PERF && kernel => fd,
+            Ok(h) => {
+                sources::stop(source, h);
+                sources::release(source, h);
+                return;
+            }
+            Err(_) => return,
+        };
+        slot.last_cpu
+            .store(thread_cpu_ns(tid).unwrap_or(0), Ordering::Relaxed);
+        slot.user_only.store(false, Ordering::Relaxed);
+        slot.handle.store(i64::from(fd), Ordering::Relaxed);
+        slot.source.store(SOURCE_PERF, Ordering::Release);
+        if sources::enable(SOURCE_PERF, fd, self.period_ns).is_err() {
+            sh.arm_errors += 1;
+        }
+        sources::stop(SOURCE_TIMER, timer);
+        let entry = &mut sh.threads[sh.owned[idx].entry];
+        entry.source = CpuSource::PerfEvent;
+        entry.signal = signal;
+        entry.moved_to_timer = false;
     }
 
     /// Moves the thread in slot `idx` from its perf event to a timer (see
@@ -170,6 +224,10 @@ mod tests {
         // Too few switches to judge, however little CPU.
         assert!(!switches_too_often(0, MIN_SWITCHES - 1));
         assert!(switches_too_often(0, MIN_SWITCHES));
+        // Back to perf: steady CPU, few switches.
+        assert!(settled(100_000_000, 25));
+        assert!(!settled(100_000_000, 50));
+        assert!(!settled(9_000_000, 0));
     }
 
     #[test]
