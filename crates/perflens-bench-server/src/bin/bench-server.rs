@@ -60,7 +60,9 @@ fn stats_channel() -> (mpsc::Sender<Stat>, mpsc::Receiver<Stat>) {
     ends
 }
 
-#[cfg_attr(feature = "hotpath", hotpath::main)]
+// Both install a global allocator: with every feature on (the
+// workspace's checks, never a benchmark mode) perflens's is the one.
+#[cfg_attr(all(feature = "hotpath", not(feature = "alloc")), hotpath::main)]
 #[perflens::main]
 fn main() {
     tokio::runtime::Builder::new_multi_thread()
