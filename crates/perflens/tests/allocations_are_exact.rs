@@ -325,7 +325,16 @@ fn futures_on_a_multi_thread_runtime_are_exact() {
     drop(session.finish());
     // worker(i) allocates 3 * 1000 * (i + 1): sum over i = 3000 * 36.
     let expected = 3_000 * 36;
-    assert_eq!(excl(&snap, "worker"), (expected, 24, expected, 24));
+    let (bytes, count, incl_bytes, incl_count) = excl(&snap, "worker");
+    assert_eq!((bytes, count), (expected, 24));
+    // Inclusive adds what the awaited sleeps allocated inside worker's
+    // polls, tokio's own: its timer driver allocates now and then when a
+    // sleep first registers (CI once saw one 92-byte allocation), so
+    // whether one falls in a worker's poll depends on the interleaving.
+    assert!(
+        (expected..expected + 4_096).contains(&incl_bytes) && (24..32).contains(&incl_count),
+        "{incl_bytes} bytes in {incl_count} allocations inclusive"
+    );
     drop(rt);
 }
 
