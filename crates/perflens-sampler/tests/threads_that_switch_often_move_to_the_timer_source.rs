@@ -112,6 +112,9 @@ fn a_switching_thread_moves_to_the_timer_and_a_busy_one_keeps_its_perf_event() {
         assert!(!b.moved_to_timer);
         assert_eq!(s.source, CpuSource::Timer, "{kernel:?}");
         assert!(s.moved_to_timer);
+        // Its samples now come with the session's signal (a timer's), not
+        // perf's SIGTRAP.
+        assert_ne!(s.signal, libc::SIGTRAP);
         // From the move on, the timer's samples include kernel time; what
         // a perf event that excluded it left unsampled before the move is
         // the thread's kernel time, apart.

@@ -203,6 +203,8 @@ impl Session {
         sources::release(SOURCE_PERF, fd);
         let entry = &mut sh.threads[e];
         entry.source = CpuSource::Timer;
+        // A timer signals with the session's signal, not perf's SIGTRAP.
+        entry.signal = self.cfg.signal;
         entry.kernel = true;
         entry.moved_to_timer = true;
     }
