@@ -9,10 +9,11 @@
 //! A server's I/O threads switch tens of thousands of times a second:
 //! measured on a tokio server here (`perflens-bench-server`, 2 vCPUs), 34
 //! switches per millisecond of the workers' CPU time, and the perf event
-//! raised the server's CPU by 1.2x, whatever the sampling rate. The
+//! raised the server's CPU by 1.12x to 1.25x over runs, whatever the
+//! sampling rate. The
 //! timer source (a POSIX timer on the thread's CPU clock) is checked at
 //! the scheduler tick and costs nothing per switch: on the same server,
-//! 0.98x. Its samples come at the tick, at most one per tick per thread,
+//! 0.98x to 1.06x over runs. Its samples come at the tick, at most one per tick per thread,
 //! each weighted by the periods it stands for, so a thread's CPU total
 //! stays exact; only the resolution is coarser.
 //!
