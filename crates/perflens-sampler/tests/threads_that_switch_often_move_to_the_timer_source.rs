@@ -135,6 +135,55 @@ fn a_switching_thread_moves_to_the_timer_and_a_busy_one_keeps_its_perf_event() {
     }
 }
 
+/// A server's worker idles until its first request, then switches tens of
+/// times per millisecond of its CPU: it leaves its perf event within a
+/// pass or two of becoming busy (the watcher looks at a thread not yet
+/// judged at every pass in which it was sampled), not only at the next
+/// regular look, up to 200 ms later, while the perf event costs it a
+/// fifth more CPU. Here the busy phase lasts 60 ms and the sampler stops
+/// at its end: with looks every 100 ms only, the thread was moved in
+/// about half of the runs.
+#[test]
+fn an_idle_thread_that_starts_switching_moves_within_its_first_busy_passes() {
+    assert!(
+        perf_available(),
+        "perf_event_open is refused here: this test needs it"
+    );
+    let _s = serial();
+    let guard = ProfilerGuardBuilder::default()
+        .ignore_env()
+        .frequency(1000)
+        .source(SourcePreference::Auto)
+        .kernel(KernelMode::Auto)
+        .build()
+        .expect("start");
+    let (finished, released) = (Barrier::new(2), Barrier::new(2));
+    let me = AtomicU64::new(0);
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            me.store(tid(), Ordering::Relaxed);
+            // Idle (parked, as a worker waiting for its first request),
+            // through a few regular looks.
+            std::thread::sleep(Duration::from_millis(250));
+            // Busy: 100 µs of work, 100 µs asleep, for 60 ms.
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(60) {
+                std::hint::black_box(leaf_spin(std::hint::black_box(100_000)));
+                std::thread::sleep(Duration::from_micros(100));
+            }
+            finished.wait();
+            released.wait();
+        });
+        finished.wait();
+        let report = guard.stop().build().expect("report");
+        released.wait();
+        report
+    });
+    let t = thread(&report, me.load(Ordering::Relaxed));
+    assert!(t.moved_to_timer, "{t:?}");
+    assert_eq!(t.source, CpuSource::Timer, "{t:?}");
+}
+
 #[test]
 fn a_perf_event_asked_for_by_name_is_never_moved() {
     let (report, _, switching) = run(SourcePreference::PerfEvent, KernelMode::Auto);

@@ -21,7 +21,13 @@
 //! the watcher looks at every perf-sampled thread every
 //! [`CHECK_EVERY_PASSES`] passes, and moves a thread that switched more
 //! than [`MAX_SWITCHES_PER_CPU_MS`] times per millisecond of its CPU time
-//! to the timer source. A CPU-bound thread (a switch per tick at most,
+//! to the timer source (voluntary switches only: its waits, see
+//! [`switches`]). A thread not yet judged (no look has seen enough
+//! of it, see [`conclusive`]) is looked at every pass in which it was
+//! sampled, so a server's worker leaves its perf event within a pass or
+//! two of its first busy moment rather than up to 200 ms later (a tenth
+//! of a two-second benchmark run at a fifth more CPU); an idle thread is
+//! not sampled and costs no look. A CPU-bound thread (a switch per tick at most,
 //! under contention) keeps its perf event and its full rate. A moved
 //! thread that later runs steadily (see [`settled`]) goes back to a perf
 //! event; the report says which threads are on the timer for switching.
@@ -43,8 +49,8 @@ use super::sources::{self, SOURCE_PERF, SOURCE_TIMER};
 use super::thread_cpu_ns;
 use crate::CpuSource;
 
-/// Context switches per millisecond of a thread's CPU time above which
-/// it leaves its perf event. Chosen from the cost measured here: about 6
+/// Voluntary context switches per millisecond of a thread's CPU time
+/// above which it leaves its perf event. Chosen from the cost measured here: about 6
 /// µs of CPU per switch with a perf event (the server above: +325 ms over
 /// 45,000 switches), so at 2 switches per CPU millisecond the perf event
 /// would add about 1.2% to the thread's CPU; a CPU-bound thread switches
@@ -59,28 +65,35 @@ pub(super) const CHECK_EVERY_PASSES: u64 = 10;
 /// left as it is.
 const MIN_SWITCHES: u64 = 20;
 
-/// Thread `tid`'s CPU time (ns) and the times it was switched in so far,
-/// from `/proc/self/task/<tid>/schedstat` (`CONFIG_SCHED_INFO`), else its
-/// voluntary and involuntary switches from `status`. `None` if neither
-/// can be read (the thread is gone).
+/// CPU time in a window that judges a thread whatever its switches (a
+/// CPU-bound thread: half of a 10 ms pass).
+const JUDGE_CPU_NS: u64 = 5_000_000;
+
+/// Whether a window of `cpu_ns` of CPU time with `switched` switches saw
+/// enough of a thread to decide on its source: once one has, the thread
+/// is looked at every [`CHECK_EVERY_PASSES`] passes only.
+pub(super) fn conclusive(cpu_ns: u64, switched: u64) -> bool {
+    switched >= MIN_SWITCHES || cpu_ns >= JUDGE_CPU_NS
+}
+
+/// Thread `tid`'s CPU time (ns) and its voluntary context switches so
+/// far (the times it waited: I/O, a lock, a sleep, a parked worker), from
+/// its CPU clock and `/proc/self/task/<tid>/status`. `None` if either
+/// cannot be read (the thread is gone).
+///
+/// Only voluntary switches count: they are what the thread does by its
+/// nature, while the switches others force on it come and go with the
+/// machine's load. A CPU-bound thread on a loaded machine is preempted
+/// often (seen in the tests beside a parallel build: enough in a 10 ms
+/// window to pass the limit), and should keep its perf event and its
+/// resolution when the load goes.
 pub(super) fn switches(tid: i32) -> Option<(u64, u64)> {
-    if let Ok(s) = std::fs::read_to_string(format!("/proc/self/task/{tid}/schedstat")) {
-        let mut f = s.split_ascii_whitespace();
-        let cpu = f.next().and_then(|v| v.parse().ok());
-        let count = f.nth(1).and_then(|v| v.parse().ok());
-        if let (Some(cpu), Some(count)) = (cpu, count) {
-            return Some((cpu, count));
-        }
-    }
     let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
-    let field = |name: &str| -> Option<u64> {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|v| v.trim().parse().ok())
-    };
-    let count = field("voluntary_ctxt_switches:")? + field("nonvoluntary_ctxt_switches:")?;
-    Some((thread_cpu_ns(tid)?, count))
+    let voluntary = status
+        .lines()
+        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+        .and_then(|v| v.trim().parse().ok())?;
+    Some((thread_cpu_ns(tid)?, voluntary))
 }
 
 /// Whether a window of `cpu_ns` of CPU time with `switched` switches
@@ -102,7 +115,27 @@ pub(super) fn settled(cpu_ns: u64, switched: u64) -> bool {
             < u128::from(MAX_SWITCHES_PER_CPU_MS) * u128::from(cpu_ns)
 }
 
+/// Whether a pass between two regular looks looks at a thread: one on a
+/// perf event, not yet judged, that was sampled since the last pass (it
+/// is running now; an idle thread is not sampled and costs nothing).
+pub(super) fn quick_look(on_perf: bool, judged: bool, sampled: bool) -> bool {
+    on_perf && !judged && sampled
+}
+
 impl Session {
+    /// Whether the watcher's pass `pass` looks at the thread in slot
+    /// `idx`: every [`CHECK_EVERY_PASSES`] passes, and every pass in which
+    /// a perf-sampled thread not yet judged was sampled.
+    pub(super) fn looks_at(&self, sh: &mut Shared, idx: usize, pass: u64) -> bool {
+        let slot = &self.slots[idx];
+        let samples = slot.samples.load(Ordering::Relaxed);
+        let owned = &mut sh.owned[idx];
+        let sampled = samples != owned.samples_at_look;
+        owned.samples_at_look = samples;
+        let on_perf = slot.source.load(Ordering::Relaxed) == SOURCE_PERF;
+        pass.is_multiple_of(CHECK_EVERY_PASSES) || quick_look(on_perf, owned.judged, sampled)
+    }
+
     /// Looks at the perf-sampled thread in slot `idx` and moves it to the
     /// timer source if it switched too often since the last look.
     pub(super) fn check_switches(&self, sh: &mut Shared, idx: usize) {
@@ -116,11 +149,20 @@ impl Session {
         let Some(now) = switches(tid) else {
             return;
         };
-        let last = sh.owned[idx].switches.replace(now);
-        let Some((cpu0, n0)) = last else {
+        let Some((cpu0, n0)) = sh.owned[idx].switches else {
+            sh.owned[idx].switches = Some(now);
             return;
         };
         let (cpu, switched) = (now.0.saturating_sub(cpu0), now.1.saturating_sub(n0));
+        if conclusive(cpu, switched) {
+            sh.owned[idx].judged = true;
+        } else if source == SOURCE_PERF {
+            // Too little seen to judge: the window goes on from the same
+            // start (quick looks would otherwise cut it into pieces none
+            // of which ever holds enough switches).
+            return;
+        }
+        sh.owned[idx].switches = Some(now);
         if source == SOURCE_PERF && switches_too_often(cpu, switched) {
             self.move_to_timer(sh, idx);
         } else if source == SOURCE_TIMER && settled(cpu, switched) {
@@ -227,6 +269,16 @@ mod tests {
         // Too few switches to judge, however little CPU.
         assert!(!switches_too_often(0, MIN_SWITCHES - 1));
         assert!(switches_too_often(0, MIN_SWITCHES));
+        // Judged: enough switches or enough CPU; a thread that barely ran
+        // is looked at again at its next sampled pass.
+        assert!(conclusive(1_000, MIN_SWITCHES));
+        assert!(conclusive(JUDGE_CPU_NS, 0));
+        assert!(!conclusive(JUDGE_CPU_NS - 1, MIN_SWITCHES - 1));
+        // Quick looks: only at a sampled perf thread not yet judged.
+        assert!(quick_look(true, false, true));
+        assert!(!quick_look(true, true, true));
+        assert!(!quick_look(true, false, false));
+        assert!(!quick_look(false, false, true));
         // Back to perf: steady CPU, few switches.
         assert!(settled(100_000_000, 25));
         assert!(!settled(100_000_000, 50));

@@ -106,6 +106,11 @@ pub(super) struct SlotOwned {
     /// The thread's CPU time and switches at the watcher's last look
     /// (see `moves.rs`).
     pub(super) switches: Option<(u64, u64)>,
+    /// A look saw enough of the thread to decide on its source (see
+    /// `moves::conclusive`); until then it is looked at quickly.
+    pub(super) judged: bool,
+    /// The thread's sample count at the watcher's last look.
+    pub(super) samples_at_look: u64,
 }
 
 fn hash_tid(tid: i32, len: usize) -> usize {
@@ -184,6 +189,8 @@ impl Session {
         let cache_ptr: *mut UnwindCache = &mut **cache;
         owned.maps = maps.cloned();
         owned.switches = None;
+        owned.judged = false;
+        owned.samples_at_look = 0;
         slot.ring.store(ring_ptr, Ordering::Relaxed);
         slot.ring_mask
             .store(self.cfg.ring_words - 1, Ordering::Relaxed);

@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
-use super::moves;
 use super::session::Session;
 use super::{gettid, thread_alive, thread_cpu_ns};
 use crate::SourcePreference;
@@ -110,10 +109,9 @@ impl Session {
         }
         let live: Vec<usize> = sh.by_tid.values().copied().collect();
         let pass = self.passes.fetch_add(1, Ordering::Relaxed);
-        let look = self.cfg.source == SourcePreference::Auto
-            && pass.is_multiple_of(moves::CHECK_EVERY_PASSES);
+        let auto = self.cfg.source == SourcePreference::Auto;
         for idx in live {
-            if look {
+            if auto && self.looks_at(&mut sh, idx, pass) {
                 self.check_switches(&mut sh, idx);
             }
             self.drain(&mut sh, idx);
