@@ -80,6 +80,20 @@ fn spawn(json: &Path, env: &[(&str, &str)]) -> Child {
     for (k, v) in env {
         cmd.env(k, v);
     }
+    // The child starts with SIGINT and SIGTERM at their defaults, as a
+    // program started from a terminal or by a service manager does: a
+    // test run in the background of a non-interactive shell inherits
+    // SIGINT ignored (POSIX asks that of the shell), and perflens rightly
+    // leaves an ignored signal ignored, so the child never stopped.
+    // SAFETY: between fork and exec the closure makes two signal(2)
+    // calls, which are async-signal-safe, and allocates nothing.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, || {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            libc::signal(libc::SIGTERM, libc::SIG_DFL);
+            Ok(())
+        });
+    }
     let mut child = cmd.spawn().unwrap();
     let stdout = child.stdout.take().unwrap();
     let ready = BufReader::new(stdout)
@@ -90,10 +104,30 @@ fn spawn(json: &Path, env: &[(&str, &str)]) -> Child {
     child
 }
 
+/// Waits for the child to end (at most 60 s: a child that outlives its
+/// signal is killed and the test fails, saying so, rather than hanging the
+/// suite), with what it wrote to stderr.
 fn finish(mut child: Child) -> (ExitStatus, String) {
-    let mut err = String::new();
-    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
-    (child.wait().unwrap(), err)
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut err = String::new();
+        let _ = std::io::Read::read_to_string(&mut stderr, &mut err);
+        err
+    });
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let err = reader.join().unwrap();
+            panic!("the child was still running 60 s after its signal; its stderr:\n{err}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    (status, reader.join().unwrap())
 }
 
 fn json_path(tag: &str) -> PathBuf {
