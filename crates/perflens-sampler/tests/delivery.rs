@@ -40,26 +40,51 @@ fn run_report(
     (t.samples, expected, t, report)
 }
 
+/// At 1000 Hz a thread gets a sample per millisecond of its CPU, and the
+/// samples together stand for all of that CPU. On a quiet machine 99.9%
+/// of the periods arrive (`perflens-bench-cpu` measures it); on a loaded
+/// one the kernel now and then skips a period (a thread switched out at
+/// the moment its perf event overflows: 95.3% once in 18 runs of the
+/// whole suite beside a build), and the next sample weighs two periods,
+/// so the thread's CPU total stays exact whatever the load.
 #[test]
-fn at_1000_hz_at_least_98_percent_of_expected_samples() {
+fn at_1000_hz_a_sample_per_period_and_every_period_accounted() {
     let _s = serial();
     let (got, expected, t) = run(1000, Duration::from_millis(600));
     assert_eq!(t.source, perflens_sampler::CpuSource::PerfEvent);
     assert!(
-        got as f64 >= 0.98 * expected,
-        "{got} samples, expected >= 98% of {expected:.1}"
+        got as f64 >= 0.90 * expected,
+        "{got} samples, expected >= 90% of {expected:.1}"
     );
     assert_eq!(t.dropped, 0);
+    // The samples' CPU is the thread's CPU from its first arming to its
+    // last sample: short of `cpu_ns` by the unfinished last period and
+    // the time before the thread was armed, never more.
+    let missing = t.cpu_ns as i64 - t.sampled_cpu_ns as i64;
+    assert!(
+        (0..=2_000_000).contains(&missing),
+        "samples stand for {} ns of the thread's {} ns",
+        t.sampled_cpu_ns,
+        t.cpu_ns
+    );
 }
 
 #[test]
 fn at_100_hz_samples_match_cpu_time() {
     let _s = serial();
-    let (got, expected, _) = run(100, Duration::from_millis(1000));
-    // 100 expected: at most the partial last period may be missing.
+    let (got, expected, t) = run(100, Duration::from_millis(1000));
+    // 100 expected, less the partial last period and the periods a
+    // loaded kernel skips (see above).
     assert!(
-        got as f64 >= 0.98 * expected - 1.0,
+        got as f64 >= 0.90 * expected - 1.0,
         "{got} samples, expected {expected:.1}"
+    );
+    let missing = t.cpu_ns as i64 - t.sampled_cpu_ns as i64;
+    assert!(
+        (0..=20_000_000).contains(&missing),
+        "samples stand for {} ns of the thread's {} ns",
+        t.sampled_cpu_ns,
+        t.cpu_ns
     );
 }
 

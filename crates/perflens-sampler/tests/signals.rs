@@ -12,6 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 /// Samples at 1000 Hz for 300 ms of CPU; returns (signal, samples, expected).
+/// The tests check that the signal brings the samples; how many of the
+/// periods arrive on a loaded machine is `delivery.rs`'s subject, and
+/// 90% leaves room for the periods a busy kernel skips.
 fn sample(builder: ProfilerGuardBuilder) -> (i32, u64, f64) {
     let guard = builder.frequency(1000).build().expect("start");
     let me = tid();
@@ -57,7 +60,7 @@ fn perf_events_deliver_sigtrap_by_default() {
     let _s = serial();
     let (sig, got, expected) = sample(ProfilerGuardBuilder::default());
     assert_eq!(sig, libc::SIGTRAP);
-    assert!(got as f64 >= 0.98 * expected, "{got} of {expected:.1}");
+    assert!(got as f64 >= 0.90 * expected, "{got} of {expected:.1}");
 }
 
 #[test]
@@ -66,7 +69,7 @@ fn a_configured_signal_is_used_instead() {
     let rt = libc::SIGRTMIN() + 5;
     let (sig, got, expected) = sample(ProfilerGuardBuilder::default().signal(rt));
     assert_eq!(sig, rt);
-    assert!(got as f64 >= 0.98 * expected, "{got} of {expected:.1}");
+    assert!(got as f64 >= 0.90 * expected, "{got} of {expected:.1}");
 }
 
 #[test]

@@ -138,13 +138,28 @@ fn a_switching_thread_moves_to_the_timer_and_a_busy_one_keeps_its_perf_event() {
 /// A server's worker idles until its first request, then switches tens of
 /// times per millisecond of its CPU: it leaves its perf event within a
 /// pass or two of becoming busy (the watcher looks at a thread not yet
-/// judged at every pass in which it was sampled), not only at the next
+/// judged at every pass in which it ran), not only at the next
 /// regular look, up to 200 ms later, while the perf event costs it a
 /// fifth more CPU. Here the busy phase lasts 60 ms and the sampler stops
 /// at its end: with looks every 100 ms only, the thread was moved in
 /// about half of the runs.
 #[test]
 fn an_idle_thread_that_starts_switching_moves_within_its_first_busy_passes() {
+    idle_then_switching_moves(1000, 60);
+}
+
+/// At 1 Hz a busy thread is not sampled for seconds: whether it ran is
+/// read from its CPU clock, so it leaves its perf event as quickly as at
+/// 1 kHz (with samples as the sign, only the 100 ms looks saw it, and on
+/// a server it stayed on the perf event for up to 200 ms of every run).
+#[test]
+fn at_one_hertz_a_thread_that_starts_switching_moves_as_quickly() {
+    idle_then_switching_moves(1, 30);
+}
+
+/// An idle thread, then `busy_ms` of 100 µs work, 100 µs asleep, at
+/// `freq` Hz: moved to the timer source by the end.
+fn idle_then_switching_moves(freq: i32, busy_ms: u64) {
     assert!(
         perf_available(),
         "perf_event_open is refused here: this test needs it"
@@ -152,7 +167,7 @@ fn an_idle_thread_that_starts_switching_moves_within_its_first_busy_passes() {
     let _s = serial();
     let guard = ProfilerGuardBuilder::default()
         .ignore_env()
-        .frequency(1000)
+        .frequency(freq)
         .source(SourcePreference::Auto)
         .kernel(KernelMode::Auto)
         .build()
@@ -165,9 +180,9 @@ fn an_idle_thread_that_starts_switching_moves_within_its_first_busy_passes() {
             // Idle (parked, as a worker waiting for its first request),
             // through a few regular looks.
             std::thread::sleep(Duration::from_millis(250));
-            // Busy: 100 µs of work, 100 µs asleep, for 60 ms.
+            // Busy: 100 µs of work, 100 µs asleep.
             let start = Instant::now();
-            while start.elapsed() < Duration::from_millis(60) {
+            while start.elapsed() < Duration::from_millis(busy_ms) {
                 std::hint::black_box(leaf_spin(std::hint::black_box(100_000)));
                 std::thread::sleep(Duration::from_micros(100));
             }

@@ -23,11 +23,12 @@
 //! than [`MAX_SWITCHES_PER_CPU_MS`] times per millisecond of its CPU time
 //! to the timer source (voluntary switches only: its waits, see
 //! [`switches`]). A thread not yet judged (no look has seen enough
-//! of it, see [`conclusive`]) is looked at every pass in which it was
-//! sampled, so a server's worker leaves its perf event within a pass or
-//! two of its first busy moment rather than up to 200 ms later (a tenth
-//! of a two-second benchmark run at a fifth more CPU); an idle thread is
-//! not sampled and costs no look. A CPU-bound thread (a switch per tick at most,
+//! of it, see [`conclusive`]) is looked at every pass in which it ran
+//! (its CPU clock moved, one `clock_gettime` a pass), so a server's
+//! worker leaves its perf event within a pass or two of its first busy
+//! moment rather than up to 200 ms later (a tenth of a two-second
+//! benchmark run at a fifth more CPU), at any sampling rate; an idle
+//! thread costs no look. A CPU-bound thread (a switch per tick at most,
 //! under contention) keeps its perf event and its full rate. A moved
 //! thread that later runs steadily (see [`settled`]) goes back to a perf
 //! event; the report says which threads are on the timer for switching.
@@ -116,24 +117,33 @@ pub(super) fn settled(cpu_ns: u64, switched: u64) -> bool {
 }
 
 /// Whether a pass between two regular looks looks at a thread: one on a
-/// perf event, not yet judged, that was sampled since the last pass (it
-/// is running now; an idle thread is not sampled and costs nothing).
-pub(super) fn quick_look(on_perf: bool, judged: bool, sampled: bool) -> bool {
-    on_perf && !judged && sampled
+/// perf event, not yet judged, that ran since the last pass (its CPU clock
+/// moved; an idle thread costs one clock read a pass until it runs).
+pub(super) fn quick_look(on_perf: bool, judged: bool, ran: bool) -> bool {
+    on_perf && !judged && ran
 }
 
 impl Session {
     /// Whether the watcher's pass `pass` looks at the thread in slot
     /// `idx`: every [`CHECK_EVERY_PASSES`] passes, and every pass in which
-    /// a perf-sampled thread not yet judged was sampled.
+    /// a perf-sampled thread not yet judged ran. Whether it ran is read
+    /// from its CPU clock, not from its samples: at a low rate (1 Hz) a
+    /// busy thread goes seconds without one, all of them on a perf event.
     pub(super) fn looks_at(&self, sh: &mut Shared, idx: usize, pass: u64) -> bool {
+        if pass.is_multiple_of(CHECK_EVERY_PASSES) {
+            return true;
+        }
         let slot = &self.slots[idx];
-        let samples = slot.samples.load(Ordering::Relaxed);
         let owned = &mut sh.owned[idx];
-        let sampled = samples != owned.samples_at_look;
-        owned.samples_at_look = samples;
         let on_perf = slot.source.load(Ordering::Relaxed) == SOURCE_PERF;
-        pass.is_multiple_of(CHECK_EVERY_PASSES) || quick_look(on_perf, owned.judged, sampled)
+        if !on_perf || owned.judged {
+            return false;
+        }
+        let tid = slot.tid.load(Ordering::Relaxed);
+        let cpu = thread_cpu_ns(tid).unwrap_or(0);
+        let ran = cpu != owned.cpu_at_pass;
+        owned.cpu_at_pass = cpu;
+        quick_look(on_perf, owned.judged, ran)
     }
 
     /// Looks at the perf-sampled thread in slot `idx` and moves it to the
@@ -274,7 +284,7 @@ mod tests {
         assert!(conclusive(1_000, MIN_SWITCHES));
         assert!(conclusive(JUDGE_CPU_NS, 0));
         assert!(!conclusive(JUDGE_CPU_NS - 1, MIN_SWITCHES - 1));
-        // Quick looks: only at a sampled perf thread not yet judged.
+        // Quick looks: only at a perf thread not yet judged that ran.
         assert!(quick_look(true, false, true));
         assert!(!quick_look(true, true, true));
         assert!(!quick_look(true, false, false));

@@ -109,8 +109,9 @@ pub(super) struct SlotOwned {
     /// A look saw enough of the thread to decide on its source (see
     /// `moves::conclusive`); until then it is looked at quickly.
     pub(super) judged: bool,
-    /// The thread's sample count at the watcher's last look.
-    pub(super) samples_at_look: u64,
+    /// The thread's CPU time at the watcher's last pass, while it is on a
+    /// perf event and not yet judged.
+    pub(super) cpu_at_pass: u64,
 }
 
 fn hash_tid(tid: i32, len: usize) -> usize {
@@ -190,7 +191,7 @@ impl Session {
         owned.maps = maps.cloned();
         owned.switches = None;
         owned.judged = false;
-        owned.samples_at_look = 0;
+        owned.cpu_at_pass = 0;
         slot.ring.store(ring_ptr, Ordering::Relaxed);
         slot.ring_mask
             .store(self.cfg.ring_words - 1, Ordering::Relaxed);
