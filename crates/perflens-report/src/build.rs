@@ -34,8 +34,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use perflens_core::histogram::{BUCKETS, Histogram};
-use perflens_core::snapshot::{AwaitSiteInfo, CallsiteKind, Mode, RawSnapshot};
+use perflens_format::histogram::{BUCKETS, Histogram};
+use perflens_format::snapshot::{AwaitSiteInfo, CallsiteKind, Mode, RawSnapshot};
 
 use crate::model::{
     AllocFigures, AllocTotals, Dropped, FunctionKind, FunctionRow, HotPath, Report, ReportMode,
@@ -809,11 +809,11 @@ fn hot_paths(
 /// calls leave out the paths that count no calls (`not_calls`: await and
 /// flow sites).
 fn thread_row(
-    t: &perflens_core::snapshot::ThreadSnapshot,
+    t: &perflens_format::snapshot::ThreadSnapshot,
     alloc: bool,
     not_calls: &[bool],
 ) -> ThreadRow {
-    let sum = |f: fn(&perflens_core::snapshot::NodeSnapshot) -> u64| {
+    let sum = |f: fn(&perflens_format::snapshot::NodeSnapshot) -> u64| {
         alloc.then(|| (t.nodes.iter().map(f)).fold(0u64, u64::saturating_add))
     };
     let unattributed = alloc.then(|| {

@@ -29,7 +29,7 @@
 
 use std::collections::HashMap;
 
-use perflens_core::snapshot::RawSnapshot;
+use perflens_format::snapshot::RawSnapshot;
 
 use crate::build::{Merged, Tree, merge_paths, resolve_rows, subtree_sums};
 use crate::model::{CpuFigures, CpuSummary, CpuThreadRow, HotPath, KernelTime, Report};

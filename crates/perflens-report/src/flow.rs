@@ -3,8 +3,8 @@
 //! threads that used it.
 
 use crate::model::{ChannelRow, FutureRow, LockRow, StreamRow};
-use perflens_core::snapshot::{CallsiteKind, RawSnapshot};
-use perflens_core::{FlowKind, Histogram};
+use perflens_format::snapshot::{CallsiteKind, RawSnapshot};
+use perflens_format::{FlowKind, Histogram};
 use std::collections::BTreeMap;
 
 /// Whether `path` is a flow site's (its nodes are no calls).

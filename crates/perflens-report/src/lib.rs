@@ -2,7 +2,7 @@
 //! writers that turn it into terminal tables and JSON.
 //!
 //! The runtime (`perflens-core`) hands over a
-//! [`RawSnapshot`](perflens_core::snapshot::RawSnapshot): every thread's
+//! [`RawSnapshot`](perflens_format::snapshot::RawSnapshot): every thread's
 //! calling-context tree, copied. [`Report::from_snapshot`] merges the
 //! threads and derives these views of it:
 //!
@@ -25,7 +25,7 @@
 //! - [`ThreadRow`]s and [`Dropped`]: what each thread recorded and what did
 //!   not fit;
 //! - when the counting allocator is installed
-//!   ([`RawSnapshot::alloc`](perflens_core::snapshot::RawSnapshot::alloc)
+//!   ([`RawSnapshot::alloc`](perflens_format::snapshot::RawSnapshot::alloc)
 //!   is `Some`): bytes and allocations per function, per hot path and per
 //!   thread, exclusive and inclusive (a recursion's subtree counted once),
 //!   per-call mean and p95, the allocation paths
@@ -46,8 +46,8 @@
 //! off the program's hot path.
 //!
 //! ```
-//! use perflens_core::histogram::Histogram;
-//! use perflens_core::snapshot::*;
+//! use perflens_format::histogram::Histogram;
+//! use perflens_format::snapshot::*;
 //! use perflens_report::{Report, ReportOptions, write_json, write_table};
 //!
 //! let site = |name: &str, kind| CallsiteInfo { name: name.into(), kind };

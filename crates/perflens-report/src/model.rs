@@ -2,7 +2,7 @@
 //! reads.
 //!
 //! A [`Report`] is built once from a
-//! [`RawSnapshot`](perflens_core::snapshot::RawSnapshot) (see `build.rs`)
+//! [`RawSnapshot`](perflens_format::snapshot::RawSnapshot) (see `build.rs`)
 //! and is then plain data. Its serde form *is* the JSON report
 //! (`perflens.report/1`, documented in `docs/report-schema.md`): the
 //! terminal table can be drawn again from a report read back from JSON,

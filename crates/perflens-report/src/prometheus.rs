@@ -22,8 +22,8 @@
 
 use crate::build::row_histograms;
 use crate::model::Report;
-use perflens_core::RawSnapshot;
-use perflens_core::histogram::bucket_value;
+use perflens_format::RawSnapshot;
+use perflens_format::histogram::bucket_value;
 use std::io::{self, Write};
 
 /// The histogram's upper bounds, in seconds.

@@ -15,8 +15,8 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use perflens_core::histogram::Histogram;
-use perflens_core::snapshot::{Mode, RawSnapshot};
+use perflens_format::histogram::Histogram;
+use perflens_format::snapshot::{Mode, RawSnapshot};
 
 use crate::build::{merge_hist, merge_paths, resolve_rows, subtree_sums};
 use crate::model::Report;

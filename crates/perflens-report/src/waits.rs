@@ -28,15 +28,15 @@
 //!   site is `uninstrumented`.
 //!
 //! Where the site is in the source comes from the program's await-site
-//! table ([`perflens_core::AwaitSiteInfo`]); a site missing from it (a
+//! table ([`perflens_format::AwaitSiteInfo`]); a site missing from it (a
 //! live session whose names file lost the record) is read from its
 //! callsite name, `file:line:col`, with no expression.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use perflens_core::histogram::Histogram;
-use perflens_core::snapshot::{AwaitSiteInfo, CallsiteKind, Mode};
+use perflens_format::histogram::Histogram;
+use perflens_format::snapshot::{AwaitSiteInfo, CallsiteKind, Mode};
 
 use crate::build::{Tree, merge_hist, scale};
 use crate::model::{ReportOptions, WaitRow};
@@ -304,7 +304,7 @@ pub(crate) fn waits(
 }
 
 /// Whether a snapshot has any await callsite.
-pub(crate) fn has_sites(snap: &perflens_core::snapshot::RawSnapshot) -> bool {
+pub(crate) fn has_sites(snap: &perflens_format::snapshot::RawSnapshot) -> bool {
     (snap.callsites.iter().skip(2)).any(|c| c.kind == CallsiteKind::Await)
 }
 

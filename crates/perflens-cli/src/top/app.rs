@@ -5,7 +5,7 @@
 
 use super::source::{Frame, Needs, Target};
 use super::table::{self, Agg, Column, KeyHash, Raw, RawRow, RowKey, TableId, Unit};
-use perflens_core::snapshot::round_u64;
+use perflens_format::snapshot::round_u64;
 use perflens_report::{
     FrameTree, Report, write_bytes, write_count, write_duration, write_percent, write_signed_bytes,
 };

@@ -283,8 +283,8 @@ impl Source for LiveSource {
 /// Reads the exclusive-time histograms (the waits) of the lock sites'
 /// nodes of `live`, read without them, into its snapshot.
 fn lock_waits(session: &LiveSession, live: &mut Live) -> Result<(), String> {
-    use perflens_core::FlowKind;
-    use perflens_core::snapshot::CallsiteKind;
+    use perflens_format::FlowKind;
+    use perflens_format::snapshot::CallsiteKind;
     let snap = &live.snapshot;
     let is_lock: Vec<bool> = (snap.paths.iter().enumerate())
         .map(|(i, p)| {

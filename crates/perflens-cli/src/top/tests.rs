@@ -992,9 +992,9 @@ fn widths_from_numbers_are_those_of_their_texts() {
 
 /// `app::main -> {app::parse, app::render}` on two threads, every count
 /// times `scale`.
-fn tree_snapshot(elapsed_ns: u64, scale: u64) -> perflens_core::snapshot::RawSnapshot {
-    use perflens_core::histogram::Histogram;
-    use perflens_core::snapshot::*;
+fn tree_snapshot(elapsed_ns: u64, scale: u64) -> perflens_format::snapshot::RawSnapshot {
+    use perflens_format::histogram::Histogram;
+    use perflens_format::snapshot::*;
 
     let site = |name: &str| CallsiteInfo {
         name: name.into(),
@@ -1118,7 +1118,7 @@ fn the_tree_from_a_snapshot_shows_what_the_paths_show() {
 /// and from a report's paths (where a path now ends at `parse` itself).
 #[test]
 fn an_interior_frame_ranks_by_its_own_self() {
-    use perflens_core::snapshot::{CallsiteInfo, CallsiteKind, NodeSnapshot, PathInfo};
+    use perflens_format::snapshot::{CallsiteInfo, CallsiteKind, NodeSnapshot, PathInfo};
     use perflens_report::{FrameTree, ReportOptions};
     let mut snap = tree_snapshot(1_000_000_000, 1);
     snap.callsites.push(CallsiteInfo {

@@ -90,18 +90,7 @@ mod lock;
 mod wrapped;
 pub use lock::{Held, LockSite, Waiting, lock_clock};
 
-/// What a flow site measures.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FlowKind {
-    /// A channel: messages sent and received.
-    Channel,
-    /// A stream: items polled out of it.
-    Stream,
-    /// A future wrapped by `perflens::future!`.
-    Future,
-    /// A mutex or read-write lock.
-    Lock,
-}
+pub use perflens_format::vocab::FlowKind;
 
 /// [`FlowSite::sent_sampled`] asks for the queue's length after each of a
 /// thread's first [`QUEUE_WARMUP`] sends at a site, then once in this

@@ -15,8 +15,8 @@
 //! All of these slices are marked `truncated`.
 
 use super::collapse::{Lane, ThreadSpan, assign_lanes};
-use perflens_core::RawSnapshot;
-use perflens_core::trace::{
+use perflens_format::RawSnapshot;
+use perflens_format::trace::{
     AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY, RawTrace,
     SPAN_BEGIN, SPAN_END,
 };
@@ -294,7 +294,7 @@ fn tasks(
     to_ns: &dyn Fn(u64) -> u64,
     end_ns: u64,
 ) -> (Vec<TaskTrack>, Vec<Flow>) {
-    let mut events: Vec<(u64, u32, usize, &perflens_core::trace::Event)> = Vec::new();
+    let mut events: Vec<(u64, u32, usize, &perflens_format::trace::Event)> = Vec::new();
     for t in &trace.threads {
         for (k, e) in t.events.iter().enumerate() {
             if matches!(

@@ -74,7 +74,8 @@ impl Histogram {
 
     /// Builds a histogram from `(bucket, count)` pairs sorted by bucket,
     /// with no zero counts (as a reader of dense counters finds them).
-    pub(crate) fn from_sorted(buckets: Vec<(u16, u64)>) -> Self {
+    #[doc(hidden)]
+    pub fn from_sorted(buckets: Vec<(u16, u64)>) -> Self {
         debug_assert!(buckets.windows(2).all(|w| w[0].0 < w[1].0));
         let count = buckets.iter().map(|&(_, c)| c).sum();
         Histogram { buckets, count }

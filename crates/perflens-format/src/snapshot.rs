@@ -80,7 +80,7 @@ pub enum CallsiteKind {
     /// place, or a probe): not a function. Its nodes sit under the root;
     /// what their fields count depends on the kind (see
     /// `perflens_core::flow`).
-    Flow(crate::flow::FlowKind),
+    Flow(crate::vocab::FlowKind),
 }
 
 /// One instrumented place in the source.

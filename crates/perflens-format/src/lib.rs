@@ -1,0 +1,27 @@
+//! perflens's data model: what a session records and what every reader
+//! of it reads.
+//!
+//! The runtime (`perflens-core`) fills these types; the report writers
+//! (`perflens-report`), the live reader, the command and the CPU sampler
+//! read them. Keeping them here, with no dependencies and no operating
+//! system calls, lets a reader be built without the runtime's
+//! thread-local state and allocator hook (see `docs/architecture.md`).
+//!
+//! - [`snapshot`]: a session's per-thread calling-context trees, its
+//!   callsites and paths ([`RawSnapshot`]).
+//! - [`histogram`]: the log-linear duration and size histograms.
+//! - [`trace`]: the timeline's events ([`RawTrace`]).
+//! - [`vocab`]: small shared names ([`FlowKind`]).
+
+pub mod histogram;
+pub mod snapshot;
+pub mod trace;
+pub mod vocab;
+
+pub use histogram::Histogram;
+pub use snapshot::{
+    AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,
+    PathInfo, RawSnapshot, ThreadSnapshot,
+};
+pub use trace::{Event, RawTrace, ThreadTrace};
+pub use vocab::FlowKind;
