@@ -35,7 +35,6 @@ fn compiles(package: &str) -> Vec<String> {
         )
         .args([
             "tree",
-            "--offline",
             "--edges",
             "normal,build",
             "--prefix",
