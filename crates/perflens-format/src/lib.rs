@@ -11,9 +11,11 @@
 //!   callsites and paths ([`RawSnapshot`]).
 //! - [`histogram`]: the log-linear duration and size histograms.
 //! - [`trace`]: the timeline's events ([`RawTrace`]).
+//! - [`proto`]: the protobuf wire writer of the pprof and Perfetto outputs.
 //! - [`vocab`]: small shared names ([`FlowKind`]).
 
 pub mod histogram;
+pub mod proto;
 pub mod snapshot;
 pub mod trace;
 pub mod vocab;

@@ -9,7 +9,7 @@ use crate::modules::ModuleInfo;
 use crate::snapshot::Snapshot;
 use crate::symbolize::Symbolizer;
 use crate::{CpuSource, Error};
-use perflens_report::pprof::{Msg, Strings};
+use perflens_format::proto::{Msg, Strings};
 
 /// One (possibly inlined) function at one address.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -20,7 +20,7 @@ const READERS: &[(&str, bool)] = &[
     ("perflens-live", true),
     // Through perflens-live; its own code needs only perflens-format.
     ("perflens-cli", true),
-    // Through perflens-report's protobuf writer, now free of the runtime.
+    // Its protobuf writer is perflens-format's (slice 2).
     ("perflens-sampler", false),
 ];
 
