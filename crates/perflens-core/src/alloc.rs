@@ -49,6 +49,7 @@
 //! records, the hook counts nothing and never panics.
 
 use crate::block::{GATE_ABOVE, GATE_BELOW, ThreadAlloc, bump};
+pub use crate::thread::Internal;
 use crate::thread::{self, EPOCH, Hot};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -367,42 +368,6 @@ fn attach_for_alloc() -> Option<(&'static Hot, &'static ThreadAlloc)> {
     thread::arm_alloc(hot);
     let own: &'static ThreadAlloc = &hot.block().header().alloc;
     std::ptr::eq(hot.alloc, own).then_some((hot, own))
-}
-
-/// A section in which the profiler allocates for itself: nothing is
-/// counted on this thread until it ends. Nests.
-pub struct Internal {
-    hot: *mut Hot,
-}
-
-impl Internal {
-    /// Switches counting off for the current thread.
-    #[inline]
-    pub fn enter() -> Internal {
-        let hot = thread::hot();
-        // SAFETY: owner thread; no reference to the hot state is held
-        // across this (callers hold none while entering).
-        unsafe {
-            (*hot).internal = (*hot).internal.wrapping_add(1);
-            thread::park_alloc(&mut *hot);
-        }
-        Internal { hot }
-    }
-}
-
-impl Drop for Internal {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: owner thread (Internal is !Send: it holds a raw
-        // pointer); as in `enter`.
-        unsafe {
-            let hot = &mut *self.hot;
-            hot.internal = hot.internal.wrapping_sub(1);
-            if hot.internal == 0 {
-                thread::arm_alloc(hot);
-            }
-        }
-    }
 }
 
 /// Leaves the current thread out of allocation counting and out of

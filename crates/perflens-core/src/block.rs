@@ -812,15 +812,15 @@ impl Block {
         // slow path sets the thresholds).
         a.gate();
         // Node 0 collects overflow, node 1 the root.
-        let overflow = self.push_node(crate::paths::OVERFLOW_PATH);
+        let overflow = self.push_node(perflens_format::vocab::OVERFLOW_PATH);
         debug_assert_eq!(overflow, Some(OVERFLOW_NODE));
-        let root_node = self.push_node(crate::paths::ROOT_PATH);
+        let root_node = self.push_node(perflens_format::vocab::ROOT_PATH);
         debug_assert_eq!(root_node, Some(ROOT_NODE));
         // SAFETY: frame 0 exists (stack_cap >= 2); owner thread.
         let root = unsafe { self.frame(0) };
         root.np = NodePath {
             node: ROOT_NODE,
-            path: crate::paths::ROOT_PATH,
+            path: perflens_format::vocab::ROOT_PATH,
         };
         root.timed = UNTIMED;
         root.cache_cs = 0;

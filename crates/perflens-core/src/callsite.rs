@@ -76,7 +76,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     fn register(&'static self, kind: CallsiteKind) -> u32 {
-        let _internal = crate::alloc::Internal::enter();
+        let _internal = crate::thread::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
@@ -95,7 +95,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     pub(crate) fn register_await(&'static self, name: String, info: AwaitInfo) -> u32 {
-        let _internal = crate::alloc::Internal::enter();
+        let _internal = crate::thread::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
@@ -109,7 +109,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     pub(crate) fn register_flow(&'static self, name: String, kind: CallsiteKind) -> u32 {
-        let _internal = crate::alloc::Internal::enter();
+        let _internal = crate::thread::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
@@ -246,7 +246,7 @@ pub(crate) fn publish_all() {
 
 /// Every await site registered so far, by callsite id.
 pub fn await_sites() -> Vec<AwaitSiteInfo> {
-    let _internal = crate::alloc::Internal::enter();
+    let _internal = crate::thread::Internal::enter();
     registry()
         .iter()
         .enumerate()

@@ -77,7 +77,7 @@ pub(crate) fn resolve(hot: &Hot, parent: u32, callsite: u32) -> Resolved {
         return nested;
     }
     // Registering a path allocates: not counted.
-    let _internal = crate::alloc::Internal::enter();
+    let _internal = crate::thread::Internal::enter();
     let block = hot.block();
     let h = block.header();
     if h.node_count.load(Ordering::Relaxed) == block::INTERNAL_NODES {

@@ -320,7 +320,7 @@ pub fn proc_start_time(pid: u32) -> u64 {
 /// paths) is written out; threads publish their blocks when they set
 /// them up for this session. An error leaves the session private.
 pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, String> {
-    let _internal = crate::alloc::Internal::enter();
+    let _internal = crate::thread::Internal::enter();
     let root = config.root.clone().unwrap_or_else(root);
     ensure_root(&root)?;
     // SAFETY: getpid has no preconditions.
@@ -450,7 +450,7 @@ pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
     if tag() == 0 {
         return;
     }
-    let _internal = crate::alloc::Internal::enter();
+    let _internal = crate::thread::Internal::enter();
     let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(live) = guard.as_mut() else { return };
     // SAFETY: getpid has no preconditions.
@@ -702,7 +702,7 @@ pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
 /// Marks the session finished and, unless kept, removes its files. The
 /// blocks stay mapped (see the module docs).
 fn close(tag: u32) {
-    let _internal = crate::alloc::Internal::enter();
+    let _internal = crate::thread::Internal::enter();
     let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if guard.as_ref().is_none_or(|l| l.tag != tag) {
         return;

@@ -40,10 +40,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-/// Path index of the root.
-pub const ROOT_PATH: u32 = 0;
-/// Path index that collects calls which did not fit in a table.
-pub const OVERFLOW_PATH: u32 = 1;
+pub use perflens_format::vocab::{OVERFLOW_PATH, ROOT_PATH};
 
 /// Default maximum number of distinct paths in the process.
 pub const DEFAULT_PATH_CAPACITY: u32 = 1 << 16;

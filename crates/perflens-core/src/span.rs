@@ -30,10 +30,10 @@ use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
 use crate::future::{Polls, made_here, node_under, record_completed, reparent_under_await};
-use crate::paths::ROOT_PATH;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_TRACE};
 use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
+use perflens_format::vocab::ROOT_PATH;
 
 /// One span's record (see the module's documentation). Not `Clone`: one
 /// per span.

@@ -27,8 +27,8 @@ pub(crate) static EPOCH: AtomicU32 = AtomicU32::new(1);
 static MODE: AtomicU32 = AtomicU32::new(crate::block::MODE_TIMED);
 static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
 static SAMPLE_WARMUP: AtomicU32 = AtomicU32::new(0);
-static NODE_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_NODES);
-static STACK_CAP: AtomicU32 = AtomicU32::new(crate::session::DEFAULT_STACK_DEPTH);
+static NODE_CAP: AtomicU32 = AtomicU32::new(perflens_format::vocab::DEFAULT_NODES);
+static STACK_CAP: AtomicU32 = AtomicU32::new(perflens_format::vocab::DEFAULT_STACK_DEPTH);
 
 /// `Hot::fast`: what the inlined fast path of a guard may do itself.
 /// Timed, TSC clock.
@@ -336,7 +336,7 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
         return None;
     }
     // Registering and resetting allocate: not counted.
-    let _internal = crate::alloc::Internal::enter();
+    let _internal = crate::thread::Internal::enter();
     let layout = Layout::new(
         NODE_CAP.load(Ordering::Relaxed),
         stack_cap_for_current_thread(),
@@ -794,7 +794,7 @@ pub fn sample_context() -> u64 {
                 .path
                 .load(Ordering::Relaxed)
                 & !crate::block::NESTED_NODE;
-            if path == crate::paths::ROOT_PATH {
+            if path == perflens_format::vocab::ROOT_PATH {
                 0
             } else {
                 u64::from(path) + 1
@@ -858,5 +858,41 @@ fn top_node() -> Option<(*const Node, u32)> {
             return None;
         }
         Some((nodes as *const Node, node))
+    }
+}
+
+/// A section in which the profiler allocates for itself: nothing is
+/// counted on this thread until it ends. Nests.
+pub struct Internal {
+    hot: *mut Hot,
+}
+
+impl Internal {
+    /// Switches counting off for the current thread.
+    #[inline]
+    pub fn enter() -> Internal {
+        let hot = hot();
+        // SAFETY: owner thread; no reference to the hot state is held
+        // across this (callers hold none while entering).
+        unsafe {
+            (*hot).internal = (*hot).internal.wrapping_add(1);
+            park_alloc(&mut *hot);
+        }
+        Internal { hot }
+    }
+}
+
+impl Drop for Internal {
+    #[inline]
+    fn drop(&mut self) {
+        // SAFETY: owner thread (Internal is !Send: it holds a raw
+        // pointer); as in `enter`.
+        unsafe {
+            let hot = &mut *self.hot;
+            hot.internal = hot.internal.wrapping_sub(1);
+            if hot.internal == 0 {
+                arm_alloc(hot);
+            }
+        }
     }
 }
