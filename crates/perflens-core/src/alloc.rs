@@ -49,7 +49,7 @@
 //! records, the hook counts nothing and never panics.
 
 use crate::block::{GATE_ABOVE, GATE_BELOW, ThreadAlloc, bump};
-pub use crate::thread::Internal;
+pub use crate::hot::Internal;
 use crate::thread::{self, EPOCH, Hot};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -346,7 +346,7 @@ fn attach_for_alloc() -> Option<(&'static Hot, &'static ThreadAlloc)> {
     // first so that the shared line is written once, not per allocation.
     if !INSTALLED.load(Ordering::Relaxed) {
         INSTALLED.store(true, Ordering::Relaxed);
-        crate::live::note_alloc_installed();
+        crate::hooks::alloc_installed();
     }
     if EPOCH.load(Ordering::Relaxed) & 1 == 1 {
         return None;

@@ -117,7 +117,7 @@ impl AwaitSite {
     #[inline(never)]
     fn register(&'static self) -> u32 {
         let name = {
-            let _internal = crate::thread::Internal::enter();
+            let _internal = crate::hot::Internal::enter();
             format!("{}:{}:{}", self.file, self.line, self.column)
         };
         self.cs.register_await(

@@ -61,6 +61,8 @@ pub const INTERNAL_NODES: u32 = 2;
 /// Histograms per node: inclusive time, exclusive time, bytes allocated
 /// per call (inclusive).
 pub const HISTS: usize = 3;
+/// Histogram index of per-call allocated bytes.
+pub(crate) const HIST_ALLOC: usize = 2;
 
 /// Fixed part at the start of a block.
 #[repr(C, align(64))]

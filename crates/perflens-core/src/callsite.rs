@@ -14,8 +14,8 @@
 //! path ids are derived: the same function has the same salt in every run
 //! and on every machine, so path ids are comparable across runs.
 
-use crate::flow::FlowKind;
 use crate::snapshot::{AwaitSiteInfo, CallsiteInfo, CallsiteKind};
+use perflens_format::vocab::FlowKind;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -76,7 +76,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     fn register(&'static self, kind: CallsiteKind) -> u32 {
-        let _internal = crate::thread::Internal::enter();
+        let _internal = crate::hot::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
@@ -95,7 +95,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     pub(crate) fn register_await(&'static self, name: String, info: AwaitInfo) -> u32 {
-        let _internal = crate::thread::Internal::enter();
+        let _internal = crate::hot::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
@@ -109,7 +109,7 @@ impl Callsite {
     #[cold]
     #[inline(never)]
     pub(crate) fn register_flow(&'static self, name: String, kind: CallsiteKind) -> u32 {
-        let _internal = crate::thread::Internal::enter();
+        let _internal = crate::hot::Internal::enter();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
@@ -183,7 +183,7 @@ pub(crate) fn registry() -> std::sync::MutexGuard<'static, Vec<Entry>> {
 
 /// Appends callsite `id` to the live session's names (if one runs).
 fn publish(id: u32, kind: CallsiteKind, name: &str) {
-    crate::live::append(crate::live::REC_CALLSITE, |r| {
+    crate::hooks::emit(perflens_format::names::REC_CALLSITE, |r| {
         r.extend_from_slice(&id.to_le_bytes());
         r.push(kind_code(kind));
         r.extend_from_slice(name.as_bytes());
@@ -193,7 +193,7 @@ fn publish(id: u32, kind: CallsiteKind, name: &str) {
 /// Appends await site `id`'s source location to the live session's
 /// names (if one runs), after its callsite record.
 fn publish_await(id: u32, info: &AwaitInfo) {
-    crate::live::append(crate::live::REC_AWAIT, |r| {
+    crate::hooks::emit(perflens_format::names::REC_AWAIT, |r| {
         r.extend_from_slice(&id.to_le_bytes());
         r.extend_from_slice(&info.line.to_le_bytes());
         r.extend_from_slice(&info.column.to_le_bytes());
@@ -246,7 +246,7 @@ pub(crate) fn publish_all() {
 
 /// Every await site registered so far, by callsite id.
 pub fn await_sites() -> Vec<AwaitSiteInfo> {
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     registry()
         .iter()
         .enumerate()

@@ -58,7 +58,7 @@ pub(crate) fn register() {
 extern "C" fn before_fork() {
     // Nothing the profiler does here is counted (and the allocator hook
     // must not take the thread registry while we hold it).
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let state = crate::session::lock_state();
     let threads = crate::thread::registry();
     let hook = crate::thread::lock_first_call_hook();
@@ -79,7 +79,7 @@ extern "C" fn before_fork() {
 }
 
 extern "C" fn after_fork() {
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let _ = HELD.try_with(|h| h.borrow_mut().take());
 }
 
@@ -87,7 +87,7 @@ extern "C" fn after_fork() {
 /// private if a live session runs (its files are the parent's: see
 /// `live.rs`).
 extern "C" fn after_fork_child() {
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let _ = HELD.try_with(|h| {
         if let Some(mut held) = h.borrow_mut().take() {
             if held.live.is_some() {

@@ -77,7 +77,7 @@ pub(crate) fn resolve(hot: &Hot, parent: u32, callsite: u32) -> Resolved {
         return nested;
     }
     // Registering a path allocates: not counted.
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let block = hot.block();
     let h = block.header();
     if h.node_count.load(Ordering::Relaxed) == block::INTERNAL_NODES {
@@ -495,8 +495,7 @@ pub(crate) fn record_alloc_at(hot: &Hot, frames: *mut Frame, f: &Frame) {
     }
 }
 
-/// Histogram index of per-call allocated bytes.
-pub(crate) const HIST_ALLOC: usize = 2;
+pub(crate) use crate::block::HIST_ALLOC;
 
 /// Adds one to histogram `which` (0 inclusive time, 1 exclusive time,
 /// [`HIST_ALLOC`] bytes per call) of a node.

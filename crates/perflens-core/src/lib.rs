@@ -41,6 +41,8 @@ mod fork;
 mod frame;
 mod future;
 mod guard;
+mod hooks;
+mod hot;
 pub use perflens_format::histogram;
 pub mod live;
 mod memory;

@@ -71,25 +71,9 @@ pub const STATE_RUNNING: u32 = 1;
 /// [`SessionHeader::state`]: the session has ended; everything is final.
 pub const STATE_FINISHED: u32 = 2;
 
-/// A names record: callsite `id: u32, kind: u8, name`.
-pub const REC_CALLSITE: u8 = 1;
-/// A names record: path `index: u32, parent: u32, callsite: u32, id: u64`.
-pub const REC_PATH: u8 = 2;
-/// A names record: thread `index: u32, tid: u64, name_len: u16, name,
-/// file` (the block file's name in the session directory).
-pub const REC_THREAD: u8 = 3;
-/// A names record: extra data for readers `tag: u32, bytes` (see
-/// [`LiveEnd::record`]).
-pub const REC_EXTRA: u8 = 4;
-/// A names record: where await site `id` is, `id: u32, line: u32,
-/// column: u32, file_len: u16, file, expr`. Follows the site's
-/// [`REC_CALLSITE`] record.
-pub const REC_AWAIT: u8 = 5;
-/// [`REC_EXTRA`] tag: the CPU sampler's final figures, as the JSON of
-/// `perflens_report::CpuInput` (written by the `perflens` crate).
-pub const EXTRA_CPU: u32 = 1;
-/// Bytes before a record's payload: kind and length.
-pub const REC_HEAD: usize = 5;
+pub use perflens_format::names::{
+    EXTRA_CPU, REC_AWAIT, REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD,
+};
 
 /// The `session` file. Written by the session's process only; every
 /// field a reader may see change is an atomic.
@@ -320,7 +304,11 @@ pub fn proc_start_time(pid: u32) -> u64 {
 /// paths) is written out; threads publish their blocks when they set
 /// them up for this session. An error leaves the session private.
 pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, String> {
-    let _internal = crate::thread::Internal::enter();
+    // Before the tag is set: from then on the registries' records come
+    // here (`append` drops them while no live session runs).
+    crate::hooks::set_record_sink(append_dyn);
+    crate::hooks::set_alloc_installed(note_alloc_installed);
+    let _internal = crate::hot::Internal::enter();
     let root = config.root.clone().unwrap_or_else(root);
     ensure_root(&root)?;
     // SAFETY: getpid has no preconditions.
@@ -446,11 +434,16 @@ pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, Strin
 /// the names file, if a live session runs in this process. Called with
 /// the lock of the table the record comes from held, so records of one
 /// table are in registration order.
+/// [`append`] as the registries' record sink (see `hooks.rs`).
+fn append_dyn(kind: u8, payload: &mut dyn FnMut(&mut Vec<u8>)) {
+    append(kind, payload);
+}
+
 pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
     if tag() == 0 {
         return;
     }
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(live) = guard.as_mut() else { return };
     // SAFETY: getpid has no preconditions.
@@ -702,7 +695,7 @@ pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
 /// Marks the session finished and, unless kept, removes its files. The
 /// blocks stay mapped (see the module docs).
 fn close(tag: u32) {
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     if guard.as_ref().is_none_or(|l| l.tag != tag) {
         return;

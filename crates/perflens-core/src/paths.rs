@@ -298,7 +298,7 @@ impl Table {
 
 /// Appends path `index` to the live session's names (if one runs).
 fn publish(index: u32, info: &PathInfo) {
-    crate::live::append(crate::live::REC_PATH, |r| {
+    crate::hooks::emit(perflens_format::names::REC_PATH, |r| {
         r.extend_from_slice(&index.to_le_bytes());
         r.extend_from_slice(&info.parent.to_le_bytes());
         r.extend_from_slice(&info.callsite.to_le_bytes());

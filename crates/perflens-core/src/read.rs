@@ -4,8 +4,7 @@
 //! read-only mapping of a live session's file, see `live.rs`), so both
 //! see exactly the same figures.
 
-use crate::block::{Block, Geometry, HISTS, NESTED_NODE, OVERFLOW_NODE};
-use crate::frame::HIST_ALLOC;
+use crate::block::{Block, Geometry, HIST_ALLOC, HISTS, NESTED_NODE, OVERFLOW_NODE};
 use crate::histogram::{BUCKETS, Histogram};
 use crate::snapshot::{NodeSnapshot, ThreadSnapshot};
 use std::sync::atomic::{AtomicU64, Ordering, fence};

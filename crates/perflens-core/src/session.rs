@@ -419,7 +419,7 @@ impl Snapshotter {
     }
 
     fn collect(&self, finished: bool) -> RawSnapshot {
-        let _internal = crate::thread::Internal::enter();
+        let _internal = crate::hot::Internal::enter();
         let elapsed_ns = self.started.elapsed().as_nanos() as u64;
         let ns_per_tick = clock::ns_per_tick();
         let how = crate::read::Read {

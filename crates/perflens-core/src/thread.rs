@@ -16,88 +16,22 @@
 //! finds its block from an older generation resets it itself (single
 //! writer), so starting a session never touches another thread's memory.
 
-use crate::block::{Block, Frame, Header, Layout, Node, Slot, ThreadAlloc};
+use crate::block::{Block, Header, Layout, Node};
+pub(crate) use crate::hot::{
+    EPOCH, FAST_COUNT, FAST_NONE, FAST_SAMPLED, FAST_TIMED, FAST_TRACE, HOT, Hot, active,
+    arm_alloc, hot, is_current, park_alloc, session_running,
+};
 use crate::snapshot::Mode;
-use std::cell::UnsafeCell;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
-/// Session generation: odd = no session (recording off).
-pub(crate) static EPOCH: AtomicU32 = AtomicU32::new(1);
 static MODE: AtomicU32 = AtomicU32::new(crate::block::MODE_TIMED);
 static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
 static SAMPLE_WARMUP: AtomicU32 = AtomicU32::new(0);
 static NODE_CAP: AtomicU32 = AtomicU32::new(perflens_format::vocab::DEFAULT_NODES);
 static STACK_CAP: AtomicU32 = AtomicU32::new(perflens_format::vocab::DEFAULT_STACK_DEPTH);
 
-/// `Hot::fast`: what the inlined fast path of a guard may do itself.
-/// Timed, TSC clock.
-pub(crate) const FAST_TIMED: u8 = 0;
-/// Count only: no clock.
-pub(crate) const FAST_COUNT: u8 = 1;
-/// Sampled timing, TSC clock.
-pub(crate) const FAST_SAMPLED: u8 = 2;
-/// Timing with the `Instant` clock: every call takes the slow path, so
-/// the inlined code never calls a clock function.
-pub(crate) const FAST_NONE: u8 = 3;
-/// Timed, TSC clock, and traced (see `trace.rs`): guards take the slow
-/// path, which writes their events; the inlined code is unchanged.
-pub(crate) const FAST_TRACE: u8 = 4;
-
-/// Per-thread hot state: exactly one cache line. Owner thread only (and
-/// its signal handlers).
-#[repr(C, align(64))]
-pub(crate) struct Hot {
-    /// Frames in use, including the root sentinel (>= 1 once set up).
-    pub depth: u32,
-    /// Epoch of the block's contents; 0 = no block yet.
-    pub epoch: u32,
-    /// The allocation counters the allocator hook updates: this thread's
-    /// block's while allocations count here, else a gated stand-in
-    /// (see [`park_alloc`]), so that the hook needs no other test. Never
-    /// null.
-    pub alloc: *const ThreadAlloc,
-    pub stack_cap: u32,
-    pub table_mask: u32,
-    pub sample_every: u32,
-    /// [`FAST_TIMED`], [`FAST_COUNT`], [`FAST_SAMPLED`], [`FAST_NONE`] or
-    /// [`FAST_TRACE`].
-    pub fast: u8,
-    /// Nesting of [`Internal`](crate::Internal) sections (a few at most).
-    pub internal: u8,
-    /// 1 once the thread's exit hook ran: nothing is recorded any more.
-    pub exited: u8,
-    /// [`no_memory_tag`] of the session in which this thread could not
-    /// get memory for a block (0: none): it does not retry in that
-    /// session, and its calls are counted as unrecorded.
-    pub no_memory: u8,
-    /// Frame 0; the block header sits at a fixed offset before it.
-    pub frames: *mut Frame,
-    pub table: *mut Slot,
-    pub nodes: *mut Node,
-    pub hist: *mut AtomicU64,
-}
-
-const _: () = assert!(size_of::<Hot>() == 64);
-
 impl Hot {
-    const EMPTY: Hot = Hot {
-        depth: 0,
-        epoch: 0,
-        alloc: &raw const PARKED,
-        stack_cap: 0,
-        table_mask: 0,
-        sample_every: 1,
-        fast: FAST_NONE,
-        internal: 0,
-        exited: 0,
-        no_memory: 0,
-        frames: std::ptr::null_mut(),
-        table: std::ptr::null_mut(),
-        nodes: std::ptr::null_mut(),
-        hist: std::ptr::null_mut(),
-    };
-
     fn attach(&mut self, block: Block) {
         let h = block.header();
         self.depth = 1;
@@ -120,70 +54,12 @@ impl Hot {
         debug_assert_eq!(self.block(), block);
         arm_alloc(self);
     }
-
-    /// Whether timed calls read the TSC (else `Instant`). Meaningless in
-    /// count mode, which reads no clock.
-    #[inline(always)]
-    pub fn tsc(&self) -> bool {
-        self.fast != FAST_NONE
-    }
-
-    /// The session's mode code (`block::MODE_*`), from the block header:
-    /// the hot state has no room for it, and only calls that take the
-    /// slow path without a TSC fast path need it.
-    #[inline(always)]
-    pub fn mode(&self) -> u32 {
-        self.block().header().mode.load(Ordering::Relaxed)
-    }
-
-    /// Whether a block is attached.
-    #[inline(always)]
-    pub fn has_block(&self) -> bool {
-        !self.frames.is_null()
-    }
-
-    /// The block these pointers belong to (a block must be attached).
-    #[inline(always)]
-    pub fn block(&self) -> Block {
-        Block(crate::block::header_of(self.frames) as *mut Header)
-    }
 }
 
 use std::sync::atomic::AtomicU64;
 
 thread_local! {
-    static HOT: UnsafeCell<Hot> = const { UnsafeCell::new(Hot::EMPTY) };
     static EXIT_HOOK: ExitHook = const { ExitHook };
-}
-
-/// The counters the allocator hook of a thread reads while allocations do
-/// not count there: gated, so every allocation and free goes to the
-/// hook's slow path, and never written (the hook writes counters only
-/// after their thresholds let it), so threads share it without sharing a
-/// written cache line.
-static PARKED: ThreadAlloc = ThreadAlloc::gated();
-
-/// Points the allocator hook of the thread whose hot state is `hot` at
-/// [`PARKED`]: every allocation and free then takes the hook's slow path,
-/// until [`arm_alloc`] points it back at a block.
-#[inline]
-pub(crate) fn park_alloc(hot: &mut Hot) {
-    hot.alloc = &PARKED;
-}
-
-/// Points the allocator hook at the thread's block if allocations count
-/// here now: a block of the running session, outside profiler work,
-/// before the exit hook. Else parks it.
-pub(crate) fn arm_alloc(hot: &mut Hot) {
-    if hot.internal == 0
-        && hot.exited == 0
-        && hot.has_block()
-        && hot.epoch == EPOCH.load(Ordering::Relaxed)
-    {
-        hot.alloc = &hot.block().header().alloc;
-    } else {
-        park_alloc(hot);
-    }
 }
 
 /// Gates the allocation counters of every registered block, after the
@@ -201,36 +77,6 @@ fn gate_all() {
     for e in &registry().live {
         e.block.header().alloc.gate();
     }
-}
-
-/// The current thread's hot state.
-#[inline(always)]
-pub(crate) fn hot() -> *mut Hot {
-    HOT.with(|h| h.get())
-}
-
-/// The current thread's hot state if its block belongs to the running
-/// session.
-#[inline(always)]
-pub(crate) fn active() -> Option<&'static mut Hot> {
-    // SAFETY: the TLS slot lives as long as the thread; no other
-    // reference to it is alive across this call (the hot path takes it,
-    // uses it and drops it without calling out).
-    let hot = unsafe { &mut *hot() };
-    if is_current(hot) { Some(hot) } else { None }
-}
-
-/// Whether a session is running (it may not have this thread yet).
-#[inline(always)]
-pub(crate) fn session_running() -> bool {
-    EPOCH.load(Ordering::Relaxed) & 1 == 0
-}
-
-/// Whether `hot`'s block belongs to the running session. An odd global
-/// epoch (no session) never equals a block's epoch, which is even or 0.
-#[inline(always)]
-pub(crate) fn is_current(hot: &Hot) -> bool {
-    hot.epoch == EPOCH.load(Ordering::Relaxed)
 }
 
 struct ExitHook;
@@ -336,7 +182,7 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
         return None;
     }
     // Registering and resetting allocate: not counted.
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let layout = Layout::new(
         NODE_CAP.load(Ordering::Relaxed),
         stack_cap_for_current_thread(),
@@ -858,41 +704,5 @@ fn top_node() -> Option<(*const Node, u32)> {
             return None;
         }
         Some((nodes as *const Node, node))
-    }
-}
-
-/// A section in which the profiler allocates for itself: nothing is
-/// counted on this thread until it ends. Nests.
-pub struct Internal {
-    hot: *mut Hot,
-}
-
-impl Internal {
-    /// Switches counting off for the current thread.
-    #[inline]
-    pub fn enter() -> Internal {
-        let hot = hot();
-        // SAFETY: owner thread; no reference to the hot state is held
-        // across this (callers hold none while entering).
-        unsafe {
-            (*hot).internal = (*hot).internal.wrapping_add(1);
-            park_alloc(&mut *hot);
-        }
-        Internal { hot }
-    }
-}
-
-impl Drop for Internal {
-    #[inline]
-    fn drop(&mut self) {
-        // SAFETY: owner thread (Internal is !Send: it holds a raw
-        // pointer); as in `enter`.
-        unsafe {
-            let hot = &mut *self.hot;
-            hot.internal = hot.internal.wrapping_sub(1);
-            if hot.internal == 0 {
-                arm_alloc(hot);
-            }
-        }
     }
 }

@@ -268,7 +268,7 @@ fn refill(t: &mut TraceHot, epoch: u32, owner: u32) -> bool {
     let Some(pool) = pool_of(epoch) else {
         return false;
     };
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let mut st = lock(pool);
     let index_of = |c: *const Chunk| (c as usize - pool.base as usize) / CHUNK_BYTES;
     if t.epoch == epoch && !t.chunk.is_null() {
@@ -375,7 +375,7 @@ fn decode(chunk: &Chunk, f: &mut dyn FnMut(Event)) -> (u64, u64) {
 /// by thread, oldest first. The pool's pages go back to the system.
 pub(crate) fn finish(epoch: u32) -> Option<RawTrace> {
     let pool = pool_of(epoch)?;
-    let _internal = crate::thread::Internal::enter();
+    let _internal = crate::hot::Internal::enter();
     let end_ticks = crate::clock::now();
     pool.epoch.store(1, Ordering::Release);
     let mut st = lock(pool);

@@ -11,10 +11,12 @@
 //!   callsites and paths ([`RawSnapshot`]).
 //! - [`histogram`]: the log-linear duration and size histograms.
 //! - [`trace`]: the timeline's events ([`RawTrace`]).
+//! - [`names`]: the live session's names records.
 //! - [`proto`]: the protobuf wire writer of the pprof and Perfetto outputs.
 //! - [`vocab`]: small shared names ([`FlowKind`]).
 
 pub mod histogram;
+pub mod names;
 pub mod proto;
 pub mod snapshot;
 pub mod trace;

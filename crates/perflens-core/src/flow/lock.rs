@@ -69,7 +69,7 @@ impl LockSite {
         type Key = (&'static str, &'static str, u32, u32);
         static SITES: std::sync::Mutex<Option<HashMap<Key, &'static FlowSite>>> =
             std::sync::Mutex::new(None);
-        let _internal = crate::thread::Internal::enter();
+        let _internal = crate::hot::Internal::enter();
         // A label names one row wherever its locks are made.
         let key = if self.label.is_empty() {
             ("", self.at.file(), self.at.line(), self.at.column())

@@ -230,7 +230,7 @@ impl FlowSite {
     #[inline(never)]
     fn register(&'static self) -> u32 {
         let name = {
-            let _internal = crate::thread::Internal::enter();
+            let _internal = crate::hot::Internal::enter();
             if self.label.is_empty() {
                 format!("{}:{}:{}", self.file, self.line, self.column)
             } else {
