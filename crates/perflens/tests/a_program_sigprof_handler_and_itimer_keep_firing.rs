@@ -18,6 +18,8 @@ fn name(f: &str) -> String {
 }
 
 static PROFS: AtomicU64 = AtomicU64::new(0);
+/// SIGPROFs the program's own timer must bring during the spin.
+const MIN_PROFS: u64 = 20;
 
 extern "C" fn on_sigprof(_: libc::c_int) {
     PROFS.fetch_add(1, Ordering::Relaxed);
@@ -72,7 +74,14 @@ fn run(timer_first: bool) -> (u64, Duration, perflens::Report) {
     if !timer_first {
         program_timer(true);
     }
-    let spun = spin(200);
+    // 200 ms of CPU, then more until the program's timer fired 20 times
+    // (at most 5 s of CPU): ITIMER_PROF is charged at the kernel tick, so
+    // on a loaded machine 200 ms of this thread's CPU time may bring a
+    // fifth of the 50 signals it brings on a quiet one.
+    let mut spun = spin(200);
+    while PROFS.load(Ordering::Relaxed) < MIN_PROFS && spun < Duration::from_secs(5) {
+        spun += spin(20);
+    }
     program_timer(false);
     let report = session.finish();
     (PROFS.load(Ordering::Relaxed), spun, report)
@@ -82,14 +91,13 @@ fn run(timer_first: bool) -> (u64, Duration, perflens::Report) {
 fn a_program_sigprof_handler_and_itimer_keep_firing() {
     for timer_first in [true, false] {
         let (profs, spun, report) = run(timer_first);
-        // ITIMER_PROF counts process CPU time at the kernel tick (250 Hz
-        // here, so every 4 ms); the timer is armed around the spin only.
-        // What matters is that it keeps firing (a broken handler or timer
-        // gives none); tick accounting on a loaded 2-vCPU machine gave as
-        // few as 0.5 of the expected count in CI while other builds ran.
-        let expected = spun.as_secs_f64() / 0.004;
+        // What matters is that the program's timer and handler keep
+        // firing beside perflens's sampler (a broken handler or timer
+        // gives none): at the kernel tick (250 Hz here) they do within
+        // the spin's first 200 ms on a quiet machine, and the spin goes on
+        // until they have on a loaded one.
         assert!(
-            profs as f64 >= 0.35 * expected,
+            profs >= MIN_PROFS,
             "timer first: {timer_first}: {profs} SIGPROFs in {spun:?}"
         );
         let cpu = report.cpu.as_ref().unwrap();

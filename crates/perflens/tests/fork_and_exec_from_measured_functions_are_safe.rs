@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::io::Read;
 use std::os::fd::FromRawFd;
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -361,12 +361,61 @@ fn a_forked_child_can_end_the_session_it_inherited() {
 }
 
 /// [`background`] for about `d`.
+/// Runs [`background`] on a thread of its own for at least `d` of that
+/// thread's CPU time (not wall time: on a loaded machine 30 ms of wall
+/// time gave it 5 ms of CPU, and the test's sample count fell short).
 fn background_for(d: Duration) -> u64 {
     let stop = AtomicBool::new(false);
+    let me = AtomicU64::new(0);
+    let spun = AtomicU64::new(0);
     std::thread::scope(|s| {
-        let bg = s.spawn(|| background(&stop));
+        let bg = s.spawn(|| {
+            // SAFETY: pthread_self has no preconditions.
+            me.store(unsafe { libc::pthread_self() } as u64, Ordering::Release);
+            let start = thread_cpu();
+            let n = background(&stop);
+            spun.store((thread_cpu() - start).as_nanos() as u64, Ordering::Relaxed);
+            n
+        });
+        // The flag waits until the thread's CPU reaches `d` (looked at
+        // every millisecond of wall time, for 10 s at most).
         std::thread::sleep(d);
+        let target = d.as_nanos() as u64;
+        let waited = std::time::Instant::now();
+        while thread_cpu_of(me.load(Ordering::Acquire)) < target
+            && waited.elapsed() < Duration::from_secs(10)
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
         stop.store(true, Ordering::Relaxed);
-        bg.join().unwrap()
+        let n = bg.join().unwrap();
+        assert!(
+            spun.load(Ordering::Relaxed) >= target / 2,
+            "the thread ran too little"
+        );
+        n
     })
+}
+
+/// The CPU time so far of the running thread `pthread` (0: not started
+/// yet or unreadable).
+fn thread_cpu_of(pthread: u64) -> u64 {
+    if pthread == 0 {
+        return 0;
+    }
+    let mut clock: libc::clockid_t = 0;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: the thread is alive until it is joined, after this; valid
+    // out-pointers.
+    unsafe {
+        if libc::pthread_getcpuclockid(pthread as libc::pthread_t, &mut clock) != 0
+            || libc::clock_gettime(clock, &mut ts) != 0
+        {
+            return 0;
+        }
+    }
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
