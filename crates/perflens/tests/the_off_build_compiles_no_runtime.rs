@@ -2,6 +2,7 @@
 //! and the macros crate (no runtime, no report writer), and the macros
 //! leave the program's behaviour unchanged.
 
+mod common;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -20,32 +21,7 @@ fn cargo() -> Command {
 
 #[test]
 fn the_off_build_compiles_no_runtime() {
-    let out = cargo()
-        .args([
-            "tree",
-            "--edges",
-            "normal,build",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
-            "--manifest-path",
-        ])
-        .arg(fixture())
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "cargo tree failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let tree = String::from_utf8(out.stdout).unwrap();
-    let mut crates: Vec<&str> = tree
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .collect();
-    crates.sort_unstable();
-    crates.dedup();
+    let crates = common::tree_crates(&[PathBuf::from("--manifest-path"), fixture()]);
     // The user's crate, the facade, the macros and the macros' own
     // compile-time dependencies, and the channel crates the user's crate
     // uses (crossbeam, flume, async-channel, futures-channel: perflens's
@@ -87,7 +63,7 @@ fn the_off_build_compiles_no_runtime() {
             "tokio",
             "unicode-ident",
         ],
-        "crates compiled without `enabled`:\n{tree}"
+        "crates compiled without `enabled`:\n{crates:?}"
     );
     // perflens itself pulls none of parking_lot's system crates in.
     for system in ["libc", "cfg-if", "smallvec"] {

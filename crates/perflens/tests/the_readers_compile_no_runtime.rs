@@ -7,8 +7,8 @@
 //! frees a reader must move it to the free side here, and no change can
 //! quietly make a free reader depend on the runtime again.
 
+mod common;
 use std::path::PathBuf;
-use std::process::Command;
 
 /// Each reader and whether it compiles perflens-core today (every feature
 /// on, normal and build dependencies). docs/architecture.md gives the
@@ -26,42 +26,14 @@ const READERS: &[(&str, bool)] = &[
 
 fn compiles(package: &str) -> Vec<String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../Cargo.toml");
-    let out = Command::new(env!("CARGO"))
-        // A target dir of its own: the outer `cargo test` holds the lock
-        // on ours (`cargo tree` builds nothing, but takes the lock).
-        .env(
-            "CARGO_TARGET_DIR",
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/readers-tree"),
-        )
-        .args([
-            "tree",
-            "--edges",
-            "normal,build",
-            "--prefix",
-            "none",
-            "--format",
-            "{p}",
-            "--all-features",
-            "--package",
-            package,
-            "--manifest-path",
-        ])
-        .arg(root)
-        .output()
-        .expect("cargo runs");
-    assert!(
-        out.status.success(),
-        "cargo tree -p {package} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut crates: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
-        .collect();
-    crates.sort_unstable();
-    crates.dedup();
-    crates
+    let root = root.to_string_lossy();
+    common::tree_crates(&[
+        "--all-features",
+        "--package",
+        package,
+        "--manifest-path",
+        &root,
+    ])
 }
 
 #[test]

@@ -114,3 +114,41 @@ fn build_example(name: &str) -> PathBuf {
 
 pub mod stress;
 pub mod trace;
+
+/// The crates `cargo tree` lists (normal and build edges; each name once,
+/// sorted) with `args` added, e.g. `--manifest-path` or `--package`. It
+/// runs with a target directory of its own: the outer `cargo test` holds
+/// the lock on ours.
+#[allow(dead_code)]
+pub fn tree_crates<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Vec<String> {
+    let out = Command::new(env!("CARGO"))
+        .env(
+            "CARGO_TARGET_DIR",
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/off-build"),
+        )
+        .env_remove("RUSTFLAGS")
+        .args([
+            "tree",
+            "--edges",
+            "normal,build",
+            "--prefix",
+            "none",
+            "--format",
+            "{p}",
+        ])
+        .args(args)
+        .output()
+        .expect("cargo runs");
+    assert!(
+        out.status.success(),
+        "cargo tree failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut crates: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    crates.sort_unstable();
+    crates.dedup();
+    crates
+}
