@@ -4,7 +4,8 @@
 //! Every thread of the process gets its own CPU-time sampling source: a
 //! `perf_event` cpu-clock counter whose overflow signals that very thread,
 //! or, where `perf_event_open` is refused, a POSIX timer on the thread's
-//! CPU clock (samples weighted by the overrun count). The signal handler
+//! CPU clock (each sample weighted by the thread's CPU time since its last
+//! one, read from its CPU clock). The signal handler
 //! allocates nothing, takes no lock and never calls the libgcc unwinder: it
 //! walks the stack with framehop's allocation-free unwinder over unwind
 //! tables loaded when the session starts, reading only the interrupted

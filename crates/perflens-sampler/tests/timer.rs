@@ -1,5 +1,5 @@
 //! The timer fallback (`timer_create` on the thread CPU clock) produces
-//! samples weighted by (1 + overruns) periods.
+//! samples weighted by the thread's CPU time since the one before.
 #![cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod common;
 use common::*;
@@ -8,7 +8,6 @@ use std::time::Duration;
 
 fn check_timer_profile(report: &perflens_sampler::Report, me: u64) {
     let t = thread(report, me);
-    let period = report.timing.period_ns;
     eprintln!(
         "{t:?}: sampled {:.1} ms of {:.1} ms",
         t.sampled_cpu_ns as f64 / 1e6,
@@ -16,15 +15,17 @@ fn check_timer_profile(report: &perflens_sampler::Report, me: u64) {
     );
     assert_eq!(t.source, CpuSource::Timer);
     assert!(t.samples > 0);
-    // Every weight is a whole number of periods.
+    // Every sample weighs the thread's CPU time since the one before.
     for (f, v) in &report.data {
-        assert_eq!(v.cpu_ns % period, 0, "{f:?}: {v:?}");
-        assert!(v.cpu_ns >= v.samples * period);
+        assert!(v.cpu_ns > 0 && v.samples > 0, "{f:?}: {v:?}");
     }
-    // The weights add up to the thread's CPU time (within a few ticks).
-    let err = (t.sampled_cpu_ns as f64 - t.cpu_ns as f64).abs() / t.cpu_ns as f64;
+    // The weights add up to the thread's CPU time from its arming to its
+    // last sample: short by what ran after that one (a tick or two; the
+    // kernel's tick is 4 ms here), never more, loaded or not (the timer's
+    // overrun counts came 8% short on a loaded machine).
+    let tail = t.cpu_ns as i64 - t.sampled_cpu_ns as i64;
     assert!(
-        err < 0.05,
+        (0..=20_000_000).contains(&tail),
         "timer weights {} ns vs thread CPU {} ns",
         t.sampled_cpu_ns,
         t.cpu_ns

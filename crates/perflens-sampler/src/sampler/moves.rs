@@ -14,8 +14,8 @@
 //! timer source (a POSIX timer on the thread's CPU clock) is checked at
 //! the scheduler tick and costs nothing per switch: on the same server,
 //! 0.98x to 1.06x over runs. Its samples come at the tick, at most one per tick per thread,
-//! each weighted by the periods it stands for, so a thread's CPU total
-//! stays exact; only the resolution is coarser.
+//! each weighted by the thread's CPU time since the one before, so a
+//! thread's CPU total stays exact; only the resolution is coarser.
 //!
 //! So, when the source is [`SourcePreference::Auto`](crate::SourcePreference::Auto),
 //! the watcher looks at every perf-sampled thread every
@@ -185,8 +185,8 @@ impl Session {
     /// thread that started and joined a thousand threads, then computes).
     /// Only where the perf event includes the kernel: a thread's kernel
     /// time is then on its samples under both sources. A handler that
-    /// read the timer source just before the swap may weigh its sample
-    /// with the new handle's overrun count (one period, give or take).
+    /// read the timer source just before the swap weighs its sample by
+    /// the thread's CPU clock all the same.
     pub(super) fn move_to_perf(&self, sh: &mut Shared, idx: usize) {
         let slot = &self.slots[idx];
         let tid = slot.tid.load(Ordering::Relaxed);
@@ -236,6 +236,11 @@ impl Session {
             let sampled =
                 slot.weight.load(Ordering::Relaxed) + slot.dropped_ns.load(Ordering::Relaxed);
             sh.threads[e].kernel_unsampled_ns = cpu.saturating_sub(sampled);
+            // The timer's samples weigh the CPU time from here on (those
+            // of a perf event without the kernel weighed one period each
+            // and left `last_cpu` at the arming).
+            slot.last_cpu
+                .store(thread_cpu_ns(tid).unwrap_or(0), Ordering::Relaxed);
             slot.user_only.store(false, Ordering::Relaxed);
         }
         slot.handle.store(i64::from(timer), Ordering::Relaxed);

@@ -313,7 +313,7 @@ impl Session {
         entry.truncated = slot.truncated.load(Ordering::Relaxed);
         entry.off_stack = slot.off_stack.load(Ordering::Relaxed);
         let last_cpu = slot.last_cpu.load(Ordering::Relaxed);
-        let weighed_by_clock = source == SOURCE_PERF && !slot.user_only.load(Ordering::Relaxed);
+        let weighed_by_clock = !(source == SOURCE_PERF && slot.user_only.load(Ordering::Relaxed));
         let cpu = match (measured, final_count) {
             (Some(m), _) => m.saturating_sub(entry.cpu_at_arm),
             // The thread is gone, and its CPU clock with it: its CPU up to

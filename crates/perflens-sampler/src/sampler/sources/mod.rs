@@ -89,15 +89,19 @@ impl Session {
     }
 
     /// The CPU time (ns) the current sample stands for. Signal path:
-    /// at most one `clock_gettime` or one `timer_getoverrun`.
+    /// at most one `clock_gettime` (and one `timer_getoverrun` if the
+    /// thread's clock cannot be read).
     ///
-    /// A perf event that includes the kernel weighs the thread's CPU time
-    /// since its last sample, read from the thread's own CPU clock (the
-    /// scheduler's account, as in `ThreadReport::cpu_ns`), not the event's
-    /// count: the cpu-clock count runs on the CPU's local clock, which
-    /// keeps running while a virtual machine's CPU is taken away (steal
-    /// time) and may step at a migration, so on a loaded host the counts
-    /// summed to up to 6% more than the thread's CPU time.
+    /// A sample weighs the thread's CPU time since its last sample, read
+    /// from the thread's own CPU clock (the scheduler's account, as in
+    /// `ThreadReport::cpu_ns`), whatever its source, so that the samples
+    /// of a thread always add up to its CPU time. Neither source's own
+    /// count does: a perf cpu-clock count runs on the CPU's local clock,
+    /// which keeps running while a virtual machine's CPU is taken away
+    /// (steal time) and may step at a migration (on a loaded host the
+    /// counts summed to up to 6% more than the thread's CPU time), and a
+    /// timer's `1 + overruns` periods miss every expiry whose signal was
+    /// not taken (8% short on a loaded 2-vCPU machine).
     ///
     /// A perf event that excludes the kernel weighs one period: the time
     /// since the last sample includes kernel time, which belongs to
@@ -109,18 +113,24 @@ impl Session {
         // timer's id stored before the source (`moves.rs`).
         let source = slot.source.load(Ordering::Acquire);
         let handle = slot.handle.load(Ordering::Relaxed);
-        match source {
-            SOURCE_PERF if slot.user_only.load(Ordering::Relaxed) => self.period_ns,
-            SOURCE_PERF => match own_cpu_ns() {
-                Some(now) => match slot.last_cpu.swap(now, Ordering::Relaxed) {
-                    // No start reading (the thread's clock could not be
-                    // read when it was armed): one period.
-                    0 => self.period_ns,
-                    last => now.saturating_sub(last),
-                },
-                None => self.period_ns,
+        if source == SOURCE_PERF && slot.user_only.load(Ordering::Relaxed) {
+            return self.period_ns;
+        }
+        let by_source = || {
+            if source == SOURCE_PERF {
+                self.period_ns
+            } else {
+                timer::timer_periods(handle as i32) * self.period_ns
+            }
+        };
+        match own_cpu_ns() {
+            Some(now) => match slot.last_cpu.swap(now, Ordering::Relaxed) {
+                // No start reading (the thread's clock could not be read
+                // when it was armed): what the source says.
+                0 => by_source(),
+                last => now.saturating_sub(last),
             },
-            _ => timer::timer_periods(handle as i32) * self.period_ns,
+            None => by_source(),
         }
     }
 }

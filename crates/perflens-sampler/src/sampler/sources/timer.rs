@@ -1,7 +1,9 @@
 //! The timer source, used where perf_event_open is refused: a POSIX
 //! timer on the thread's CPU clock (`timer_create` with
 //! `SIGEV_THREAD_ID`) whose expiry signals that thread. A sample weighs
-//! 1 + the timer's overrun count periods.
+//! the thread's CPU time since its last one, as a perf event's does
+//! (`Session::sample_weight`); 1 + the timer's overrun count periods only
+//! where the thread's clock cannot be read.
 //!
 //! The kernel timer id is owned by the thread's slot: created when the
 //! thread is armed, read by that thread's handler (`timer_getoverrun`),
@@ -62,7 +64,8 @@ pub(super) fn timer_delete(id: i32) {
     unsafe { libc::syscall(libc::SYS_timer_delete, id) };
 }
 
-/// Periods this expiry stands for: 1 + the overruns since the last one.
+/// Periods this expiry stands for: 1 + the overruns since the last one
+/// (the weight of a sample when the thread's CPU clock cannot be read).
 /// One syscall: async-signal-safe.
 pub(super) fn timer_periods(id: i32) -> u64 {
     // SAFETY: timer_getoverrun on our timer id (a syscall).
