@@ -37,10 +37,14 @@ fn block_files_read_back_as_the_final_snapshot() {
             }
         }
     };
-    std::thread::scope(|s| {
-        s.spawn(|| work(500));
-        s.spawn(|| work(700));
-    });
+    // Joined, not scoped: a scope ends when the threads' closures have
+    // returned, before their exit hooks ran, and a thread whose hook ran
+    // after the final snapshot is marked exited in its file but not in
+    // the snapshot. `join` waits for the thread itself.
+    let threads = [500, 700].map(|n| std::thread::spawn(move || work(n)));
+    for t in threads {
+        t.join().unwrap();
+    }
     work(100);
     let snap = rec.finish();
 
