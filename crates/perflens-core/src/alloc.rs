@@ -19,7 +19,7 @@
 //! comparisons. Without the feature (a counting allocator installed by
 //! hand, `perflens-core` built without `alloc`) there are no boundary
 //! checks, and the hook charges the top frame's node itself, which costs
-//! the hook more (see the README's allocation benchmark).
+//! the hook more (see docs/overhead.md's allocation benchmark).
 //!
 //! What a snapshot sees: node counters are up to date as of each thread's
 //! last frame boundary. The thread taking the snapshot charges its own

@@ -12,7 +12,7 @@ use std::sync::atomic::{Ordering, compiler_fence};
 /// Measures the enclosing scope: pushes a frame on creation, records the
 /// call when dropped (also when unwinding from a panic).
 ///
-/// Cost, measured by `perflens-bench` (see the README): a timed call adds
+/// Cost, measured by `perflens-bench` (see docs/overhead.md): a timed call adds
 /// about two clock reads; a count-only call a few nanoseconds.
 #[must_use = "the guard measures until it is dropped"]
 pub struct Guard {

@@ -5,7 +5,7 @@
 //! (`perflens-report`), the live reader, the command and the CPU sampler
 //! read them. Keeping them here, with no dependencies and no operating
 //! system calls, lets a reader be built without the runtime's
-//! thread-local state and allocator hook (see `docs/architecture.md`).
+//! thread-local state and allocator hook (see `docs/architecture.md` and `docs/design/layers.md`).
 //!
 //! - [`snapshot`]: a session's per-thread calling-context trees, its
 //!   callsites and paths ([`RawSnapshot`]).

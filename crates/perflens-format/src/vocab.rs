@@ -27,7 +27,7 @@ pub const OVERFLOW_PATH: u32 = 1;
 pub const DEFAULT_NODES: u32 = 1024;
 /// Default shadow-stack depth (`PERFLENS_STACK_DEPTH`): 0, as deep as
 /// each thread's own stack allows (its stack size / 16 frames, address
-/// space reserved without memory; see the README). A non-zero depth is
+/// space reserved without memory; see docs/timing-and-paths.md). A non-zero depth is
 /// a fixed limit: measured calls nested deeper are counted as dropped.
 pub const DEFAULT_STACK_DEPTH: u32 = 0;
 

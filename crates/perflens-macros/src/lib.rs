@@ -24,7 +24,7 @@
 //!
 //! Cost per call over an uninstrumented call, measured by `cargo run
 //! --release -p perflens-bench` on the project's 2-core AMD EPYC machine
-//! (see the README for the table): about 18 ns in timed mode, a little
+//! (see docs/overhead.md for the table): about 18 ns in timed mode, a little
 //! less than its two `rdtsc` reads (9.6 ns each; the histogram update is
 //! left for the next timed exit, so it overlaps with them), about 2 ns
 //! count-only, about 3 ns sampled 1 in 64; nothing at all without the

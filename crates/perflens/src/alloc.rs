@@ -18,8 +18,8 @@
 //! begins or ends (or it calls another measured function), not by the
 //! allocator; a snapshot adds what each thread allocated since its last
 //! such boundary to the function then innermost on that thread, so it is
-//! exact for threads that are not running while it is taken (see the
-//! README's Allocations section).
+//! exact for threads that are not running while it is taken (see
+//! docs/allocations.md).
 
 #[cfg(feature = "enabled")]
 pub use perflens_core::CountingAlloc;

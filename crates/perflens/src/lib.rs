@@ -26,8 +26,8 @@
 //!
 //! What it costs: a timed call adds about two reads of the CPU's
 //! time-stamp counter plus a few nanoseconds; a count-only call a few
-//! nanoseconds. The README has the measured numbers and the command that
-//! produces them (`perflens-bench`).
+//! nanoseconds. The README and docs/overhead.md have the measured numbers
+//! and the command that produces them (`perflens-bench`).
 //!
 //! What it is not: a sampling profiler. Only functions you mark are
 //! measured.

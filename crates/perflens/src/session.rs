@@ -7,8 +7,8 @@ use perflens_report::{Report, ReportOptions};
 pub use perflens_core::StartError as Error;
 
 /// Settings for a [`Session`]. Environment variables (`PERFLENS_*`, see
-/// the README) override what is set here unless [`SessionBuilder::ignore_env`]
-/// is called.
+/// docs/configuration.md) override what is set here unless
+/// [`SessionBuilder::ignore_env`] is called.
 #[derive(Clone, Debug)]
 pub struct SessionBuilder {
     config: Config,

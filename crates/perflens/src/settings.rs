@@ -6,7 +6,7 @@
 //! ignored in silence.
 //!
 //! Without the `enabled` feature this module is not compiled: there is no
-//! session and no runtime, so nothing can warn (the README says so).
+//! session and no runtime, so nothing can warn (docs/configuration.md says so).
 
 /// What a build needs for a variable to be read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,8 +50,8 @@ impl Feature {
 
 /// Every `PERFLENS_*` variable, with what a build needs to read it. The
 /// program's settings first (a typo is matched to the first of the
-/// closest names), then the repository's own. Documented in the README's
-/// Configuration section, which a test checks against this table.
+/// closest names), then the repository's own. Documented in
+/// docs/configuration.md, which a test checks against this table.
 pub(crate) const KNOWN: &[(&str, Feature)] = &[
     // Outputs.
     ("PERFLENS_JSON", Feature::Enabled),
@@ -172,7 +172,7 @@ where
                 }
                 None => format!(
                     "{name} is not a perflens setting, nor close to one: ignored \
-                     (the README's Configuration section lists them)."
+                     (perflens's docs/configuration.md lists them)."
                 ),
             }),
         }
@@ -321,7 +321,7 @@ mod tests {
                 check(&[(name, "1")], ALL),
                 [format!(
                     "{name} is not a perflens setting, nor close to one: ignored \
-                     (the README's Configuration section lists them)."
+                     (perflens's docs/configuration.md lists them)."
                 )]
             );
         }
@@ -505,21 +505,24 @@ mod tests {
             .collect();
         assert!(
             unknown.is_empty(),
-            "add these to settings::KNOWN (and the README's Configuration): {unknown:?}"
+            "add these to settings::KNOWN (and docs/configuration.md): {unknown:?}"
         );
     }
 
     #[test]
-    fn every_known_name_is_in_the_readme() {
+    fn every_known_name_is_documented() {
         let readme = std::fs::read_to_string(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"),
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/configuration.md"),
         )
-        .expect("read README.md");
+        .expect("read docs/configuration.md");
         let missing: Vec<&str> = KNOWN
             .iter()
             .map(|(n, _)| *n)
             .filter(|n| !readme.contains(&format!("`{n}`")) && !readme.contains(&format!("`{n}=")))
             .collect();
-        assert!(missing.is_empty(), "not in the README: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "not in docs/configuration.md: {missing:?}"
+        );
     }
 }

@@ -11,7 +11,7 @@ mod common;
 use std::path::PathBuf;
 
 /// Each reader and whether it compiles perflens-core today (every feature
-/// on, normal and build dependencies). docs/architecture.md gives the
+/// on, normal and build dependencies). docs/design/layers.md gives the
 /// order in which they let go of it.
 const READERS: &[(&str, bool)] = &[
     // Reads snapshots and traces from perflens-format (slice 1).
