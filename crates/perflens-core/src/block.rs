@@ -40,6 +40,7 @@
 //! ordering, and readers load `node_count` with acquire ordering.
 
 use crate::histogram::BUCKETS;
+use perflens_format::flow::{Counter, Peak};
 use std::sync::atomic::{AtomicI64, AtomicU32, AtomicU64, Ordering};
 
 /// "PERFLENS" in ASCII, little-endian.
@@ -355,7 +356,9 @@ pub struct Node {
     /// Wall time (creation to drop) of the timed futures dropped before
     /// completion; not in `total`.
     pub cancelled_wall: AtomicU64,
-    /// Nested nodes only: frames of this node now on the stack.
+    /// Nested nodes only: frames of this node now on the stack. (A flow
+    /// site's node gives this and the others other meanings: see
+    /// [`Node::counter`].)
     pub rec_open: AtomicU32,
     /// Nested nodes only: the deepest recursion seen, counting the
     /// outermost frame (so at least 2 once a nested call ran).
@@ -371,6 +374,38 @@ pub struct Node {
 
 const _: () = assert!(size_of::<Node>() == 128);
 const _: () = assert!(size_of::<ThreadAlloc>() == 64);
+
+impl Node {
+    /// The counter a flow site's figure lives in ([`perflens_format::flow`]
+    /// names them: `node.counter(channel::SENT)`). The counter is a constant
+    /// at every call, so this is the field itself once inlined.
+    #[inline(always)]
+    pub fn counter(&self, counter: Counter) -> &AtomicU64 {
+        match counter {
+            Counter::Calls => &self.calls,
+            Counter::Total => &self.total,
+            Counter::Self_ => &self.self_,
+            Counter::Busy => &self.busy,
+            Counter::Polls => &self.polls,
+            Counter::Cancelled => &self.cancelled,
+            Counter::CancelledTimed => &self.cancelled_timed,
+            Counter::CancelledWall => &self.cancelled_wall,
+            Counter::AllocBytes => &self.alloc_bytes,
+            Counter::AllocCount => &self.alloc_count,
+            Counter::FreeBytes => &self.free_bytes,
+            Counter::FreeCount => &self.free_count,
+        }
+    }
+
+    /// [`Node::counter`] for the 32-bit records.
+    #[inline(always)]
+    pub fn peak(&self, peak: Peak) -> &AtomicU32 {
+        match peak {
+            Peak::Max => &self.rec_max,
+            Peak::Open => &self.rec_open,
+        }
+    }
+}
 
 /// `Node::countdown` at and above this: the node is in its warm-up.
 pub const WARMUP: u32 = 1 << 31;

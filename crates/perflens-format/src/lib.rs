@@ -11,10 +11,13 @@
 //!   callsites and paths ([`RawSnapshot`]).
 //! - [`histogram`]: the log-linear duration and size histograms.
 //! - [`trace`]: the timeline's events ([`RawTrace`]).
+//! - [`flow`]: what a data-flow site's node counters hold, and the
+//!   figures read back from them.
 //! - [`names`]: the live session's names records.
 //! - [`proto`]: the protobuf wire writer of the pprof and Perfetto outputs.
 //! - [`vocab`]: small shared names ([`FlowKind`]).
 
+pub mod flow;
 pub mod histogram;
 pub mod names;
 pub mod proto;

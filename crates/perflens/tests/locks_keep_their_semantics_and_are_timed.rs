@@ -244,34 +244,35 @@ fn an_unlabelled_lock_is_named_after_its_constructor_call() {
 fn a_wait_behind_a_20ms_hold_is_20ms() {
     let _turn = turn();
     let session = timed();
-    let m = Arc::new(perflens::lock!(
-        perflens::sync::Mutex::new(0u32),
-        label = "wait20"
-    ));
+    let m = perflens::lock!(perflens::sync::Mutex::new(0u32), label = "wait20");
     let (held_tx, held_rx) = mpsc::channel();
-    let a = {
-        let m = Arc::clone(&m);
-        thread::spawn(move || {
+    let outside = thread::scope(|s| {
+        let a = s.spawn(|| {
             let mut g = m.lock().unwrap();
             held_tx.send(()).unwrap();
+            // Hold for 20 ms from the moment B waits, however late a
+            // loaded machine lets B try.
+            wait_for_contended(&session, "wait20", 1);
             thread::sleep(Duration::from_millis(20));
             *g += 1;
-        })
-    };
-    held_rx.recv().unwrap();
-    let asked = Instant::now();
-    *m.lock().unwrap() += 1;
-    let outside = asked.elapsed().as_nanos() as u64;
-    a.join().unwrap();
+        });
+        held_rx.recv().unwrap();
+        let asked = Instant::now();
+        *m.lock().unwrap() += 1;
+        let outside = asked.elapsed().as_nanos() as u64;
+        a.join().unwrap();
+        outside
+    });
     let report = session.finish();
     let r = row(&report, "wait20");
     assert_eq!((r.acquisitions, r.contended, r.wait_count), (2, 1, 1));
     assert_eq!(r.max_waiters, 1);
-    // Lower bound: 20 ms less B's delay from the signal to its attempt
-    // (at most a few ms, even on a loaded machine); upper: B's own
-    // measure of the call around it (the bucket's half width over).
+    // Lower bound: A's 20 ms sleep after B began to wait (less the
+    // histogram bucket's half width); upper: B's own measure of the call
+    // around it (the bucket's half width over).
     assert!(
-        r.wait_p50_ns >= 15 * MS && r.wait_p50_ns as f64 <= outside as f64 * 1.02,
+        r.wait_p50_ns as f64 >= 20.0 * MS as f64 * 0.98
+            && r.wait_p50_ns as f64 <= outside as f64 * 1.02,
         "wait {} ns, lock() took {outside} ns",
         r.wait_p50_ns
     );

@@ -17,6 +17,7 @@ use crate::clock;
 use crate::frame;
 use crate::histogram::{BUCKETS, bucket_index};
 use crate::thread::{self, FAST_COUNT, Hot};
+use perflens_format::flow::lock;
 use std::collections::HashMap;
 use std::panic::Location;
 use std::ptr;
@@ -118,8 +119,8 @@ impl LockSite {
         let site = self.site();
         let mut since = 0;
         if let Some((hot, n, _, timed)) = site.node() {
-            bump(&n.polls, 1);
-            max32(&n.rec_max, now);
+            bump(n.counter(lock::CONTENDED), 1);
+            max32(n.peak(lock::MAX_WAITERS), now);
             if timed {
                 since = clock::now_with(hot.tsc()).max(1);
             }
@@ -251,21 +252,22 @@ impl FlowSite {
             return;
         };
         if shared {
-            bump(&n.cancelled, 1);
+            bump(n.counter(lock::SHARED), 1);
         }
         // Both clock reads were made in a session that times (see
         // `lock_clock`).
         if held.acquired != 0 && release != 0 {
             let hold = release.saturating_sub(held.acquired);
-            bump(&n.total, hold);
+            // A hold's histogram entry counts as an acquisition.
+            bump(n.counter(lock::HOLD), hold);
             if held.waited != 0 {
-                bump(&n.self_, held.waited);
+                bump(n.counter(lock::WAIT), held.waited);
             }
             // SAFETY: `hot` is this thread's state in the running
             // session, `node` its node.
             unsafe { hist_defer(hot, node, hold, held.waited) };
         } else {
-            bump(&n.calls, 1);
+            bump(n.counter(lock::ACQUISITIONS), 1);
         }
     }
 }

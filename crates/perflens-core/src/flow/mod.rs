@@ -19,64 +19,29 @@
 //! A channel's message latency rides with the message (a timestamp the
 //! sender puts beside it, see `perflens::flow`); the receiver records it.
 //!
-//! # What a channel site's node counts
+//! # What a site's node counts
 //!
-//! | node field | snapshot field | meaning |
-//! |---|---|---|
-//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | messages received; those with a timestamp are histogram entries of their send-to-receive latency, the others (not stamped, see [`FlowSite::stamp`]; latency off; count mode) counted in `calls` |
-//! | `polls` | `polls` | messages sent |
-//! | `busy` | `busy_ns` | time senders waited on a full channel |
-//! | `self_` | `self_ns` | time receivers waited on an empty channel |
-//! | `cancelled` | `cancelled` | messages still queued when their channel was dropped |
-//! | `cancelled_timed` | `timed_cancelled` | channels created |
-//! | `alloc_bytes`, `alloc_count` | same | senders created (clones too), senders dropped |
-//! | `free_bytes`, `free_count` | same | receivers created, receivers dropped |
-//! | `rec_max` | `max_depth` | the most messages queued, seen right after a send (every send, or where reading the length costs a cache miss, each of a thread's first [`QUEUE_WARMUP`] then one in [`QUEUE_SAMPLE`]), or the capacity once a send found the channel full |
-//! | `rec_open` | `capacity` | 1 + the largest capacity of a channel made there (0: unbounded) |
+//! `perflens_format::flow` is the one map from each figure of a channel,
+//! lock, wrapped future or stream site to the node counter that holds it;
+//! the writers here go through its constants (`node.counter(channel::SENT)`),
+//! and the report reads the same constants back.
 //!
-//! Waits are timed in timed and sampled modes; count mode reads no
-//! clock (no latency, no waits), and neither does a site made with
-//! `latency = false` or a session with `PERFLENS_FLOW_LATENCY=0`.
-//!
-//! # What a lock site's node counts
+//! A channel's waits and latencies are timed in timed and sampled modes;
+//! count mode reads no clock (no latency, no waits), and neither does a
+//! site made with `latency = false` or a session with
+//! `PERFLENS_FLOW_LATENCY=0`. A channel's queue maximum is seen right
+//! after a send (every send, or where reading the length costs a cache
+//! miss, each of a thread's first [`QUEUE_WARMUP`] then one in
+//! [`QUEUE_SAMPLE`]), or is the capacity once a send found the channel
+//! full.
 //!
 //! A lock's site is its label, or else the place its constructor was
 //! called (see [`LockSite`]). An acquisition is recorded when its guard
 //! is dropped, on the thread that drops it (an async guard may move),
 //! all of it at once, so its two histogram entries are on one node and
-//! the hold's comes first.
-//!
-//! | node field | snapshot field | meaning |
-//! |---|---|---|
-//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | acquisitions released; the timed ones are histogram entries of their hold time (acquired to released), the others (count mode, latency off, a session that started while held) counted in `calls` |
-//! | `self_`, histogram 1 | `self_ns`, `hist_self` | the wait of the timed acquisitions that had to wait (first attempt failed to acquired); one entry per such acquisition, at most one per hold entry |
-//! | `polls` | `polls` | contended acquisitions: the first, non-blocking attempt failed (counted when it failed, on the waiting thread; a wait given up counts too) |
-//! | `cancelled` | `cancelled` | shared (read) acquisitions among the acquisitions released |
-//! | `rec_max` | `max_depth` | the most waiters of one lock at once, seen as each began to wait |
-//!
-//! Hold and wait times are timed in timed and sampled modes (every
-//! acquisition: a lock is no function, it is not sampled); count mode
-//! and `PERFLENS_FLOW_LATENCY=0` read no clock.
-//!
-//! # What a wrapped future's site counts (`perflens::future!`)
-//!
-//! | node field | snapshot field | meaning |
-//! |---|---|---|
-//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | futures completed; the timed ones are histogram entries of their wall time (made to completed) |
-//! | `polls` | `polls` | polls |
-//! | `busy` | `busy_ns` | time inside their polls |
-//! | `cancelled`, `cancelled_timed`, `cancelled_wall` | `cancelled`, `timed_cancelled`, `cancelled_ns` | futures dropped before they completed, the timed ones among them, and their wall time |
-//!
-//! # What a wrapped stream's site counts (`perflens::stream!`)
-//!
-//! | node field | snapshot field | meaning |
-//! |---|---|---|
-//! | `calls`, histogram 0, `total` | `calls`, `timed_calls`, `hist_total`, `total_ns` | intervals between two items of one stream; the timed ones are histogram entries |
-//! | `alloc_bytes` | `alloc_bytes` | items |
-//! | `polls`, `alloc_count` | `polls`, `alloc_count` | polls, and those that returned `Pending` |
-//! | `self_`, `free_bytes` | `self_ns`, `free_bytes` | time from a stream's creation to its first item, summed, and the streams it was timed for |
-//! | `free_count` | `free_count` | streams made |
-//! | `cancelled_timed`, `cancelled` | `timed_cancelled`, `cancelled` | streams that ended (`Ready(None)`), and streams dropped before they ended |
+//! the hold's comes first. Hold and wait times are timed in timed and
+//! sampled modes (every acquisition: a lock is no function, it is not
+//! sampled); count mode and `PERFLENS_FLOW_LATENCY=0` read no clock.
 
 use crate::block::{Node, bump};
 use crate::callsite::{Callsite, UNREGISTERED};
@@ -84,6 +49,7 @@ use crate::clock;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_COUNT, Hot};
+use perflens_format::flow::{Counter, channel};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 mod lock;
@@ -356,7 +322,7 @@ impl FlowSite {
             return 0;
         }
         let now = clock::now_with(hot.tsc()).max(1);
-        let gap = if n.polls.load(Ordering::Relaxed) < LATENCY_WARMUP {
+        let gap = if n.counter(channel::SENT).load(Ordering::Relaxed) < LATENCY_WARMUP {
             0
         } else {
             next_gap(now, every)
@@ -380,12 +346,11 @@ impl FlowSite {
         let Some((_, n, _, _)) = self.node() else {
             return;
         };
-        bump(&n.cancelled_timed, 1);
-        // 0 is unbounded; a rendezvous channel (capacity 0) is 1.
-        let cap = capacity.map_or(0, |c| {
-            u32::try_from(c.saturating_add(1)).unwrap_or(u32::MAX)
-        });
-        max32(&n.rec_open, cap);
+        bump(n.counter(channel::CREATED), 1);
+        max32(
+            n.peak(channel::CAPACITY),
+            channel::encode_capacity(capacity),
+        );
     }
 
     /// A channel made here can now hold `capacity` messages, more than
@@ -393,8 +358,10 @@ impl FlowSite {
     /// message per sender: each clone adds one).
     pub fn capacity_at_least(&'static self, capacity: usize) {
         if let Some((_, n, _, _)) = self.node() {
-            let cap = u32::try_from(capacity.saturating_add(1)).unwrap_or(u32::MAX);
-            max32(&n.rec_open, cap);
+            max32(
+                n.peak(channel::CAPACITY),
+                channel::encode_capacity(Some(capacity)),
+            );
         }
     }
 
@@ -402,14 +369,22 @@ impl FlowSite {
     /// (`n` negative).
     pub fn senders(&'static self, n: i64) {
         if let Some((_, node, _, _)) = self.node() {
-            endpoints(&node.alloc_bytes, &node.alloc_count, n);
+            endpoints(
+                node.counter(channel::SENDERS_MADE),
+                node.counter(channel::SENDERS_DROPPED),
+                n,
+            );
         }
     }
 
     /// `n` receivers were made, or dropped (`n` negative).
     pub fn receivers(&'static self, n: i64) {
         if let Some((_, node, _, _)) = self.node() {
-            endpoints(&node.free_bytes, &node.free_count, n);
+            endpoints(
+                node.counter(channel::RECEIVERS_MADE),
+                node.counter(channel::RECEIVERS_DROPPED),
+                n,
+            );
         }
     }
 
@@ -420,9 +395,12 @@ impl FlowSite {
         let Some(n) = self.last_node().or_else(|| self.node_slow()) else {
             return;
         };
-        bump(&n.polls, 1);
+        bump(n.counter(channel::SENT), 1);
         if let Some(q) = queued {
-            max32(&n.rec_max, u32::try_from(q).unwrap_or(u32::MAX));
+            max32(
+                n.peak(channel::MAX_QUEUED),
+                u32::try_from(q).unwrap_or(u32::MAX),
+            );
         }
     }
 
@@ -439,10 +417,14 @@ impl FlowSite {
         let Some(n) = self.last_node().or_else(|| self.node_slow()) else {
             return;
         };
-        let sent = n.polls.load(Ordering::Relaxed);
-        n.polls.store(sent.wrapping_add(1), Ordering::Relaxed);
+        let sent_here = n.counter(channel::SENT);
+        let sent = sent_here.load(Ordering::Relaxed);
+        sent_here.store(sent.wrapping_add(1), Ordering::Relaxed);
         if sent < QUEUE_WARMUP || sent % QUEUE_SAMPLE == 0 {
-            max32(&n.rec_max, u32::try_from(queued()).unwrap_or(u32::MAX));
+            max32(
+                n.peak(channel::MAX_QUEUED),
+                u32::try_from(queued()).unwrap_or(u32::MAX),
+            );
         }
     }
 
@@ -450,7 +432,10 @@ impl FlowSite {
     #[inline]
     pub fn found_full(&'static self, capacity: usize) {
         if let Some((_, n, _, _)) = self.node() {
-            max32(&n.rec_max, u32::try_from(capacity).unwrap_or(u32::MAX));
+            max32(
+                n.peak(channel::MAX_QUEUED),
+                u32::try_from(capacity).unwrap_or(u32::MAX),
+            );
         }
     }
 
@@ -461,9 +446,12 @@ impl FlowSite {
         let Some((_, node, _, _)) = self.node() else {
             return;
         };
-        bump(&node.polls, n);
+        bump(node.counter(channel::SENT), n);
         if let Some(q) = queued {
-            max32(&node.rec_max, u32::try_from(q).unwrap_or(u32::MAX));
+            max32(
+                node.peak(channel::MAX_QUEUED),
+                u32::try_from(q).unwrap_or(u32::MAX),
+            );
         }
     }
 
@@ -474,7 +462,7 @@ impl FlowSite {
         if stamp == 0
             && let Some(n) = self.last_node()
         {
-            bump(&n.calls, 1);
+            bump(n.counter(channel::RECEIVED), 1);
             return;
         }
         self.received_slow(stamp);
@@ -487,37 +475,41 @@ impl FlowSite {
         };
         if stamp != 0 && timed {
             let latency = clock::now_with(hot.tsc()).saturating_sub(stamp);
-            bump(&n.total, latency);
+            // A histogram entry counts as a message received.
+            bump(n.counter(Counter::Total), latency);
             frame::hist_add(hot, node, 0, latency);
         } else {
-            bump(&n.calls, 1);
+            bump(n.counter(channel::RECEIVED), 1);
         }
     }
 
     /// A sender waited for room since `since` (a [`FlowSite::clock`]
     /// reading; nothing when 0).
     pub fn send_waited(&'static self, since: u64) {
-        self.waited(since, |n| &n.busy);
+        self.waited(since, channel::SEND_WAIT);
     }
 
     /// A receiver waited for a message since `since` (as above).
     pub fn recv_waited(&'static self, since: u64) {
-        self.waited(since, |n| &n.self_);
+        self.waited(since, channel::RECV_WAIT);
     }
 
-    fn waited(&'static self, since: u64, field: fn(&Node) -> &std::sync::atomic::AtomicU64) {
+    fn waited(&'static self, since: u64, slot: Counter) {
         if since == 0 {
             return;
         }
         if let Some((hot, n, _, true)) = self.node() {
-            bump(field(n), clock::now_with(hot.tsc()).saturating_sub(since));
+            bump(
+                n.counter(slot),
+                clock::now_with(hot.tsc()).saturating_sub(since),
+            );
         }
     }
 
     /// `n` messages were still queued when their channel was dropped.
     pub fn dropped_in_queue(&'static self, n: u64) {
         if let Some((_, node, _, _)) = self.node() {
-            bump(&node.cancelled, n);
+            bump(node.counter(channel::DROPPED), n);
         }
     }
 }

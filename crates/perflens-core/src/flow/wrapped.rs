@@ -11,6 +11,7 @@ use super::FlowSite;
 use crate::block::bump;
 use crate::clock;
 use crate::frame;
+use perflens_format::flow::{future, stream};
 
 impl FlowSite {
     /// The clock for a wrapped future or stream made now (0 when not
@@ -30,12 +31,12 @@ impl FlowSite {
         let Some((hot, n, node, timed)) = self.node() else {
             return busy;
         };
-        bump(&n.polls, 1);
+        bump(n.counter(future::POLLS), 1);
         let mut busy = busy;
         let now = if timed && began != 0 {
             let now = clock::now_with(hot.tsc());
             let this = now.saturating_sub(began);
-            bump(&n.busy, this);
+            bump(n.counter(future::BUSY), this);
             busy = busy.wrapping_add(this);
             now
         } else {
@@ -44,10 +45,10 @@ impl FlowSite {
         if done {
             if now != 0 && created != 0 {
                 let wall = now.saturating_sub(created);
-                bump(&n.total, wall);
+                bump(n.counter(future::WALL), wall);
                 frame::hist_add(hot, node, 0, wall);
             } else {
-                bump(&n.calls, 1);
+                bump(n.counter(future::COMPLETED), 1);
             }
         }
         busy
@@ -59,11 +60,11 @@ impl FlowSite {
         let Some((hot, n, _, timed)) = self.node() else {
             return;
         };
-        bump(&n.cancelled, 1);
+        bump(n.counter(future::CANCELLED), 1);
         if timed && created != 0 {
-            bump(&n.cancelled_timed, 1);
+            bump(n.counter(future::CANCELLED_TIMED), 1);
             bump(
-                &n.cancelled_wall,
+                n.counter(future::CANCELLED_WALL),
                 clock::now_with(hot.tsc()).saturating_sub(created),
             );
         }
@@ -72,7 +73,7 @@ impl FlowSite {
     /// A wrapped stream was made.
     pub fn stream_made(&'static self) {
         if let Some((_, n, _, _)) = self.node() {
-            bump(&n.free_count, 1);
+            bump(n.counter(stream::CREATED), 1);
         }
     }
 
@@ -86,25 +87,25 @@ impl FlowSite {
         let Some((hot, n, node, timed)) = self.node() else {
             return 0;
         };
-        bump(&n.polls, 1);
+        bump(n.counter(stream::POLLS), 1);
         let Some((last, first)) = item else {
-            bump(&n.alloc_count, 1);
+            bump(n.counter(stream::PENDING_POLLS), 1);
             return 0;
         };
-        bump(&n.alloc_bytes, 1);
+        bump(n.counter(stream::ITEMS), 1);
         if !timed || last == 0 {
             if !first {
-                bump(&n.calls, 1);
+                bump(n.counter(stream::INTERVALS), 1);
             }
             return 0;
         }
         let now = clock::now_with(hot.tsc()).max(1);
         let gap = now.saturating_sub(last);
         if first {
-            bump(&n.self_, gap);
-            bump(&n.free_bytes, 1);
+            bump(n.counter(stream::FIRST_ITEM), gap);
+            bump(n.counter(stream::FIRST_ITEM_TIMED), 1);
         } else {
-            bump(&n.total, gap);
+            bump(n.counter(stream::INTERVAL), gap);
             frame::hist_add(hot, node, 0, gap);
         }
         now
@@ -115,9 +116,9 @@ impl FlowSite {
     /// ended).
     pub fn stream_ended(&'static self, first: bool) {
         if let Some((_, n, _, _)) = self.node() {
-            bump(&n.polls, 1);
+            bump(n.counter(stream::POLLS), 1);
             if first {
-                bump(&n.cancelled_timed, 1);
+                bump(n.counter(stream::ENDED), 1);
             }
         }
     }
@@ -125,7 +126,7 @@ impl FlowSite {
     /// A wrapped stream was dropped before it ended.
     pub fn stream_dropped(&'static self) {
         if let Some((_, n, _, _)) = self.node() {
-            bump(&n.cancelled, 1);
+            bump(n.counter(stream::DROPPED), 1);
         }
     }
 }
