@@ -66,23 +66,27 @@ impl Config {
     /// `PERFLENS_SAMPLE_WARMUP`, `PERFLENS_NODES`,
     /// `PERFLENS_STACK_DEPTH`, `PERFLENS_RECURSION`, `PERFLENS_PATHS` and
     /// `PERFLENS_CLOCK` from
-    /// the environment. Invalid values are ignored and described in the
-    /// returned warnings.
-    pub fn apply_env(mut self) -> (Config, Vec<String>) {
+    /// the environment, as `var` reads it (the facade's one reader of its
+    /// settings; `None` for an unset or blank variable). Invalid values
+    /// are ignored and described in the returned warnings.
+    pub fn apply_env(
+        mut self,
+        var: impl Fn(&'static str) -> Option<String>,
+    ) -> (Config, Vec<String>) {
         let mut warnings = Vec::new();
-        let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-        let num = |name: &str, min: u32, max: u32, warnings: &mut Vec<String>| -> Option<u32> {
-            let v = var(name)?;
-            match v.trim().parse::<u32>() {
-                Ok(n) if (min..=max).contains(&n) => Some(n),
-                _ => {
-                    warnings.push(format!(
-                        "{name}={v} is not a whole number from {min} to {max}; ignored."
-                    ));
-                    None
+        let num =
+            |name: &'static str, min: u32, max: u32, warnings: &mut Vec<String>| -> Option<u32> {
+                let v = var(name)?;
+                match v.trim().parse::<u32>() {
+                    Ok(n) if (min..=max).contains(&n) => Some(n),
+                    _ => {
+                        warnings.push(format!(
+                            "{name}={v} is not a whole number from {min} to {max}; ignored."
+                        ));
+                        None
+                    }
                 }
-            }
-        };
+            };
         let every = num("PERFLENS_SAMPLE_EVERY", 1, 1 << 30, &mut warnings);
         if let Some(m) = var("PERFLENS_MODE") {
             match parse_mode(&m, every) {

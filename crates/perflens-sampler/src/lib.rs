@@ -89,7 +89,12 @@ pub enum SourcePreference {
 impl SourcePreference {
     /// From `PERFLENS_CPU_SOURCE` (`timer`, `perf`/`perf_event`, `auto`).
     pub fn from_env() -> Option<SourcePreference> {
-        match std::env::var("PERFLENS_CPU_SOURCE").ok()?.as_str() {
+        Self::parse(&std_env("PERFLENS_CPU_SOURCE")?)
+    }
+
+    /// From its name: `timer`, `perf`/`perf_event` or `auto`.
+    pub fn parse(name: &str) -> Option<SourcePreference> {
+        match name.trim() {
             "timer" => Some(SourcePreference::Timer),
             "perf" | "perf_event" => Some(SourcePreference::PerfEvent),
             "auto" => Some(SourcePreference::Auto),
@@ -131,7 +136,12 @@ pub enum KernelMode {
 impl KernelMode {
     /// From `PERFLENS_CPU_KERNEL` (`auto`, `include`, `exclude`).
     pub fn from_env() -> Option<KernelMode> {
-        match std::env::var("PERFLENS_CPU_KERNEL").ok()?.trim() {
+        Self::parse(&std_env("PERFLENS_CPU_KERNEL")?)
+    }
+
+    /// From its name: `auto`, `include` or `exclude`.
+    pub fn parse(name: &str) -> Option<KernelMode> {
+        match name.trim() {
             "auto" => Some(KernelMode::Auto),
             "include" => Some(KernelMode::Include),
             "exclude" => Some(KernelMode::Exclude),
@@ -140,10 +150,23 @@ impl KernelMode {
     }
 }
 
+/// Reads a `PERFLENS_CPU_*` variable for [`ProfilerGuardBuilder`]: its
+/// value, or `None` when it is unset or blank. The sampler alone reads
+/// the process's environment ([`std_env`]); perflens's session hands it
+/// its own reader ([`ProfilerGuardBuilder::env_reader`]), the one place
+/// perflens reads its settings.
+pub type EnvReader = fn(&'static str) -> Option<String>;
+
+/// The process's environment, an empty or blank variable unset: the
+/// [`EnvReader`] a builder starts with.
+pub fn std_env(name: &'static str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
 /// `PERFLENS_CPU_SIGNAL`: a signal number, or `SIGRTMIN+n`.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn signal_from_env() -> Result<Option<i32>, Error> {
-    let Ok(v) = std::env::var("PERFLENS_CPU_SIGNAL") else {
+fn signal_from_env(read: EnvReader) -> Result<Option<i32>, Error> {
+    let Some(v) = read("PERFLENS_CPU_SIGNAL") else {
         return Ok(None);
     };
     let v = v.trim();
@@ -175,7 +198,7 @@ pub struct ProfilerGuardBuilder {
     buffer_bytes: usize,
     max_depth: usize,
     rescan: Duration,
-    use_env: bool,
+    env: Option<EnvReader>,
 }
 
 impl Default for ProfilerGuardBuilder {
@@ -190,7 +213,7 @@ impl Default for ProfilerGuardBuilder {
             buffer_bytes: 256 * 1024,
             max_depth: 128,
             rescan: Duration::from_millis(10),
-            use_env: true,
+            env: Some(std_env),
         }
     }
 }
@@ -269,7 +292,16 @@ impl ProfilerGuardBuilder {
     /// Do not read `PERFLENS_CPU_SOURCE`, `PERFLENS_CPU_KERNEL` or
     /// `PERFLENS_CPU_SIGNAL`: what is not set here takes its default.
     pub fn ignore_env(mut self) -> Self {
-        self.use_env = false;
+        self.env = None;
+        self
+    }
+
+    /// Reads `PERFLENS_CPU_SOURCE`, `PERFLENS_CPU_KERNEL` and
+    /// `PERFLENS_CPU_SIGNAL` through `read` instead of from the process's
+    /// environment ([`std_env`]), for a program that reads its settings
+    /// in one place.
+    pub fn env_reader(mut self, read: EnvReader) -> Self {
+        self.env = Some(read);
         self
     }
 
@@ -303,17 +335,16 @@ impl ProfilerGuard {
         }
         let signal = match b.signal {
             Some(sig) => Some(sig),
-            None if b.use_env => signal_from_env()?,
-            None => None,
+            None => b.env.map(signal_from_env).transpose()?.flatten(),
         };
         let cfg = sampler::Config {
             frequency: b.frequency as u32,
             source: b
                 .source
-                .or_else(|| b.use_env.then(SourcePreference::from_env).flatten())
+                .or_else(|| SourcePreference::parse(&b.env?("PERFLENS_CPU_SOURCE")?))
                 .unwrap_or_default(),
             kernel: (b.kernel)
-                .or_else(|| b.use_env.then(KernelMode::from_env).flatten())
+                .or_else(|| KernelMode::parse(&b.env?("PERFLENS_CPU_KERNEL")?))
                 .unwrap_or_default(),
             signal: signal.unwrap_or_else(|| libc::SIGRTMIN() + 4),
             trap: signal.is_none(),

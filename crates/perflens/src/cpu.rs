@@ -5,6 +5,7 @@
 //! section to the report and writes `PERFLENS_PPROF`,
 //! `PERFLENS_FLAMEGRAPH` and `PERFLENS_FOLDED` at the end.
 
+use crate::settings;
 use perflens_core::RawSnapshot;
 use perflens_report::{CpuInput, CpuThreadInput, KernelTime, Report};
 use perflens_sampler::{CpuSource, ProfilerGuard, ProfilerGuardBuilder};
@@ -64,9 +65,7 @@ impl CpuSession {
     /// the `PERFLENS_CPU_*` variables apply (not for a session built with
     /// `ignore_env`).
     pub(crate) fn start(use_env: bool) -> CpuSession {
-        let hz = use_env
-            .then(|| std::env::var("PERFLENS_CPU_HZ"))
-            .and_then(Result::ok);
+        let hz = use_env.then(|| settings::var("PERFLENS_CPU_HZ")).flatten();
         let frequency = match hz {
             Some(v) if !v.trim().is_empty() => match v.trim().parse::<u32>() {
                 Ok(hz) if (1..=10_000).contains(&hz) => hz,
@@ -81,7 +80,7 @@ impl CpuSession {
         };
         let builder = ProfilerGuardBuilder::default();
         let builder = if use_env {
-            builder
+            builder.env_reader(settings::var)
         } else {
             builder.ignore_env()
         };
@@ -337,7 +336,7 @@ fn write_files(profile: &perflens_sampler::Report) {
     ];
     let mut err = std::io::stderr().lock();
     for (var, write) in outputs {
-        let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) else {
+        let Some(path) = settings::var_os(var) else {
             continue;
         };
         let res = std::fs::File::create(&path)

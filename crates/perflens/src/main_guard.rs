@@ -2,6 +2,7 @@
 //! when `main` returns.
 
 use crate::session::Session;
+use crate::settings;
 use perflens_core::Mode;
 use perflens_report::{Report, ReportOptions};
 use std::io::Write;
@@ -62,7 +63,7 @@ impl MainGuard {
             builder = builder.trace(trace);
         }
         let mut format = opts.format.unwrap_or(Format::Table);
-        if let Ok(v) = std::env::var("PERFLENS_FORMAT") {
+        if let Some(v) = settings::var("PERFLENS_FORMAT") {
             match v.trim() {
                 "table" => format = Format::Table,
                 "json" => format = Format::Json,
@@ -149,7 +150,7 @@ const HTML_TRACE_MAX: u64 = 64 << 20;
 /// Writes the HTML report to `PERFLENS_HTML`, if set, and says so (or why
 /// not) on stderr. Never panics.
 fn write_html_env(report: &Report, trace: Option<&std::path::Path>) {
-    let Some(path) = std::env::var_os("PERFLENS_HTML").filter(|p| !p.is_empty()) else {
+    let Some(path) = settings::var_os("PERFLENS_HTML") else {
         return;
     };
     let shown = path.to_string_lossy().into_owned();
@@ -191,7 +192,7 @@ fn write_html_env(report: &Report, trace: Option<&std::path::Path>) {
 /// Writes the JSON report to `PERFLENS_JSON`, if set, and says so (or
 /// why not) on stderr. Never panics.
 pub(crate) fn write_json_env(report: &Report) {
-    let Some(path) = std::env::var_os("PERFLENS_JSON").filter(|p| !p.is_empty()) else {
+    let Some(path) = settings::var_os("PERFLENS_JSON") else {
         return;
     };
     let stderr = std::io::stderr();
@@ -223,7 +224,7 @@ pub(crate) fn write_json_env(report: &Report) {
 /// `PERFLENS_WAIT_MIN`.
 pub(crate) fn apply_report_env(options: &mut ReportOptions) {
     // An empty variable is unset.
-    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let var = settings::var;
     if let Some(v) = var("PERFLENS_PERCENTILES") {
         let parsed: Result<Vec<f64>, _> = v
             .split(',')

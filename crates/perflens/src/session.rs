@@ -1,5 +1,6 @@
 //! The programmatic session: start, snapshot at any time, finish.
 
+use crate::settings;
 use perflens_core::{ClockSource, Config, Mode, Recording, Recursion};
 use perflens_report::{Report, ReportOptions};
 
@@ -34,7 +35,7 @@ pub struct SessionBuilder {
 /// (0) or `on`/`true` (the default); a warning and `None` for anything
 /// else.
 fn env_flow_latency() -> Option<u32> {
-    let v = std::env::var("PERFLENS_FLOW_LATENCY").ok()?;
+    let v = settings::var("PERFLENS_FLOW_LATENCY")?;
     match v.trim() {
         "" => None,
         "true" | "yes" | "on" => Some(perflens_core::flow::DEFAULT_LATENCY_EVERY),
@@ -53,8 +54,8 @@ fn env_flow_latency() -> Option<u32> {
 
 /// `PERFLENS_LIVE` / `PERFLENS_LIVE_KEEP`: `Some(on)` when set to a
 /// boolean; a warning and `None` for anything else.
-fn env_flag(name: &str) -> Option<bool> {
-    let v = std::env::var(name).ok()?;
+fn env_flag(name: &'static str) -> Option<bool> {
+    let v = settings::var(name)?;
     match v.trim() {
         "" => None,
         "1" | "true" | "yes" | "on" => Some(true),
@@ -246,7 +247,7 @@ impl SessionBuilder {
             crate::settings::warn_once();
         }
         let (mut config, warnings) = if self.use_env {
-            self.config.apply_env()
+            self.config.apply_env(settings::var)
         } else {
             (self.config, Vec::new())
         };
@@ -299,12 +300,7 @@ impl SessionBuilder {
         };
         #[cfg(feature = "http")]
         let http_addr = {
-            let var = |name: &str| {
-                self.use_env
-                    .then(|| std::env::var(name).ok())
-                    .flatten()
-                    .filter(|v| !v.trim().is_empty())
-            };
+            let var = |name: &'static str| self.use_env.then(|| settings::var(name)).flatten();
             let addr = var("PERFLENS_HTTP").or(self.http.clone());
             match addr.as_deref().map(crate::http::parse_addr).transpose() {
                 Ok(a) => a.map(|a| {

@@ -121,6 +121,34 @@ pub(crate) const REPOSITORY_FAMILIES: &[(&str, &str)] =
 
 const PREFIX: &str = "PERFLENS_";
 
+/// The value of the variable `name`, or `None` when it is unset, empty
+/// or blank (an empty variable counts as unset, everywhere in perflens).
+/// The one place perflens reads a setting from its environment: `name`
+/// must be one of [`KNOWN`]'s program settings, so a setting cannot be
+/// read that this module (and so `docs/configuration.md`, which a test
+/// checks against it) does not know. A value that is not UTF-8 is
+/// unset.
+pub(crate) fn var(name: &'static str) -> Option<String> {
+    debug_assert_known(name);
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+}
+
+/// [`var`] for a path, which may be any bytes; `None` when unset or
+/// empty.
+pub(crate) fn var_os(name: &'static str) -> Option<std::ffi::OsString> {
+    debug_assert_known(name);
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+fn debug_assert_known(name: &str) {
+    debug_assert!(
+        KNOWN
+            .iter()
+            .any(|&(known, feature)| known == name && feature != Feature::Repository),
+        "{name} is read but is not a program setting of settings::KNOWN"
+    );
+}
+
 /// What a build needs to read `name`; `None` for a name perflens does not
 /// know.
 pub(crate) fn feature_of(name: &str) -> Option<Feature> {
@@ -507,6 +535,53 @@ mod tests {
             unknown.is_empty(),
             "add these to settings::KNOWN (and docs/configuration.md): {unknown:?}"
         );
+    }
+
+    /// [`var`] and [`var_os`] are the only readers of a setting: no
+    /// other file of the facade or the runtime reads the environment (the
+    /// runtime's live view reads `XDG_RUNTIME_DIR`, which is no setting),
+    /// and the sampler reads its `PERFLENS_CPU_*` through the reader the
+    /// session hands it.
+    #[test]
+    fn only_this_module_reads_the_environment() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let mut readers = Vec::new();
+        let mut dirs = vec![root.join("perflens/src"), root.join("perflens-core/src")];
+        while let Some(dir) = dirs.pop() {
+            for entry in std::fs::read_dir(&dir).unwrap() {
+                let path = entry.unwrap().path();
+                if path.is_dir() {
+                    dirs.push(path);
+                    continue;
+                }
+                if path.ends_with("perflens/src/settings.rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&path).unwrap();
+                for (i, line) in text.lines().enumerate() {
+                    let code = line.split("//").next().unwrap_or("");
+                    if (code.contains("env::var") || code.contains("getenv"))
+                        && !code.contains("\"XDG_RUNTIME_DIR\"")
+                    {
+                        readers.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        assert!(
+            readers.is_empty(),
+            "read settings through settings::var:\n{}",
+            readers.join("\n")
+        );
+        let cpu = std::fs::read_to_string(root.join("perflens/src/cpu.rs")).unwrap();
+        assert!(cpu.contains(".env_reader(settings::var)"));
+    }
+
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "PERFLENS_BENCH_ROUNDS is read but is not a program setting")]
+    fn reading_a_name_that_is_no_setting_is_a_bug() {
+        let _ = var("PERFLENS_BENCH_ROUNDS");
     }
 
     #[test]

@@ -27,6 +27,7 @@
 
 use crate::main_guard::{Format, emit, write_outputs_env};
 use crate::session::Session;
+use crate::settings;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
@@ -205,7 +206,7 @@ fn report_and_reraise(sig: libc::c_int) -> ! {
 /// rewrite could land after the final report and leave a running
 /// snapshot (`"finished": false`) as the last word.
 fn rewrite_json() {
-    let Some(path) = std::env::var_os("PERFLENS_JSON").filter(|p| !p.is_empty()) else {
+    let Some(path) = settings::var_os("PERFLENS_JSON") else {
         return;
     };
     let main = MAIN.lock().unwrap_or_else(|e| e.into_inner());
@@ -251,14 +252,14 @@ pub(crate) fn write_atomically(
 
 /// `PERFLENS_JSON_EVERY`: seconds between rewrites of `PERFLENS_JSON`.
 pub(crate) fn json_every_from_env() -> Option<Duration> {
-    let v = std::env::var("PERFLENS_JSON_EVERY").ok()?;
+    let v = settings::var("PERFLENS_JSON_EVERY")?;
     let v = v.trim();
     if v.is_empty() {
         return None;
     }
     match v.parse::<f64>() {
         Ok(s) if s > 0.0 && s.is_finite() => {
-            if std::env::var_os("PERFLENS_JSON").is_none_or(|p| p.is_empty()) {
+            if settings::var_os("PERFLENS_JSON").is_none() {
                 eprintln!(
                     "[perflens] PERFLENS_JSON_EVERY={v} has no effect without PERFLENS_JSON."
                 );

@@ -1,6 +1,7 @@
 //! Trace mode's settings from the environment, and the trace file written
 //! when the session ends.
 
+use crate::settings;
 use perflens_core::RawSnapshot;
 use perflens_core::trace::RawTrace;
 use perflens_report::trace::{chrome, model::Timeline, pftrace};
@@ -18,26 +19,22 @@ pub(crate) fn apply_env(
     buffer: &mut Option<usize>,
     short_thread_ns: &mut u64,
 ) {
-    if let Ok(v) = std::env::var("PERFLENS_TRACE_SHORT_THREAD_MS") {
-        if !v.trim().is_empty() {
-            match perflens_report::trace::collapse::short_thread_ns(Some(&v)) {
-                Ok(ns) => *short_thread_ns = ns,
-                Err(e) => eprintln!("[perflens] {e} Ignored."),
-            }
+    if let Some(v) = settings::var("PERFLENS_TRACE_SHORT_THREAD_MS") {
+        match perflens_report::trace::collapse::short_thread_ns(Some(&v)) {
+            Ok(ns) => *short_thread_ns = ns,
+            Err(e) => eprintln!("[perflens] {e} Ignored."),
         }
     }
-    if let Some(path) = std::env::var_os("PERFLENS_TRACE").filter(|v| !v.is_empty()) {
+    if let Some(path) = settings::var_os("PERFLENS_TRACE") {
         *trace = Some(PathBuf::from(path));
     }
-    if let Ok(v) = std::env::var("PERFLENS_TRACE_BUFFER") {
-        if !v.trim().is_empty() {
-            match parse_buffer(&v) {
-                Some(bytes) => *buffer = Some(bytes),
-                None => eprintln!(
-                    "[perflens] PERFLENS_TRACE_BUFFER={v} is not a size from 1MiB to 16GiB \
-                     (a number of bytes, or with K, M or G); ignored."
-                ),
-            }
+    if let Some(v) = settings::var("PERFLENS_TRACE_BUFFER") {
+        match parse_buffer(&v) {
+            Some(bytes) => *buffer = Some(bytes),
+            None => eprintln!(
+                "[perflens] PERFLENS_TRACE_BUFFER={v} is not a size from 1MiB to 16GiB \
+                 (a number of bytes, or with K, M or G); ignored."
+            ),
         }
     }
 }
