@@ -277,9 +277,10 @@ fn a_wait_behind_a_20ms_hold_is_20ms() {
         r.wait_p50_ns
     );
     assert_eq!(r.wait_p50_ns, r.wait_max_ns);
-    // A's hold is the longer one, and at least its sleep.
+    // A's hold is at least its sleep. (Not "at least B's wait": B's wait
+    // ends when B runs again after A's release, which on a loaded machine
+    // can be later than A's hold is longer: 1 run in 20 under load.)
     assert!(r.hold_max_ns as f64 >= 20.0 * MS as f64 * 0.98);
-    assert!(r.hold_max_ns as f64 >= r.wait_max_ns as f64 * 0.97);
 }
 
 /// Holds of 1 ms (six) and 10 ms (four): p50 ~1 ms, p99 ~10 ms. Each
