@@ -42,6 +42,12 @@ fn sites<F: Default>(
     out
 }
 
+/// `quantile(h, q)`, or 0 for an empty histogram (a lock never waited
+/// for, a stream with no timed interval).
+fn quantile_or_zero(quantile: &dyn Fn(&Histogram, f64) -> u64, h: &Histogram, q: f64) -> u64 {
+    if h.count() == 0 { 0 } else { quantile(h, q) }
+}
+
 /// `sum / n`, rounded; 0 when `n` is 0.
 fn mean(sum: u64, n: u64) -> u64 {
     match n {
@@ -82,15 +88,13 @@ pub(crate) fn channels(
     rows
 }
 
-/// The Locks rows (see `perflens_core::flow` for a lock site's node), by
+/// The Locks rows (see `perflens_format::flow` for a lock site's node), by
 /// total wait descending, then acquisitions descending (then by name).
 pub(crate) fn locks(snap: &RawSnapshot, quantile: &dyn Fn(&Histogram, f64) -> u64) -> Vec<LockRow> {
     let mut rows: Vec<LockRow> = (sites(snap, FlowKind::Lock, LockFigures::add).into_iter())
         .map(|(name, f)| {
             let waits = f.wait.count();
-            let wait = |q: f64| {
-                if waits == 0 { 0 } else { quantile(&f.wait, q) }
-            };
+            let wait = |q: f64| quantile_or_zero(quantile, &f.wait, q);
             LockRow {
                 name: name.to_string(),
                 acquisitions: f.acquisitions,
@@ -154,13 +158,7 @@ pub(crate) fn streams(
         .into_iter()
         .map(|(name, f)| {
             let intervals = f.interval.count();
-            let interval = |q: f64| {
-                if intervals == 0 {
-                    0
-                } else {
-                    quantile(&f.interval, q)
-                }
-            };
+            let interval = |q: f64| quantile_or_zero(quantile, &f.interval, q);
             StreamRow {
                 name: name.to_string(),
                 created: f.created,

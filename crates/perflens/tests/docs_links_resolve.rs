@@ -47,19 +47,23 @@ fn slug(heading: &str) -> String {
         .collect()
 }
 
+/// The lines of a page outside its fenced code blocks.
+fn prose(text: &str) -> impl Iterator<Item = &str> {
+    let mut in_code = false;
+    text.lines().filter(move |line| {
+        if line.starts_with("```") {
+            in_code = !in_code;
+            return false;
+        }
+        !in_code
+    })
+}
+
 /// The anchors of a page's headings (outside code blocks), with GitHub's
 /// `-1`, `-2` suffixes for repeats.
 fn anchors(text: &str) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
-    let mut in_code = false;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose(text) {
         let hashes = line.chars().take_while(|&c| c == '#').count();
         if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
             let base = slug(&line[hashes + 1..]);
@@ -77,15 +81,7 @@ fn anchors(text: &str) -> BTreeSet<String> {
 /// Every `](target)` of a page outside code blocks and inline code.
 fn links(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let mut in_code = false;
-    for line in text.lines() {
-        if line.starts_with("```") {
-            in_code = !in_code;
-            continue;
-        }
-        if in_code {
-            continue;
-        }
+    for line in prose(text) {
         // Drop inline code spans, whose brackets are not links.
         let mut plain = String::new();
         for (i, part) in line.split('`').enumerate() {
