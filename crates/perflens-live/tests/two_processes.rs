@@ -228,9 +228,15 @@ fn kept_run(test: &str, ms: u64, env: &[(&str, &str)]) -> (String, String) {
     let sessions = perflens_live::list(&root);
     assert_eq!(sessions.len(), 1, "{sessions:?}");
     assert_eq!(sessions[0].state, State::Finished);
-    assert_eq!(sessions[0].threads, 4);
     let mut live = LiveSession::open(&sessions[0].dir).unwrap();
     let report = live.report(&ReportOptions::default()).unwrap();
+    // Four threads made the measured calls. The entry may list one more:
+    // a thread of the test harness that got a CPU sample (on a loaded
+    // machine, 1 run in 20), which the report shows as CPU outside
+    // measured functions.
+    let calling = report.threads.iter().filter(|t| t.calls > 0).count();
+    assert_eq!(calling, 4, "{:?}", report.threads);
+    assert_eq!(sessions[0].threads, report.threads.len());
     self_histograms_read_apart_are_those_read_with_the_rest(&mut live);
     let mut ours = Vec::new();
     perflens_report::write_json(&report, &mut ours).unwrap();
