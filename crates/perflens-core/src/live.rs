@@ -450,6 +450,11 @@ pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
     if live.pid != unsafe { libc::getpid() } as u32 {
         return;
     }
+    append_locked(live, kind, payload);
+}
+
+/// [`append`] with `LIVE` held (and checked to be this process's).
+fn append_locked(live: &mut Live, kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
     let mut rec = vec![kind, 0, 0, 0, 0];
     payload(&mut rec);
     let len = (rec.len() - REC_HEAD) as u32;
@@ -497,7 +502,9 @@ pub(crate) fn create_block(
     if tag() == 0 {
         return None;
     }
-    let file = {
+    // The file's name and its record are the profiler's allocations.
+    let _internal = crate::hot::Internal::enter();
+    {
         let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         let live = guard.as_mut()?;
         // SAFETY: getpid has no preconditions.
@@ -526,27 +533,27 @@ pub(crate) fn create_block(
                 };
                 // SAFETY: a fresh zeroed shared mapping of `layout.size`
                 // bytes that lives until `Block::unmap`.
-                Some((file, unsafe {
-                    Block::init(base, layout, index, tid, live.tag)
-                }))
+                let block = unsafe { Block::init(base, layout, index, tid, live.tag) };
+                // The thread's record goes in under the same lock as its
+                // file: a session that ended between the two would leave
+                // a block file that no record names.
+                append_locked(live, REC_THREAD, |r| {
+                    r.extend_from_slice(&index.to_le_bytes());
+                    r.extend_from_slice(&tid.to_le_bytes());
+                    let name = name.unwrap_or("").as_bytes();
+                    let name = &name[..name.len().min(u16::MAX as usize)];
+                    r.extend_from_slice(&(name.len() as u16).to_le_bytes());
+                    r.extend_from_slice(name);
+                    r.extend_from_slice(file.as_bytes());
+                });
+                Some(block)
             })
             .flatten();
         if created.is_none() {
             h.unpublished_threads.fetch_add(1, Ordering::Relaxed);
         }
         created
-    };
-    let (file, block) = file?;
-    append(REC_THREAD, |r| {
-        r.extend_from_slice(&index.to_le_bytes());
-        r.extend_from_slice(&tid.to_le_bytes());
-        let name = name.unwrap_or("").as_bytes();
-        let name = &name[..name.len().min(u16::MAX as usize)];
-        r.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        r.extend_from_slice(name);
-        r.extend_from_slice(file.as_bytes());
-    });
-    Some(block)
+    }
 }
 
 /// Whether the file system of `dir_fd` has at least twice `bytes` free.

@@ -230,13 +230,20 @@ fn kept_run(test: &str, ms: u64, env: &[(&str, &str)]) -> (String, String) {
     assert_eq!(sessions[0].state, State::Finished);
     let mut live = LiveSession::open(&sessions[0].dir).unwrap();
     let report = live.report(&ReportOptions::default()).unwrap();
-    // Four threads made the measured calls, and each has its block file.
-    // On a loaded machine (1 run in 20) the entry holds one block file
-    // more than the report has threads: a thread that got a block
-    // without a thread record, not yet identified (issue 24's note).
+    // Four threads made the measured calls, and every block file is a
+    // thread of the report. Five files for four threads came up in 1
+    // loop run in 20 under load; the window that explains it (a file
+    // made, the session ended, its record appended too late) is closed
+    // (the record goes in under the file's lock), not yet confirmed by a
+    // loop.
     let calling = report.threads.iter().filter(|t| t.calls > 0).count();
     assert_eq!(calling, 4, "{:?}", report.threads);
-    assert!(sessions[0].threads >= report.threads.len());
+    assert_eq!(
+        sessions[0].threads,
+        report.threads.len(),
+        "{:?}",
+        report.threads
+    );
     self_histograms_read_apart_are_those_read_with_the_rest(&mut live);
     let mut ours = Vec::new();
     perflens_report::write_json(&report, &mut ours).unwrap();
