@@ -54,9 +54,7 @@ use crate::thread::{self, EPOCH, Hot};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
-/// A thread publishes its live bytes to the process-wide counter when
-/// they moved by this much since the last time.
-pub const PUBLISH_STEP: i64 = 64 * 1024;
+use perflens_format::vocab::PUBLISH_STEP;
 
 /// Process-wide live bytes, as published by threads.
 static LIVE: AtomicI64 = AtomicI64::new(0);

@@ -15,7 +15,6 @@
 //! and on every machine, so path ids are comparable across runs.
 
 use crate::snapshot::{AwaitSiteInfo, CallsiteInfo, CallsiteKind};
-use perflens_format::vocab::FlowKind;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -204,34 +203,7 @@ fn publish_await(id: u32, info: &AwaitInfo) {
     });
 }
 
-/// A callsite kind as the live names file stores it.
-pub fn kind_code(kind: CallsiteKind) -> u8 {
-    match kind {
-        CallsiteKind::Sync => 0,
-        CallsiteKind::Async => 1,
-        CallsiteKind::Internal => 2,
-        CallsiteKind::Await => 3,
-        CallsiteKind::Flow(FlowKind::Channel) => 4,
-        CallsiteKind::Flow(FlowKind::Stream) => 5,
-        CallsiteKind::Flow(FlowKind::Future) => 6,
-        CallsiteKind::Flow(FlowKind::Lock) => 7,
-    }
-}
-
-/// The kind a live names file's code stands for.
-pub fn kind_from_code(code: u8) -> Option<CallsiteKind> {
-    match code {
-        0 => Some(CallsiteKind::Sync),
-        1 => Some(CallsiteKind::Async),
-        2 => Some(CallsiteKind::Internal),
-        3 => Some(CallsiteKind::Await),
-        4 => Some(CallsiteKind::Flow(FlowKind::Channel)),
-        5 => Some(CallsiteKind::Flow(FlowKind::Stream)),
-        6 => Some(CallsiteKind::Flow(FlowKind::Future)),
-        7 => Some(CallsiteKind::Flow(FlowKind::Lock)),
-        _ => None,
-    }
-}
+use perflens_format::names::kind_code;
 
 /// Appends every callsite registered so far to the live session's names.
 pub(crate) fn publish_all() {

@@ -12,8 +12,8 @@
 //! Everywhere else, or when `PERFLENS_CLOCK=instant`, ticks are
 //! nanoseconds of `std::time::Instant` since a process-wide epoch.
 
-use crate::arch;
 use crate::snapshot::ClockSource;
+use perflens_sys::arch;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -96,30 +96,7 @@ pub(crate) fn anchor_facts() -> (u64, u64) {
     (a.tsc, monotonic_ns().saturating_sub(since))
 }
 
-/// `CLOCK_MONOTONIC` in ns, the clock `Instant` reads on Linux.
-pub(crate) fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Nanoseconds per TSC tick since an anchor taken by
-/// `anchor_facts`, possibly in another process on this machine.
-pub fn ns_per_tick_since(anchor_tsc: u64, anchor_mono_ns: u64) -> f64 {
-    let t0 = arch::read_tsc();
-    let ns = monotonic_ns().saturating_sub(anchor_mono_ns) as f64;
-    let t1 = arch::read_tsc();
-    let ticks = (t0 / 2 + t1 / 2).wrapping_sub(anchor_tsc);
-    if ticks == 0 || ns == 0.0 {
-        1.0
-    } else {
-        ns / ticks as f64
-    }
-}
+use perflens_sys::clock::monotonic_ns;
 
 /// Nanoseconds per tick for the current source, calibrated now.
 pub fn ns_per_tick() -> f64 {

@@ -4,8 +4,9 @@
 //! the guard's slow paths, and handle both clocks.
 
 use crate::block::{
-    self, Frame, HISTS, MODE_TIMED, NESTED_FRAME, NESTED_NODE, Node, NodePath, OVERFLOW_NODE,
-    TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, WARMUP, bump, key, nested_key, node_key, tag,
+    self, BlockWrite, Frame, HISTS, MODE_TIMED, NESTED_FRAME, NESTED_NODE, Node, NodePath,
+    OVERFLOW_NODE, TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, WARMUP, bump, key, nested_key,
+    node_key, tag,
 };
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};

@@ -1,12 +1,12 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
-use crate::arch;
 use crate::block::{Frame, TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::snapshot::CallsiteKind;
 use crate::thread::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED, FAST_TRACE};
 use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
+use perflens_sys::arch;
 use std::sync::atomic::{Ordering, compiler_fence};
 
 /// Measures the enclosing scope: pushes a frame on creation, records the

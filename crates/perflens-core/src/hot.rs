@@ -104,7 +104,9 @@ impl Hot {
     /// The block these pointers belong to (a block must be attached).
     #[inline(always)]
     pub fn block(&self) -> Block {
-        Block(crate::block::header_of(self.frames) as *mut Header)
+        // SAFETY: `frames` is frame 0 of an attached block, which lives
+        // while it is attached.
+        unsafe { Block::from_header(crate::block::header_of(self.frames) as *mut Header) }
     }
 }
 

@@ -30,12 +30,10 @@
 //! ```
 
 mod alloc;
-mod arch;
 mod awaits;
 mod block;
 mod callsite;
 mod clock;
-pub use clock::ns_per_tick_since;
 pub mod flow;
 mod fork;
 mod frame;
@@ -47,25 +45,21 @@ pub use perflens_format::histogram;
 pub mod live;
 mod memory;
 mod paths;
-mod read;
+use perflens_format::read;
 mod session;
 pub use perflens_format::snapshot;
 pub mod span;
 mod thread;
 pub mod trace;
 
-pub use alloc::{CountingAlloc, Internal, PUBLISH_STEP, exclude_current_thread};
+pub use alloc::{CountingAlloc, Internal, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};
-pub use callsite::{Callsite, await_sites, fnv1a, kind_from_code, normalize_name};
+pub use callsite::{Callsite, await_sites, fnv1a, normalize_name};
 pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
 pub use live::{LiveConfig, LiveEnd};
-pub use read::{
-    FULL_EVERY, HIST_LINES, HistMemo, LiveBlockRead, LiveSelfLines, read_live_block,
-    read_live_block_again, read_live_self_histograms,
-};
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
     Snapshotter, StartError, is_recording, parse_mode, start,
@@ -75,8 +69,3 @@ pub use snapshot::{
     PathInfo, RawSnapshot, ThreadSnapshot,
 };
 pub use thread::{charge_sample, sample_context, set_first_call_hook};
-
-/// Layout facts of the per-thread blocks, for tools that read them.
-pub mod layout {
-    pub use crate::block::{HISTS, Header, LAYOUT_VERSION, MAGIC};
-}

@@ -50,108 +50,16 @@
 //! system has at least twice the block's size free; otherwise the thread
 //! gets private memory and the reader shows it as not published.
 
-use crate::block::{Block, Layout};
+use crate::block::{Block, BlockWrite, Layout};
 use std::ffi::CString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI64, AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
 
-/// "PLLIVE01": the session header's magic.
-pub const SESSION_MAGIC: u64 = u64::from_le_bytes(*b"PLLIVE01");
-/// Version of the session header and names format (the blocks have their
-/// own, [`crate::layout::LAYOUT_VERSION`]; a reader checks both).
-///
-/// v2: callsite kind code 3 (an await site) and [`REC_AWAIT`] records.
-pub const SESSION_VERSION: u32 = 2;
-/// Bytes of program name kept in the header.
-pub const PROGRAM_BYTES: usize = 256;
-
-/// [`SessionHeader::state`]: the session records.
-pub const STATE_RUNNING: u32 = 1;
-/// [`SessionHeader::state`]: the session has ended; everything is final.
-pub const STATE_FINISHED: u32 = 2;
-
-pub use perflens_format::names::{
-    EXTRA_CPU, REC_AWAIT, REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD,
-};
-
-/// The `session` file. Written by the session's process only; every
-/// field a reader may see change is an atomic.
-#[repr(C, align(64))]
-pub struct SessionHeader {
-    pub magic: u64,
-    pub version: u32,
-    pub header_size: u32,
-    /// [`crate::layout::LAYOUT_VERSION`] of the blocks.
-    pub block_layout: u32,
-    pub pid: u32,
-    /// The process's start time (field 22 of `/proc/<pid>/stat`, clock
-    /// ticks after boot): with the pid, tells this process from a later
-    /// one that got the same pid.
-    pub proc_start: u64,
-    /// Wall-clock start of the session, ns since the Unix epoch.
-    pub start_unix_ns: u64,
-    /// Session generation (see `thread.rs`); blocks of this session
-    /// carry it.
-    pub epoch: u32,
-    /// `block::MODE_*`.
-    pub mode: u32,
-    pub sample_every: u32,
-    pub sample_warmup: u32,
-    /// 0: TSC, 1: `Instant`.
-    pub clock: u32,
-    pub path_capacity: u32,
-    /// The TSC at the clock's calibration anchor, and `CLOCK_MONOTONIC`
-    /// (ns) at that moment: a reader on this machine calibrates ticks
-    /// against them as the program does (see
-    /// `clock::ns_per_tick_since`). Unused with the `Instant` clock.
-    pub anchor_tsc: u64,
-    pub anchor_mono_ns: u64,
-    pub program_len: u32,
-    /// 1 when the writer charges allocations at frame boundaries
-    /// (perflens-core's `alloc` feature): readers must then add what
-    /// each thread moved since its last boundary.
-    pub alloc_feature: u32,
-    /// 1 once the counting allocator is installed.
-    pub alloc_installed: AtomicU32,
-    /// CPU sampling frequency in Hz, 0 while no CPU sampler runs.
-    pub cpu_hz: AtomicU32,
-    /// [`STATE_RUNNING`] or [`STATE_FINISHED`].
-    pub state: AtomicU32,
-    /// Committed bytes of the names file.
-    pub names_len: AtomicU64,
-    /// Records that could not be appended (the file system was full):
-    /// the names a reader has are incomplete.
-    pub names_lost: AtomicU64,
-    /// Threads that got private memory instead of a block file.
-    pub unpublished_threads: AtomicU64,
-    /// CPU samples (and their ns) taken on threads without a block of
-    /// this session: outside any measured function.
-    pub outside_samples: AtomicU64,
-    pub outside_cpu_ns: AtomicU64,
-    // Final figures, written when the session ends.
-    /// `f64` bits: nanoseconds per tick of the final snapshot.
-    pub ns_per_tick: AtomicU64,
-    pub elapsed_ns: AtomicU64,
-    pub overflow_paths: AtomicU64,
-    pub unrecorded_calls: AtomicU64,
-    pub alloc_live_bytes: AtomicI64,
-    pub alloc_peak_bytes: AtomicU64,
-    pub program: [u8; PROGRAM_BYTES],
-}
-
-/// Size of the `session` file.
-pub const SESSION_FILE_BYTES: usize = size_of::<SessionHeader>().next_multiple_of(4096);
-
-/// Where live sessions of this user are: `$XDG_RUNTIME_DIR/perflens`, or
-/// `/dev/shm/perflens-<uid>` when that variable is unset or empty.
-pub fn root() -> PathBuf {
-    match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
-        Some(dir) => Path::new(&dir).join("perflens"),
-        // SAFETY: geteuid has no preconditions.
-        None => PathBuf::from(format!("/dev/shm/perflens-{}", unsafe { libc::geteuid() })),
-    }
-}
+pub use perflens_format::names::EXTRA_CPU;
+use perflens_format::session_file::*;
+use perflens_sys::live_dir::{create_file, cstr, ensure_root, errno_msg};
+use perflens_sys::live_dir::{proc_start_time, root};
 
 /// Settings of a live session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -205,99 +113,6 @@ pub(crate) struct Start {
     pub sample_warmup: u32,
     pub clock: u32,
     pub path_capacity: u32,
-}
-
-fn cstr(p: &Path) -> Result<CString, String> {
-    use std::os::unix::ffi::OsStrExt;
-    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("{}: NUL in path", p.display()))
-}
-
-fn errno_msg(what: &str, p: &Path) -> String {
-    format!(
-        "{what} {}: {}",
-        p.display(),
-        std::io::Error::last_os_error()
-    )
-}
-
-/// Creates the root if needed and checks it is a directory of ours that
-/// nobody else can enter.
-fn ensure_root(root: &Path) -> Result<(), String> {
-    let c = cstr(root)?;
-    // SAFETY: a NUL-terminated path.
-    if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0
-        && std::io::Error::last_os_error().raw_os_error() != Some(libc::EEXIST)
-    {
-        return Err(errno_msg("cannot create", root));
-    }
-    check_private_dir(root)
-}
-
-/// Refuses `dir` unless it is a real directory (not a symlink) owned by
-/// this user with no access for group or others.
-pub fn check_private_dir(dir: &Path) -> Result<(), String> {
-    let c = cstr(dir)?;
-    // SAFETY: zeroed stat buffer filled by lstat.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: valid path and buffer.
-    if unsafe { libc::lstat(c.as_ptr(), &mut st) } != 0 {
-        return Err(errno_msg("cannot stat", dir));
-    }
-    if st.st_mode & libc::S_IFMT != libc::S_IFDIR {
-        return Err(format!("{} is not a directory; refused", dir.display()));
-    }
-    check_owner(&st, dir)
-}
-
-/// Refuses a file or directory (`st`, of `path`) that is not this
-/// user's, or that group or others may access.
-pub fn check_owner(st: &libc::stat, path: &Path) -> Result<(), String> {
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if st.st_uid != me {
-        return Err(format!(
-            "{} belongs to uid {}, not {me}; refused",
-            path.display(),
-            st.st_uid
-        ));
-    }
-    if st.st_mode & 0o077 != 0 {
-        return Err(format!(
-            "{} has mode {:o}: open to group or others; refused",
-            path.display(),
-            st.st_mode & 0o777
-        ));
-    }
-    Ok(())
-}
-
-/// Opens a new file `name` in `dir_fd` (`O_EXCL|O_NOFOLLOW`, mode 0600).
-fn create_file(dir_fd: libc::c_int, name: &str) -> Option<libc::c_int> {
-    let c = CString::new(name).ok()?;
-    // SAFETY: a directory fd we own and a NUL-terminated name.
-    let fd = unsafe {
-        libc::openat(
-            dir_fd,
-            c.as_ptr(),
-            libc::O_RDWR | libc::O_CREAT | libc::O_EXCL | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            0o600 as libc::c_uint,
-        )
-    };
-    (fd >= 0).then_some(fd)
-}
-
-/// Field 22 of `/proc/<pid>/stat`: the process's start time in clock
-/// ticks after boot (0 if unknown).
-pub fn proc_start_time(pid: u32) -> u64 {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-        return 0;
-    };
-    // The command name (field 2) may hold spaces and parentheses: count
-    // from the last ')'.
-    stat.rsplit_once(')')
-        .and_then(|(_, rest)| rest.split_whitespace().nth(19))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Starts publishing a session. Everything registered so far (callsites,
@@ -754,7 +569,7 @@ pub(crate) fn forget_after_fork(live: &mut Option<Live>) {
 pub(crate) unsafe fn privatize(block: Block) {
     let h = block.header();
     let size = h.size as usize;
-    let base = block.0 as *mut u8;
+    let base = block.base();
     let Some(copy) = crate::memory::map_zeroed(size) else {
         // No memory for a copy (the address space is exhausted): the
         // block stays shared, and the parent's entry shows the child's
@@ -790,5 +605,5 @@ pub(crate) unsafe fn privatize(block: Block) {
     }
     // SAFETY: the block is now private to this process and only this
     // thread runs.
-    unsafe { (*block.0).live = 0 };
+    unsafe { (*block.header_ptr()).live = 0 };
 }

@@ -484,7 +484,7 @@ fn alloc_summary(threads: &[ThreadSnapshot], unpublished: i64) -> AllocSummary {
     AllocSummary {
         live_bytes: live,
         peak_live_bytes: published_peak.max(thread_peak).max(live.max(0) as u64),
-        peak_resolution_bytes: crate::alloc::PUBLISH_STEP as u64,
+        peak_resolution_bytes: perflens_format::vocab::PUBLISH_STEP as u64,
     }
 }
 

@@ -16,7 +16,7 @@
 //! finds its block from an older generation resets it itself (single
 //! writer), so starting a session never touches another thread's memory.
 
-use crate::block::{Block, Header, Layout, Node};
+use crate::block::{Block, BlockWrite, Header, Layout, Node};
 pub(crate) use crate::hot::{
     EPOCH, FAST_COUNT, FAST_NONE, FAST_SAMPLED, FAST_TIMED, FAST_TRACE, HOT, Hot, active,
     arm_alloc, hot, is_current, park_alloc, session_running,
@@ -199,11 +199,12 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
         // An earlier session's block with other capacities: this
         // session's settings apply to every thread. Without memory for
         // a new one, the old one still serves.
-        replace_for_current_thread(hot.block(), layout).or(Some(hot.block().0))
+        replace_for_current_thread(hot.block(), layout).or(Some(hot.block().header_ptr()))
     } else {
-        Some(hot.block().0)
+        Some(hot.block().header_ptr())
     };
-    let Some(block) = block.map(Block) else {
+    // SAFETY: a block of this thread's, created or kept above.
+    let Some(block) = block.map(|h| unsafe { Block::from_header(h) }) else {
         hot.no_memory = no_memory_tag(epoch);
         return None;
     };
@@ -364,7 +365,7 @@ fn replace_for_current_thread(old: Block, layout: Layout) -> Option<*mut Header>
         e.block = new;
     }
     retire(&mut reg, old);
-    Some(new.0)
+    Some(new.header_ptr())
 }
 
 /// A free block with `layout`'s capacities, made ready for thread `tid`.
@@ -374,7 +375,7 @@ fn take_free(reg: &mut Registry, layout: Layout, index: u32, tid: u64) -> Option
     // SAFETY: a free block's thread has exited (or moved to another
     // block) and no longer writes it; nobody else does.
     unsafe {
-        let h = b.0;
+        let h = b.header_ptr();
         (*h).thread_index = index;
         (*h).tid = tid;
     }
@@ -399,7 +400,7 @@ fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
         reg.live.push(Entry { block, name });
         block
     };
-    Some(block.0)
+    Some(block.header_ptr())
 }
 
 /// Starts generation `epoch` with the given settings.

@@ -8,11 +8,12 @@
 
 mod common;
 use common::map;
-use perflens_core::live::{LiveConfig, SessionHeader};
-use perflens_core::{
-    Callsite, Config, FULL_EVERY, Guard, HistMemo, LiveBlockRead, read_live_block,
-    read_live_block_again, start,
+use perflens_core::live::LiveConfig;
+use perflens_core::{Callsite, Config, Guard, start};
+use perflens_format::read::{
+    FULL_EVERY, HistMemo, LiveBlockRead, read_live_block, read_live_block_again,
 };
+use perflens_format::session_file::SessionHeader;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};

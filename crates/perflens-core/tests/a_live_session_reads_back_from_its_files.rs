@@ -8,8 +8,10 @@
 
 mod common;
 use common::map;
-use perflens_core::live::{LiveConfig, SESSION_FILE_BYTES, STATE_FINISHED, SessionHeader};
-use perflens_core::{Callsite, Config, Guard, LiveBlockRead, read_live_block, start};
+use perflens_core::live::LiveConfig;
+use perflens_core::{Callsite, Config, Guard, start};
+use perflens_format::read::{LiveBlockRead, read_live_block};
+use perflens_format::session_file::{SESSION_FILE_BYTES, STATE_FINISHED, SessionHeader};
 use std::sync::atomic::Ordering;
 
 static OUTER: Callsite = Callsite::new("live::outer", || "");

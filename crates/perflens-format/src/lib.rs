@@ -13,14 +13,22 @@
 //! - [`trace`]: the timeline's events ([`RawTrace`]).
 //! - [`flow`]: what a data-flow site's node counters hold, and the
 //!   figures read back from them.
+//! - [`block`]: the bytes of a per-thread block (shadow stack, node
+//!   table, nodes, histograms), which a live session shares as a file.
+//! - [`read`]: the one reader of a block's counters, for the session's
+//!   own snapshots and for the live reader in another process alike.
+//! - [`session_file`]: a live session's header file.
 //! - [`names`]: the live session's names records.
 //! - [`proto`]: the protobuf wire writer of the pprof and Perfetto outputs.
 //! - [`vocab`]: small shared names ([`FlowKind`]).
 
+pub mod block;
 pub mod flow;
 pub mod histogram;
 pub mod names;
 pub mod proto;
+pub mod read;
+pub mod session_file;
 pub mod snapshot;
 pub mod trace;
 pub mod vocab;

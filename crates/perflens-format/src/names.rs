@@ -3,6 +3,9 @@
 //! blocks hold by index. The runtime appends them; the live reader parses
 //! them.
 
+use crate::snapshot::CallsiteKind;
+use crate::vocab::FlowKind;
+
 /// A names record: callsite `id: u32, kind: u8, name`.
 pub const REC_CALLSITE: u8 = 1;
 /// A names record: path `index: u32, parent: u32, callsite: u32, id: u64`.
@@ -22,3 +25,32 @@ pub const REC_AWAIT: u8 = 5;
 pub const EXTRA_CPU: u32 = 1;
 /// Bytes before a record's payload: kind and length.
 pub const REC_HEAD: usize = 5;
+
+/// A callsite kind as the live names file stores it.
+pub fn kind_code(kind: CallsiteKind) -> u8 {
+    match kind {
+        CallsiteKind::Sync => 0,
+        CallsiteKind::Async => 1,
+        CallsiteKind::Internal => 2,
+        CallsiteKind::Await => 3,
+        CallsiteKind::Flow(FlowKind::Channel) => 4,
+        CallsiteKind::Flow(FlowKind::Stream) => 5,
+        CallsiteKind::Flow(FlowKind::Future) => 6,
+        CallsiteKind::Flow(FlowKind::Lock) => 7,
+    }
+}
+
+/// The kind a live names file's code stands for.
+pub fn kind_from_code(code: u8) -> Option<CallsiteKind> {
+    match code {
+        0 => Some(CallsiteKind::Sync),
+        1 => Some(CallsiteKind::Async),
+        2 => Some(CallsiteKind::Internal),
+        3 => Some(CallsiteKind::Await),
+        4 => Some(CallsiteKind::Flow(FlowKind::Channel)),
+        5 => Some(CallsiteKind::Flow(FlowKind::Stream)),
+        6 => Some(CallsiteKind::Flow(FlowKind::Future)),
+        7 => Some(CallsiteKind::Flow(FlowKind::Lock)),
+        _ => None,
+    }
+}

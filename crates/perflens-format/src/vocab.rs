@@ -47,3 +47,8 @@ pub const DEFAULT_SAMPLE_EVERY: u32 = 64;
 /// Default warm-up of `Mode::Sampled` (`PERFLENS_SAMPLE_WARMUP`): the
 /// first calls of each calling context that are all timed.
 pub const DEFAULT_SAMPLE_WARMUP: u32 = 64;
+
+/// A thread publishes its live bytes to the process-wide counter when
+/// they moved by this much since the last time (so the process's peak
+/// is known to within this many bytes a thread).
+pub const PUBLISH_STEP: i64 = 64 * 1024;

@@ -14,7 +14,7 @@ pub(crate) struct BlockFile {
     pub(crate) asked: std::cell::RefCell<Vec<u32>>,
     /// What the last read found of the block's inclusive-time
     /// histograms: the next reads only where they may have changed.
-    pub(crate) memo: std::cell::RefCell<perflens_core::HistMemo>,
+    pub(crate) memo: std::cell::RefCell<perflens_format::read::HistMemo>,
 }
 
 /// Pages asked about at once (see [`BlockFile::page_ok`]).

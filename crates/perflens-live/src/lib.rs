@@ -2,11 +2,11 @@
 //!
 //! A program profiled with `PERFLENS_LIVE=1` (or
 //! `Session::builder().live(true)`, or `#[perflens::main(live = true)]`)
-//! keeps its profile in shared-memory files (see `perflens_core::live`
-//! for the layout). This crate finds those sessions ([`list`]), maps one
-//! read-only ([`LiveSession::open`]) and builds from it the same
-//! [`Report`] the program's own `Session::snapshot()` gives
-//! ([`LiveSession::report`]): timing, paths, async, allocation and CPU
+//! keeps its profile in shared-memory files (their layout is
+//! `perflens_format`'s `session_file`, `block` and `names`). This crate
+//! finds those sessions ([`list`]), maps one read-only
+//! ([`LiveSession::open`]) and builds from it the same [`Report`] the
+//! program's own `Session::snapshot()` gives ([`LiveSession::report`]): timing, paths, async, allocation and CPU
 //! sample figures alike, read by the very code the program uses for its
 //! own snapshots.
 //!
@@ -38,18 +38,18 @@ pub use read::Live;
 
 use block_file::BlockFile;
 
-use perflens_core::histogram::Histogram;
-use perflens_core::live::{
+use perflens_format::histogram::Histogram;
+use perflens_format::session_file::{
     EXTRA_CPU, PROGRAM_BYTES, SESSION_FILE_BYTES, SESSION_MAGIC, SESSION_VERSION, STATE_FINISHED,
     STATE_RUNNING, SessionHeader,
 };
-use perflens_core::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
+use perflens_format::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
 use perflens_report::{CpuInput, CpuThreadInput, Report, ReportOptions};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-pub use perflens_core::live::root;
+pub use perflens_sys::live_dir::root;
 
 /// What a session is doing, as far as a reader can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +114,7 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
     let Ok(dir) = std::fs::read_dir(root) else {
         return Vec::new();
     };
-    if perflens_core::live::check_private_dir(root).is_err() {
+    if perflens_sys::live_dir::check_private_dir(root).is_err() {
         return Vec::new();
     }
     let mut out: Vec<SessionInfo> = dir
@@ -132,7 +132,7 @@ pub fn process_alive(pid: u32, proc_start: u64) -> bool {
     if pid == 0 {
         return false;
     }
-    match perflens_core::live::proc_start_time(pid) {
+    match perflens_sys::live_dir::proc_start_time(pid) {
         0 => Path::new(&format!("/proc/{pid}")).exists() && proc_start == 0,
         t => proc_start == 0 || t == proc_start,
     }
@@ -190,7 +190,7 @@ impl LiveSession {
     /// with no access for others, holding a session file of a version
     /// this reader reads. One-line errors otherwise.
     pub fn open(dir: &Path) -> Result<LiveSession, Error> {
-        perflens_core::live::check_private_dir(dir)?;
+        perflens_sys::live_dir::check_private_dir(dir)?;
         let header = Mapping::open(&dir.join("session"), SESSION_FILE_BYTES)?;
         // SAFETY: the mapping holds at least SESSION_FILE_BYTES, page
         // aligned; the header is plain integers and atomics.
@@ -219,7 +219,7 @@ impl LiveSession {
                 h.header_size
             )));
         }
-        let block_layout = perflens_core::layout::LAYOUT_VERSION;
+        let block_layout = perflens_format::block::LAYOUT_VERSION;
         if h.block_layout != block_layout {
             return Err(Error(format!(
                 "{}: written by layout v{}; this reader reads v{block_layout}",
@@ -389,13 +389,13 @@ impl LiveSession {
 
     /// Where the await sites named so far are (by callsite id), as of the
     /// last snapshot read.
-    pub fn await_sites(&self) -> Vec<perflens_core::AwaitSiteInfo> {
+    pub fn await_sites(&self) -> Vec<perflens_format::AwaitSiteInfo> {
         self.names.await_sites()
     }
 
     /// Whether each read keeps what it found of the inclusive-time
     /// histograms, so that the next one scans only where they may have
-    /// changed (`perflens_core::HistMemo`): on by default. Off, every
+    /// changed (`perflens_format::read::HistMemo`): on by default. Off, every
     /// read scans them from scratch, as far as the nodes' whole totals
     /// allow (the figures are the same): for comparison.
     pub fn remember(&mut self, on: bool) {

@@ -242,7 +242,7 @@ fn map_fd(fd: libc::c_int, path: &Path, min_len: usize) -> Result<Mapping, Strin
     })
 }
 
-pub use perflens_core::live::check_owner;
+pub use perflens_sys::live_dir::check_owner;
 
 impl Drop for Mapping {
     fn drop(&mut self) {

@@ -1,10 +1,10 @@
 //! The names file of a live session: callsites, paths, threads and extra
-//! records, appended by the writer (see `perflens_core::live`), parsed
+//! records (`perflens_format::names`), appended by the writer, parsed
 //! here incrementally: each refresh reads only the bytes committed since
 //! the last one.
 
-use perflens_core::live::{REC_AWAIT, REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
-use perflens_core::{AwaitSiteInfo, CallsiteInfo, PathInfo};
+use perflens_format::names::{REC_AWAIT, REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD};
+use perflens_format::{AwaitSiteInfo, CallsiteInfo, PathInfo};
 use std::collections::BTreeMap;
 
 /// A thread's block file.
@@ -116,7 +116,7 @@ impl Names {
             REC_CALLSITE => {
                 let id = u32_at(0)?;
                 let code = *p.get(4).ok_or("too short")?;
-                let kind = perflens_core::kind_from_code(code)
+                let kind = perflens_format::names::kind_from_code(code)
                     .ok_or_else(|| format!("unknown callsite kind {code}"))?;
                 self.callsites.entry(id).or_insert(CallsiteInfo {
                     name: text(&p[5..]),
@@ -297,7 +297,7 @@ mod tests {
         names.parse(&rec(REC_CALLSITE, &p), true).unwrap();
         assert_eq!(
             names.callsites.get(&9).map(|c| c.kind),
-            Some(perflens_core::CallsiteKind::Await)
+            Some(perflens_format::CallsiteKind::Await)
         );
     }
 }

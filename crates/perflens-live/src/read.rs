@@ -48,11 +48,11 @@ impl LiveSession {
                 let (tsc, mono) = (h.anchor_tsc, h.anchor_mono_ns);
                 *self
                     .ns_per_tick
-                    .get_or_insert_with(|| perflens_core::ns_per_tick_since(tsc, mono))
+                    .get_or_insert_with(|| perflens_sys::clock::ns_per_tick_since(tsc, mono))
             };
             (h.epoch, ns_per_tick, h.alloc_feature == 1)
         };
-        let how = perflens_core::LiveBlockRead {
+        let how = perflens_format::read::LiveBlockRead {
             epoch,
             ns_per_tick,
             boundary_alloc,
@@ -70,7 +70,7 @@ impl LiveSession {
             // SAFETY: the mapping is readable for `len` bytes (a shrinking
             // file is caught by the SIGBUS guard) and page aligned.
             let t = unsafe {
-                perflens_core::read_live_block_again(
+                perflens_format::read::read_live_block_again(
                     m.base(),
                     m.len(),
                     &how,
@@ -140,7 +140,7 @@ impl LiveSession {
                 AllocSummary {
                     live_bytes: h.alloc_live_bytes.load(Ordering::Relaxed),
                     peak_live_bytes: h.alloc_peak_bytes.load(Ordering::Relaxed),
-                    peak_resolution_bytes: perflens_core::PUBLISH_STEP as u64,
+                    peak_resolution_bytes: perflens_format::vocab::PUBLISH_STEP as u64,
                 }
             } else {
                 // The process-wide peak lives in the process: while it
@@ -153,7 +153,7 @@ impl LiveSession {
                 AllocSummary {
                     live_bytes: live,
                     peak_live_bytes: peak.max(live.max(0) as u64),
-                    peak_resolution_bytes: perflens_core::PUBLISH_STEP as u64,
+                    peak_resolution_bytes: perflens_format::vocab::PUBLISH_STEP as u64,
                 }
             }
         });
@@ -245,7 +245,7 @@ impl LiveSession {
             let page_ok = |off: usize| b.page_ok(off, read);
             // SAFETY: as in `raw_snapshot`.
             let read = unsafe {
-                perflens_core::read_live_self_histograms(
+                perflens_format::read::read_live_self_histograms(
                     m.base(),
                     m.len(),
                     &live.read,
@@ -281,8 +281,8 @@ impl LiveSession {
         frames: &[&[(usize, usize)]],
         q: f64,
     ) -> Result<Vec<Histogram>, Error> {
-        use perflens_core::histogram::BUCKETS;
-        use perflens_core::{HIST_LINES, LiveSelfLines};
+        use perflens_format::histogram::BUCKETS;
+        use perflens_format::read::{HIST_LINES, LiveSelfLines};
         let read = live.read_id;
         let oks: Vec<_> = (self.blocks.iter())
             .map(|b| move |off: usize| b.page_ok(off, read))
@@ -325,7 +325,7 @@ impl LiveSession {
             let mut add = |h: &mut Histogram, bucket: usize, c: u64| {
                 let c = c.min(room);
                 room -= c;
-                h.record_n(perflens_core::histogram::bucket_value(bucket), c);
+                h.record_n(perflens_format::histogram::bucket_value(bucket), c);
                 c
             };
             let mut seen = 0u64;
@@ -371,7 +371,7 @@ pub struct Live {
     pub snapshot: RawSnapshot,
     /// Where the await sites named so far are in the source (see
     /// [`LiveSession::await_sites`]): the report's Waits rows read them.
-    pub await_sites: Vec<perflens_core::AwaitSiteInfo>,
+    pub await_sites: Vec<perflens_format::AwaitSiteInfo>,
     /// `None` when the session samples no CPU.
     pub cpu: Option<CpuInput>,
     /// Threads that could not be read: they started as the program
@@ -387,7 +387,7 @@ pub struct Live {
     /// paths and threads registered after that are missing.
     pub names_lost: u64,
     /// How the blocks were read.
-    read: perflens_core::LiveBlockRead,
+    read: perflens_format::read::LiveBlockRead,
     /// Which read of the session it was (see `Block::page_ok`).
     read_id: u32,
     /// The session's block each thread of `snapshot` was read from.

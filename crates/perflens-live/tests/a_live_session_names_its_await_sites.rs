@@ -4,7 +4,7 @@
 //! function has the counts the program's own snapshot has.
 
 use perflens::__private::{AwaitSite, awaited};
-use perflens_core::CallsiteKind;
+use perflens_format::CallsiteKind;
 use perflens_live::LiveSession;
 use std::future::Future;
 use std::pin::{Pin, pin};
@@ -74,7 +74,7 @@ fn a_live_session_names_its_await_sites() {
         (cs.name.as_str(), cs.kind),
         ("src/app.rs:42:17", CallsiteKind::Await)
     );
-    let site_node = |snap: &perflens_core::RawSnapshot| {
+    let site_node = |snap: &perflens_format::RawSnapshot| {
         let (p, info) = (snap.paths.iter().enumerate())
             .find(|(_, p)| p.callsite == s.callsite)
             .expect("the site's path");

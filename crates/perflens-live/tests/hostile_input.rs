@@ -10,8 +10,8 @@
 //! time limit: a case that does not finish in time fails as a hang, a
 //! panic fails naming the case.
 
-use perflens_core::layout::{Header, LAYOUT_VERSION, MAGIC};
-use perflens_core::live::{
+use perflens_format::block::{Header, LAYOUT_VERSION, MAGIC};
+use perflens_format::session_file::{
     REC_CALLSITE, REC_EXTRA, REC_HEAD, REC_PATH, REC_THREAD, SESSION_FILE_BYTES, STATE_FINISHED,
     SessionHeader,
 };

@@ -309,7 +309,7 @@ fn self_histograms_read_apart_are_those_read_with_the_rest(live: &mut LiveSessio
     for q in [0.5, 0.99, 1.0] {
         let cut = live.self_quantile_histograms(&part, &sets, q).unwrap();
         for (contexts, h) in frames.iter().zip(&cut) {
-            let mut whole = perflens_core::Histogram::default();
+            let mut whole = perflens_format::Histogram::default();
             for &(t, j) in contexts {
                 if let Some(node) = full.snapshot.threads.get(t).and_then(|th| th.nodes.get(j)) {
                     whole.merge(&node.hist_self);

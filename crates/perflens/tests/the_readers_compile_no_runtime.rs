@@ -16,10 +16,12 @@ use std::path::PathBuf;
 const READERS: &[(&str, bool)] = &[
     // Reads snapshots and traces from perflens-format (slice 1).
     ("perflens-report", false),
-    // Reads the live blocks with the runtime's reader until slice 3.
-    ("perflens-live", true),
-    // Through perflens-live; its own code needs only perflens-format.
-    ("perflens-cli", true),
+    // Reads the live blocks with perflens-format's reader, and finds and
+    // checks the sessions' directory with perflens-sys (slice 3).
+    ("perflens-live", false),
+    // Its own code needs only perflens-format, and perflens-live no
+    // longer brings the runtime (slice 3).
+    ("perflens-cli", false),
     // Its protobuf writer is perflens-format's (slice 2).
     ("perflens-sampler", false),
 ];

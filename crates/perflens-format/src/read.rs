@@ -1,7 +1,7 @@
 //! Reading a block into a [`ThreadSnapshot`]: the one reader of block
 //! memory, used by the session's own snapshots (the block is this
 //! process's) and by the live reader in another process (the block is a
-//! read-only mapping of a live session's file, see `live.rs`), so both
+//! read-only mapping of a live session's file, see perflens-core's `live.rs`), so both
 //! see exactly the same figures.
 
 use crate::block::{Block, Geometry, HIST_ALLOC, HISTS, NESTED_NODE, OVERFLOW_NODE};
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 
 /// How much of a block to read.
 #[derive(Clone, Copy)]
-pub(crate) struct Read<'a> {
+pub struct Read<'a> {
     /// The session generation the block must belong to.
     pub epoch: u32,
     /// Nanoseconds per clock tick.
@@ -37,7 +37,7 @@ pub(crate) struct Read<'a> {
 }
 
 /// Every page may be read.
-pub(crate) fn all_pages(_: usize) -> bool {
+pub fn all_pages(_: usize) -> bool {
     true
 }
 
@@ -46,7 +46,7 @@ pub(crate) fn all_pages(_: usize) -> bool {
 /// another process's (read-only), and its owner may be writing it.
 /// Indices read from the block are checked against its capacities, which
 /// [`Block::validate`] checked against its size.
-pub(crate) fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
+pub fn read_block(block: Block, how: &Read) -> Option<ThreadSnapshot> {
     read_block_in(block, Geometry::of(block), how, None)
 }
 
@@ -241,7 +241,7 @@ fn read_block_in(
 /// the nested-node flag cleared), with the block's thread index; `None`
 /// when the block belongs to another session. What a trace's events
 /// name their nodes by.
-pub(crate) fn node_paths(block: Block, epoch: u32) -> Option<(u32, Vec<u32>)> {
+pub fn node_paths(block: Block, epoch: u32) -> Option<(u32, Vec<u32>)> {
     let g = Geometry::of(block);
     let h = block.header();
     if h.epoch.load(Ordering::Acquire) != epoch {
@@ -275,7 +275,7 @@ pub(crate) fn node_paths(block: Block, epoch: u32) -> Option<(u32, Vec<u32>)> {
 /// so the second read of the marks differs and this reads again. A
 /// thread that is not running (parked, blocked, or waiting for the
 /// session to end) is read exactly.
-pub(crate) fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
+pub fn unattributed(block: Block) -> Option<(u32, [u64; 4])> {
     use std::sync::atomic::fence;
     let h = block.header();
     let marks = || h.mark.counters().map(|m| m.load(Ordering::Relaxed));
