@@ -8,24 +8,24 @@
 //!
 //! - `source.rs`: the [`Source`] trait and the JSON report file source;
 //! - `table.rs`: each table's columns and raw rows, from one report;
-//! - `app.rs`: the state and every key's effect, testable without a
+//! - `state/`: the state and every key's effect, testable without a
 //!   terminal (rates, sorting, filtering, the tree's expansion);
-//! - `view.rs`: drawing, with ratatui;
+//! - `view/`: drawing, with ratatui, one file per widget;
 //! - here: the command line, the terminal, and the event loop.
 //!
 //! The terminal is restored (raw mode off, the alternate screen left, the
 //! cursor shown, the mouse released) on `q`, on an error, and on a panic.
 
-mod app;
 pub mod source;
+mod state;
 mod table;
 mod view;
 
 #[cfg(test)]
 mod tests;
 
-pub use app::{App, Key};
 use source::{JsonFile, LiveSource, Source};
+pub use state::{App, Key};
 
 use crossterm::event::{
     self, DisableMouseCapture, EnableMouseCapture, Event, KeyCode, KeyEventKind, KeyModifiers,

@@ -2,9 +2,9 @@
 //! reports built by hand, sorting, filtering, the tree's expansion, the
 //! threads, the source, and what an error or the target's end leaves.
 
-use super::app::{App, Key, Row, Values};
 use super::parse_interval;
 use super::source::{Frame, JsonFile, Needs, Source, Target};
+use super::state::{App, Key, Row, Values};
 use super::table::TableId;
 use perflens_report::Report;
 use std::time::Duration;
@@ -582,14 +582,14 @@ fn async_rows_show_busy_wait_polls_and_cancelled() {
     );
     // Tab cycles the tabs; Functions shows both kinds.
     keys(&mut app, &[Key::Tab]);
-    assert_eq!(app.tab(), super::app::Tab::Threads);
+    assert_eq!(app.tab(), super::state::Tab::Threads);
     keys(
         &mut app,
         &[Key::BackTab, Key::BackTab, Key::Tab, Key::Tab, Key::Tab],
     );
-    assert_eq!(app.tab(), super::app::Tab::DataFlow);
+    assert_eq!(app.tab(), super::state::Tab::DataFlow);
     keys(&mut app, &[Key::Tab]);
-    assert_eq!(app.tab(), super::app::Tab::Functions);
+    assert_eq!(app.tab(), super::state::Tab::Functions);
     assert_eq!(order(&app).len(), 2);
 }
 
@@ -834,26 +834,6 @@ fn the_target_ends_when_the_source_says_so_or_the_report_is_final() {
 }
 
 #[test]
-fn names_sort_with_digit_runs_as_numbers() {
-    use super::app::natural;
-    use std::cmp::Ordering::{Equal, Greater, Less};
-    assert_eq!(natural("#2", "#10"), Less);
-    assert_eq!(natural("#10", "#2"), Greater);
-    assert_eq!(natural("route_07", "route_7"), Equal);
-    assert_eq!(natural("route_007x", "route_7y"), Less);
-    assert_eq!(natural("step_99", "step_100"), Less);
-    assert_eq!(natural("a", "ab"), Less);
-    assert_eq!(natural("app::b", "app::a"), Greater);
-    assert_eq!(natural("", ""), Equal);
-    // Digits before letters, as the characters order; beyond ASCII by
-    // code point.
-    assert_eq!(natural("a1", "ab"), Less);
-    assert_eq!(natural("é2", "é10"), Less);
-    assert_eq!(natural("z", "é"), Less);
-    assert_eq!(natural("µs", "ms"), Greater);
-}
-
-#[test]
 fn hot_path_rows_match_the_previous_report_by_their_frames() {
     // The previous report lists the paths in another order and lacks one:
     // every node's rate still comes from the same frames.
@@ -955,39 +935,6 @@ fn ties_are_ordered_by_name_digits_as_numbers() {
     assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
     app.key(Key::Char('S'));
     assert_eq!(order(&app), ["app::F1", "app::f09", "app::f9", "app::f10"]);
-}
-
-#[test]
-fn widths_from_numbers_are_those_of_their_texts() {
-    use super::app::number_width;
-    use super::table::Unit;
-    use perflens_report::{format_count, format_duration};
-    let mut values: Vec<u64> = vec![0, 1, 9, 10, 999, 1_000, 1_001, u64::MAX];
-    for k in 0..19 {
-        let p = 10u64.pow(k);
-        for d in [1, 2, 3, 4, 5, 6, 9, 10, 11, 50, 94, 95, 96, 99, 100, 101] {
-            values.extend([p * 10 - d.min(p * 10), p.saturating_mul(d), p + d]);
-        }
-    }
-    // Around every place where two decimals round up to the next digit.
-    for scale in [1_000u64, 1_000_000, 1_000_000_000] {
-        for boundary in [10, 100, 1_000, 10_000] {
-            let at = boundary * scale - scale / 200;
-            values.extend((at.saturating_sub(50)..at + 50).step_by(1));
-        }
-    }
-    for v in values {
-        let n = v as f64;
-        let text = format_duration(n.round().max(0.0) as u64);
-        if let Some(w) = number_width(Unit::Duration, n) {
-            assert_eq!(w, text.chars().count(), "{v}: {text}");
-        }
-        let text = format_count(n.round().max(0.0) as u64);
-        assert_eq!(number_width(Unit::Count, n), Some(text.len()), "{v}");
-    }
-    // Rates are fractions: rounded first.
-    assert_eq!(number_width(Unit::Count, 999.5), Some(5));
-    assert_eq!(number_width(Unit::Duration, 999.4), Some(6));
 }
 
 /// `app::main -> {app::parse, app::render}` on two threads, every count
@@ -1725,7 +1672,7 @@ fn data_flow_rates_come_from_pictures_read_for_other_tabs() {
 /// and narrow (columns left out, names cut), and a row scrolled to.
 #[test]
 fn the_table_is_drawn_as_the_table_widget_drew_it() {
-    use super::view::{SPACING, columns_shown, name_cell};
+    use super::view::table::{SPACING, columns_shown, name_cell};
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
     use ratatui::layout::{Constraint, Rect};
