@@ -222,3 +222,529 @@ fn widths_from_numbers_are_those_of_their_texts() {
     assert_eq!(number_width(Unit::Count, 999.5), Some(5));
     assert_eq!(number_width(Unit::Duration, 999.4), Some(6));
 }
+
+// The state's transitions: an `App` fed pictures built by hand and keys,
+// read back through its accessors and fields; nothing is drawn.
+
+use super::view_model::{LazyKeys, Picture, ViewModel};
+use super::{App, FlowView, FnView, Key, Sort, Tab, Values};
+use crate::top::source::{Frame, Needs, Target};
+use crate::top::table::{KeyHash, TableId};
+use perflens_report::Report;
+use std::cell::RefCell;
+use std::collections::HashSet;
+use std::time::Duration;
+
+/// A report `elapsed_ns` into the session with `functions` sync
+/// functions `f00`, `f01`, ...: `f{i}` made `i + 1` calls of 1 µs each.
+fn report(elapsed_ns: u64, functions: usize) -> Report {
+    let rows: Vec<String> = (0..functions)
+        .map(|i| {
+            let (calls, total) = (i as u64 + 1, (i as u64 + 1) * 1_000);
+            format!(
+                r#"{{"name": "f{i:02}", "kind": "sync", "calls": {calls},
+                    "timed_calls": {calls}, "total_ns": {total}, "self_ns": {total},
+                    "avg_ns": 1000, "p50_ns": 1000, "p95_ns": 1000, "p99_ns": 1000,
+                    "percentiles": {{}}, "sampled": false}}"#
+            )
+        })
+        .collect();
+    let json = format!(
+        r#"{{"schema": "perflens.report/1", "mode": "timed", "sample_every": 1,
+            "clock": "tsc", "elapsed_ns": {elapsed_ns}, "finished": false,
+            "percentiles": [50.0, 95.0, 99.0], "functions": [{}], "paths": [],
+            "threads": [], "dropped": {{"overflow_calls": 0, "overflow_paths": 0,
+            "dropped_frames": 0}}, "path_capacity": 1024}}"#,
+        rows.join(",")
+    );
+    Report::from_json_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
+}
+
+fn frame(report: Report) -> Frame {
+    Frame {
+        report,
+        holds: Needs::ALL,
+        tree: None,
+        target: Target {
+            pid: Some(7),
+            program: "p".into(),
+            running: true,
+            warning: None,
+        },
+    }
+}
+
+fn app() -> App {
+    App::new(Duration::from_millis(250), "test".into())
+}
+
+fn press(app: &mut App, keys: &[Key]) {
+    for &k in keys {
+        app.key(k);
+    }
+}
+
+/// The tab keys move between the tabs (Tab and Shift-Tab around the
+/// ends), each tab shows its table, and what the source is asked to read
+/// follows the tab and the Functions tab's view.
+#[test]
+fn tabs_choose_the_table_and_what_the_source_reads() {
+    let mut app = app();
+    assert_eq!(
+        (app.tab(), app.table_id()),
+        (Tab::Functions, TableId::Timing)
+    );
+    let functions = Needs {
+        functions: true,
+        ..Needs::default()
+    };
+    assert_eq!(app.needs(), functions);
+    app.key(Key::Tab);
+    assert_eq!((app.tab(), app.table_id()), (Tab::HotPaths, TableId::Paths));
+    assert_eq!(
+        app.needs(),
+        Needs {
+            hot_paths: true,
+            ..Needs::default()
+        }
+    );
+    press(&mut app, &[Key::BackTab, Key::BackTab]);
+    assert_eq!(
+        (app.tab(), app.table_id()),
+        (Tab::DataFlow, TableId::Channels)
+    );
+    assert_eq!(
+        app.needs(),
+        Needs {
+            flow: true,
+            ..Needs::default()
+        }
+    );
+    app.key(Key::Tab);
+    assert_eq!(app.tab(), Tab::Functions);
+    let direct = [
+        ('h', Tab::HotPaths, TableId::Paths),
+        ('a', Tab::Async, TableId::Async),
+        ('t', Tab::Threads, TableId::Threads),
+        ('d', Tab::DataFlow, TableId::Channels),
+        ('f', Tab::Functions, TableId::Timing),
+    ];
+    for (c, tab, table) in direct {
+        app.key(Key::Char(c));
+        assert_eq!((app.tab(), app.table_id()), (tab, table), "{c}");
+    }
+    assert_eq!(app.needs(), functions);
+    // The Async tab reads the function rows too, the Threads tab nothing
+    // more than every picture holds.
+    app.key(Key::Char('a'));
+    assert_eq!(app.needs(), functions);
+    app.key(Key::Char('t'));
+    assert_eq!(app.needs(), Needs::default());
+}
+
+/// `v` cycles the Functions tab's views (from another tab, it shows the
+/// Functions tab in its next view) and only the allocation view asks for
+/// every histogram; on the Data flow tab it switches channels and locks.
+#[test]
+fn v_cycles_the_views_of_the_functions_and_data_flow_tabs() {
+    let mut app = app();
+    let steps = [
+        (FnView::Alloc, TableId::Alloc, true),
+        (FnView::Cpu, TableId::Cpu, false),
+        (FnView::Timing, TableId::Timing, false),
+    ];
+    for (view, table, all_histograms) in steps {
+        app.key(Key::Char('v'));
+        assert_eq!((app.fn_view(), app.table_id()), (view, table));
+        assert_eq!(app.needs().all_histograms, all_histograms, "{view:?}");
+    }
+    app.key(Key::Char('t'));
+    app.key(Key::Char('v'));
+    assert_eq!(
+        (app.tab(), app.fn_view(), app.table_id()),
+        (Tab::Functions, FnView::Alloc, TableId::Alloc)
+    );
+    // Data flow: without a picture, the view chosen is the view shown.
+    app.key(Key::Char('d'));
+    assert_eq!(app.flow_view(), FlowView::Channels);
+    app.key(Key::Char('v'));
+    assert_eq!(
+        (app.flow_view(), app.table_id()),
+        (FlowView::Locks, TableId::Locks)
+    );
+    // The Functions tab's view stays what it was.
+    assert_eq!(app.fn_view(), FnView::Alloc);
+    app.key(Key::Char('v'));
+    assert_eq!(
+        (app.flow_view(), app.table_id()),
+        (FlowView::Channels, TableId::Channels)
+    );
+}
+
+/// Each table keeps its own sort: `s` moves to the next column (not
+/// reversed), `S` reverses, a digit picks a column (again: reverses), a
+/// digit past the last column does nothing.
+#[test]
+fn sort_keys_change_the_sort_of_the_table_on_screen_only() {
+    let mut app = app();
+    let sort = |app: &App, t: TableId| app.sorts[t.slot()];
+    let timing = |column, reversed| Sort { column, reversed };
+    assert_eq!(sort(&app, TableId::Timing), timing(6, false));
+    app.key(Key::Char('S'));
+    assert_eq!(sort(&app, TableId::Timing), timing(6, true));
+    app.key(Key::Char('s'));
+    assert_eq!(sort(&app, TableId::Timing), timing(7, false));
+    press(&mut app, &[Key::Char('s'), Key::Char('s')]);
+    assert_eq!(sort(&app, TableId::Timing), timing(0, false));
+    app.key(Key::Char('3'));
+    assert_eq!(sort(&app, TableId::Timing), timing(2, false));
+    app.key(Key::Char('3'));
+    assert_eq!(sort(&app, TableId::Timing), timing(2, true));
+    // The CPU view has 6 columns: `7` is no column of it.
+    press(&mut app, &[Key::Char('v'), Key::Char('v'), Key::Char('7')]);
+    assert_eq!(app.table_id(), TableId::Cpu);
+    assert_eq!(sort(&app, TableId::Cpu), timing(1, false));
+    app.key(Key::Char('6'));
+    assert_eq!(sort(&app, TableId::Cpu), timing(5, false));
+    // The other tables kept theirs.
+    assert_eq!(sort(&app, TableId::Timing), timing(2, true));
+    for t in [
+        TableId::Alloc,
+        TableId::Paths,
+        TableId::Threads,
+        TableId::Locks,
+    ] {
+        assert_eq!(sort(&app, t), timing(t.default_sort(), false), "{t:?}");
+    }
+}
+
+/// While a filter is typed every key is text (no command runs but
+/// Ctrl-C), arrows do nothing; Enter applies it, `/` again starts from
+/// the filter applied, and Esc outside typing clears it.
+#[test]
+fn a_filter_is_typed_then_applied() {
+    let mut app = app();
+    app.update(Ok(frame(report(1_000_000_000, 12))));
+    app.key(Key::Char('/'));
+    assert_eq!(app.editing(), Some(""));
+    press(
+        &mut app,
+        &[
+            Key::Char('p'),
+            Key::Char('r'),
+            Key::Char('h'),
+            Key::Char('q'),
+        ],
+    );
+    press(
+        &mut app,
+        &[Key::Down, Key::Tab, Key::Backspace, Key::Backspace],
+    );
+    assert_eq!(app.editing(), Some("pr"));
+    assert_eq!(
+        (app.paused(), app.values(), app.tab(), app.selected()),
+        (false, Values::Rate, Tab::Functions, 0)
+    );
+    assert!(!app.should_quit());
+    // Applied: `F1` matches f10 and f11 (case aside), no rate yet to
+    // order them but their names.
+    press(
+        &mut app,
+        &[
+            Key::Backspace,
+            Key::Backspace,
+            Key::Char('F'),
+            Key::Char('1'),
+        ],
+    );
+    app.key(Key::Enter);
+    assert_eq!((app.editing(), app.filter()), (None, "F1"));
+    let names: Vec<&str> = app.table().rows.iter().map(|r| r.name()).collect();
+    assert_eq!(names, ["f10", "f11"]);
+    // Typing again starts from it.
+    app.key(Key::Char('/'));
+    assert_eq!(app.editing(), Some("F1"));
+    app.key(Key::Char('0'));
+    app.key(Key::Enter);
+    assert_eq!(app.table().rows.len(), 1);
+    app.key(Key::Esc);
+    assert_eq!((app.editing(), app.filter()), (None, ""));
+    assert_eq!(app.table().rows.len(), 12);
+    // Ctrl-C quits even while typing.
+    press(&mut app, &[Key::Char('/'), Key::CtrlC]);
+    assert!(app.should_quit());
+}
+
+/// `p` pauses and resumes the reads; `?` shows the help, and the next key
+/// only closes it (`p` does not pause then).
+#[test]
+fn pause_and_help() {
+    let mut app = app();
+    assert!(app.wants_read());
+    app.key(Key::Char('p'));
+    assert!(app.paused() && !app.wants_read());
+    press(&mut app, &[Key::Char('?'), Key::Char('p')]);
+    assert!(!app.help() && app.paused());
+    app.key(Key::Char('p'));
+    assert!(!app.paused() && app.wants_read());
+}
+
+/// The selection moves by rows, by the page the last drawing was high,
+/// and to either end, within the table; the first row drawn follows it;
+/// each table keeps its own.
+#[test]
+fn the_selection_moves_within_the_table_and_each_table_keeps_its_own() {
+    let mut app = app();
+    app.update(Ok(frame(report(1_000_000_000, 30))));
+    app.key(Key::Char('r'));
+    assert_eq!(app.table().rows.len(), 30);
+    // By total, largest first: f29 on top.
+    assert_eq!(app.table().rows[0].name(), "f29");
+    press(
+        &mut app,
+        &[Key::Down, Key::Char('j'), Key::Down, Key::Char('k')],
+    );
+    assert_eq!(app.selected(), 2);
+    // Before any drawing a page is 10 rows.
+    app.key(Key::PageDown);
+    assert_eq!(app.selected(), 12);
+    assert_eq!(app.scroll_to_fit(8), 5);
+    app.key(Key::PageDown);
+    assert_eq!(app.selected(), 20);
+    assert_eq!(app.scroll_to_fit(8), 13);
+    press(&mut app, &[Key::End, Key::Down]);
+    assert_eq!(app.selected(), 29);
+    assert_eq!(app.scroll_to_fit(8), 22);
+    app.key(Key::PageUp);
+    assert_eq!(app.selected(), 21);
+    // Moving up inside the rows drawn keeps the first row.
+    assert_eq!(app.scroll_to_fit(8), 21);
+    press(&mut app, &[Key::Char('G'), Key::Char('g'), Key::Up]);
+    assert_eq!(app.selected(), 0);
+    assert_eq!(app.scroll_to_fit(8), 0);
+    press(&mut app, &[Key::Down, Key::Down, Key::Down]);
+    // The Threads table has no row: its selection stays 0.
+    app.key(Key::Char('t'));
+    assert_eq!((app.table().rows.len(), app.selected()), (0, 0));
+    press(&mut app, &[Key::Down, Key::End]);
+    assert_eq!(app.selected(), 0);
+    app.key(Key::Char('f'));
+    assert_eq!(app.selected(), 3);
+    assert_eq!(app.table().rows[3].name(), "f26");
+}
+
+/// `r` switches rates and totals; the headers say which (a counter's
+/// ends in `/s` in rates) and where the sort is.
+#[test]
+fn r_switches_rates_and_totals_in_the_values_and_headers() {
+    let mut app = app();
+    app.update(Ok(frame(report(1_000_000_000, 2))));
+    app.update(Ok(frame(report(1_500_000_000, 3))));
+    assert_eq!(app.values(), Values::Rate);
+    let headers = |app: &App| app.table().headers.join("|");
+    assert_eq!(
+        headers(&app),
+        "Function|Calls/s|Avg|p50|p95|p99|Total/s▼|Self/s|% Total"
+    );
+    // f02 is new: its 3 calls in 0.5 s.
+    let f02 = app.table().rows.iter().find(|r| r.name() == "f02").unwrap();
+    assert_eq!(app.table().cell(f02, 1), "6");
+    app.key(Key::Char('r'));
+    assert_eq!(app.values(), Values::Total);
+    assert_eq!(
+        headers(&app),
+        "Function|Calls|Avg|p50|p95|p99|Total▼|Self|% Total"
+    );
+    let f02 = app.table().rows.iter().find(|r| r.name() == "f02").unwrap();
+    assert_eq!(app.table().cell(f02, 1), "3");
+}
+
+/// `ViewModel::build` alone, on raw rows made by hand: rates against the
+/// previous picture's rows by key (a new row counts from 0), the sort,
+/// the filter, the headers.
+#[test]
+fn a_view_model_builds_its_table_from_raw_rows() {
+    let raw = |name: &str, calls: u64, total: u64| RawRow {
+        key: RowKey::of(&[name]),
+        name: Rc::from(name),
+        parent: None,
+        values: vec![
+            Raw::Name,
+            Raw::U(calls),
+            Raw::U(1_000),
+            Raw::Missing,
+            Raw::Missing,
+            Raw::Missing,
+            Raw::U(total),
+            Raw::U(total),
+            Raw::Missing,
+        ],
+    };
+    let before = [raw("render", 4, 8_000_000), raw("parse", 10, 2_000_000)];
+    let after = [
+        raw("parse", 30, 12_000_000),
+        raw("render", 4, 8_000_000),
+        raw("late", 5, 1_000),
+    ];
+    let (a, b) = (report(1_000_000_000, 0), report(1_500_000_000, 0));
+    let collapsed = HashSet::default();
+    let model = |values, sort, filter| ViewModel {
+        id: TableId::Timing,
+        current: Picture {
+            report: &b,
+            rows: &after,
+        },
+        previous: Some(Picture {
+            report: &a,
+            rows: &before,
+        }),
+        values,
+        sort,
+        filter,
+        collapsed: &collapsed,
+        keys: None,
+    };
+    let total = Sort {
+        column: 6,
+        reversed: false,
+    };
+    let built = model(Values::Rate, total, "").build();
+    assert_eq!((&built.filled, &built.error), (&vec![], &None));
+    let table = built.table;
+    let shown: Vec<Vec<String>> = (table.rows.iter())
+        .map(|r| [0, 1, 2, 3, 6].map(|c| table.cell(r, c)).to_vec())
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ["parse", "40", "1.00 µs", "-", "20.00 ms"],
+            ["late", "10", "1.00 µs", "-", "2.00 µs"],
+            ["render", "0", "1.00 µs", "-", "0 ns"],
+        ]
+    );
+    assert_eq!(table.headers[6], "Total/s▼");
+    assert_eq!(table.sorted_rows, 3);
+    // Totals, by calls reversed (fewest first), filtered.
+    let calls_up = Sort {
+        column: 1,
+        reversed: true,
+    };
+    let table = model(Values::Total, calls_up, "R").build().table;
+    let names: Vec<&str> = table.rows.iter().map(|r| r.name()).collect();
+    assert_eq!(names, ["render", "parse"]);
+    assert_eq!(table.headers[..2], ["Function", "Calls▲"]);
+    assert_eq!(table.cell(&table.rows[1], 1), "30");
+}
+
+/// A tree sorted by Self p99, which its rows lack: the reader is asked
+/// for the rows whose order it decides (the root's children, once the
+/// root is out) while they are among the first `exact_until` rows, and
+/// what it read is returned; past them, nothing is read and the rows from
+/// there on are not in their exact order. A collapsed node's children
+/// are neither shown nor read.
+#[test]
+fn a_tree_view_model_reads_the_sort_keys_it_lacks_where_they_decide() {
+    let node = |frames: &[&str], parent: Option<usize>, p99: Raw| RawRow {
+        key: RowKey::of(frames),
+        name: Rc::from(*frames.last().unwrap()),
+        parent,
+        values: vec![
+            Raw::Name,
+            Raw::U(1),
+            Raw::U(100),
+            Raw::U(100),
+            p99.clone(),
+            p99,
+            Raw::Missing,
+        ],
+    };
+    let rows = [
+        node(&["main"], None, Raw::U(5)),
+        node(&["main", "a"], Some(0), Raw::Missing),
+        node(&["main", "b"], Some(0), Raw::Missing),
+        node(&["main", "c"], Some(0), Raw::Missing),
+    ];
+    let report = report(1_000_000_000, 0);
+    let asked: RefCell<Vec<Vec<u32>>> = RefCell::default();
+    let mut read = |nodes: &[u32]| -> Result<Vec<[Option<u64>; 2]>, String> {
+        asked.borrow_mut().push(nodes.to_vec());
+        Ok((nodes.iter())
+            .map(|&n| [Some(1), Some([0, 30, 10, 20][n as usize])])
+            .collect())
+    };
+    let none = HashSet::default();
+    fn model<'a>(
+        report: &'a Report,
+        rows: &'a [RawRow],
+        keys: Option<LazyKeys<'a>>,
+        collapsed: &'a HashSet<RowKey, KeyHash>,
+    ) -> ViewModel<'a> {
+        ViewModel {
+            id: TableId::Paths,
+            current: Picture { report, rows },
+            previous: None,
+            values: Values::Total,
+            sort: Sort {
+                column: 5,
+                reversed: false,
+            },
+            filter: "",
+            collapsed,
+            keys,
+        }
+    }
+    let built = model(
+        &report,
+        &rows,
+        Some(LazyKeys {
+            read: &mut read,
+            exact_until: 10,
+        }),
+        &none,
+    )
+    .build();
+    let names: Vec<&str> = built.table.rows.iter().map(|r| r.name()).collect();
+    assert_eq!(names, ["main", "a", "c", "b"]);
+    assert_eq!(built.table.sorted_rows, 4);
+    assert_eq!(
+        built.filled,
+        [
+            (1, [Some(1), Some(30)]),
+            (2, [Some(1), Some(10)]),
+            (3, [Some(1), Some(20)])
+        ]
+    );
+    assert_eq!(built.table.cell(&built.table.rows[1], 5), "30 ns");
+    assert_eq!(*asked.borrow(), [vec![1, 2, 3]]);
+    // Past the rows to order exactly: nothing read, the report's order.
+    asked.borrow_mut().clear();
+    let built = model(
+        &report,
+        &rows,
+        Some(LazyKeys {
+            read: &mut read,
+            exact_until: 1,
+        }),
+        &none,
+    )
+    .build();
+    let names: Vec<&str> = built.table.rows.iter().map(|r| r.name()).collect();
+    assert_eq!(names, ["main", "a", "b", "c"]);
+    assert_eq!((built.table.sorted_rows, built.filled.len()), (1, 0));
+    assert!(asked.borrow().is_empty());
+    // Collapsed: only the root, marked collapsed.
+    let collapsed: HashSet<RowKey, _> = [RowKey::of(&["main"])].into_iter().collect();
+    let built = model(
+        &report,
+        &rows,
+        Some(LazyKeys {
+            read: &mut read,
+            exact_until: 10,
+        }),
+        &collapsed,
+    )
+    .build();
+    assert_eq!(built.table.rows.len(), 1);
+    assert_eq!(built.table.rows[0].expanded, Some(false));
+    assert!(asked.borrow().is_empty());
+}
