@@ -87,63 +87,86 @@ pub(super) fn natural(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// Sorts `set` (indices of `rows`) by column `c` of `vals` (`n` a row)
-/// in the order `order` gives (the column's order, reversed on ask, ties
-/// by name rank `rank`, then by place in `set`, as a stable sort keeps
-/// them). Where every value is a number, missing, or the row's name, as
-/// one key per row, compared as integers: `order`'s comparisons of
-/// values were a fifth of a large tree's refresh. Else with `order`.
-#[allow(clippy::too_many_arguments)]
-pub(super) fn sort_rows(
-    set: &mut [usize],
-    vals: &[Val],
-    rows: &[RawRow],
-    n: usize,
-    c: usize,
-    rank: &[u32],
-    reversed: bool,
-    order: impl Fn(usize, usize) -> Ordering,
-) {
-    // The column's order as an ascending number: numbers largest first,
-    // then texts (names, by rank), then missing values.
-    let key = |i: usize| -> Option<u128> {
-        let primary: u128 = match vals.get(i * n + c)? {
-            Val::Num(x) if x.is_nan() => return None,
-            Val::Num(x) => {
-                // -0.0 and 0.0 compare equal.
-                let x = if *x == 0.0 { 0.0 } else { *x };
-                let b = x.to_bits();
-                let ascending = if b >> 63 == 1 { !b } else { b | 1 << 63 };
-                u128::from(!ascending)
-            }
-            Val::Text(_) if rows.get(i)?.values.get(c) == Some(&Raw::Name) => {
-                1 << 64 | u128::from(*rank.get(i)?)
-            }
-            Val::Text(_) => return None,
-            Val::None => 2 << 64,
+/// One column of a table's values as the sort reads it: every row's
+/// values (`n` a row; the column is `c`), the raw rows they come from,
+/// each row's place in the order of the names ([`name_ranks`]), and
+/// whether the column's order is reversed.
+#[derive(Clone, Copy)]
+pub(super) struct SortColumn<'v, 'a> {
+    pub(super) vals: &'v [Val<'a>],
+    pub(super) rows: &'v [RawRow],
+    pub(super) n: usize,
+    pub(super) c: usize,
+    pub(super) rank: &'v [u32],
+    pub(super) reversed: bool,
+}
+
+impl SortColumn<'_, '_> {
+    /// The order of rows `a` and `b`: the column's ([`compare`]),
+    /// reversed on ask, ties by name rank.
+    pub(super) fn order(&self, a: usize, b: usize) -> Ordering {
+        let (vals, n, c) = (self.vals, self.n, self.c);
+        let o = compare(&vals[a * n + c], &vals[b * n + c]);
+        let o = if self.reversed { o.reverse() } else { o };
+        // Ties: by name, so that the order is stable between refreshes.
+        o.then_with(|| self.rank[a].cmp(&self.rank[b]))
+    }
+
+    /// Sorts `set` (indices of the rows) in [`SortColumn::order`], rows
+    /// equal there by their place in `set`, as a stable sort keeps them.
+    /// Where every value is a number, missing, or the row's name, as one
+    /// key per row, compared as integers: the comparisons of values were
+    /// a fifth of a large tree's refresh. Else with [`SortColumn::order`].
+    pub(super) fn sort(&self, set: &mut [usize]) {
+        let SortColumn {
+            vals,
+            rows,
+            n,
+            c,
+            rank,
+            reversed,
+        } = *self;
+        // The column's order as an ascending number: numbers largest first,
+        // then texts (names, by rank), then missing values.
+        let key = |i: usize| -> Option<u128> {
+            let primary: u128 = match vals.get(i * n + c)? {
+                Val::Num(x) if x.is_nan() => return None,
+                Val::Num(x) => {
+                    // -0.0 and 0.0 compare equal.
+                    let x = if *x == 0.0 { 0.0 } else { *x };
+                    let b = x.to_bits();
+                    let ascending = if b >> 63 == 1 { !b } else { b | 1 << 63 };
+                    u128::from(!ascending)
+                }
+                Val::Text(_) if rows.get(i)?.values.get(c) == Some(&Raw::Name) => {
+                    1 << 64 | u128::from(*rank.get(i)?)
+                }
+                Val::Text(_) => return None,
+                Val::None => 2 << 64,
+            };
+            let primary = if reversed {
+                (3 << 64) - primary
+            } else {
+                primary
+            };
+            Some(primary << 32 | u128::from(*rank.get(i)?))
         };
-        let primary = if reversed {
-            (3 << 64) - primary
-        } else {
-            primary
-        };
-        Some(primary << 32 | u128::from(*rank.get(i)?))
-    };
-    let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(set.len());
-    for (k, &i) in set.iter().enumerate() {
-        match key(i) {
-            Some(v) => keyed.push((v, k)),
-            None => {
-                set.sort_by(|&x, &y| order(x, y));
-                return;
+        let mut keyed: Vec<(u128, usize)> = Vec::with_capacity(set.len());
+        for (k, &i) in set.iter().enumerate() {
+            match key(i) {
+                Some(v) => keyed.push((v, k)),
+                None => {
+                    set.sort_by(|&x, &y| self.order(x, y));
+                    return;
+                }
             }
         }
-    }
-    // Unique keys (the place in `set` last): as stable as a stable sort.
-    keyed.sort_unstable();
-    let before: Vec<usize> = set.to_vec();
-    for (s, &(_, k)) in set.iter_mut().zip(&keyed) {
-        *s = before[k];
+        // Unique keys (the place in `set` last): as stable as a stable sort.
+        keyed.sort_unstable();
+        let before: Vec<usize> = set.to_vec();
+        for (s, &(_, k)) in set.iter_mut().zip(&keyed) {
+            *s = before[k];
+        }
     }
 }
 

@@ -5,7 +5,7 @@
 //! selection, the tree's expansion) on a table built by hand.
 
 use super::cells::{Row, Shown, Table};
-use super::sort::{Val, compare, name_ranks, natural, sort_rows};
+use super::sort::{SortColumn, Val, compare, name_ranks, natural};
 use crate::top::table::{Raw, RawRow, RowKey};
 use std::rc::Rc;
 
@@ -77,7 +77,15 @@ fn sorting_by_keys_is_the_comparison_order() {
                 let mut want = start.clone();
                 want.sort_by(|&a, &b| order(a, b));
                 let mut got = start.clone();
-                sort_rows(&mut got, &vals, &rows, n, c, &rank, reversed, order);
+                let column = SortColumn {
+                    vals: &vals,
+                    rows: &rows,
+                    n,
+                    c,
+                    rank: &rank,
+                    reversed,
+                };
+                column.sort(&mut got);
                 assert_eq!(got, want, "round {round}, column {c}, reversed {reversed}");
             }
         }

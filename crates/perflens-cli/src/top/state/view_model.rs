@@ -7,7 +7,7 @@
 
 use super::Values;
 use super::cells::{Row, Shown, Table};
-use super::sort::{Sort, Val, compare, name_ranks, sort_rows};
+use super::sort::{Sort, SortColumn, Val, name_ranks};
 use crate::top::table::{self, Agg, Column, KeyHash, Raw, RawRow, RowKey, TableId};
 use perflens_report::Report;
 use std::collections::{HashMap, HashSet};
@@ -171,12 +171,6 @@ impl ViewModel<'_> {
         let matches = |name: &str| needle.is_empty() || name.to_lowercase().contains(&needle);
         let c = sort.column.min(n - 1);
         let rank = name_ranks(rows);
-        let order = |vals: &[Val], a: usize, b: usize| {
-            let o = compare(&vals[a * n + c], &vals[b * n + c]);
-            let o = if sort.reversed { o.reverse() } else { o };
-            // Ties: by name, so that the order is stable between refreshes.
-            o.then_with(|| rank[a].cmp(&rank[b]))
-        };
 
         let mut out: Vec<Row> = Vec::with_capacity(rows.len());
         let mut sorted_rows = None;
@@ -259,9 +253,15 @@ impl ViewModel<'_> {
                         }
                     }
                 }
-                sort_rows(set, vals, rows, n, c, &rank, sort.reversed, |x, y| {
-                    order(vals, x, y)
-                });
+                SortColumn {
+                    vals,
+                    rows,
+                    n,
+                    c,
+                    rank: &rank,
+                    reversed: sort.reversed,
+                }
+                .sort(set);
             };
             sort_set(&mut roots, 0, &mut vals);
             // Depth first, in order; a node's children are sorted when its
@@ -286,16 +286,15 @@ impl ViewModel<'_> {
             let mut order_of: Vec<usize> = (0..rows.len())
                 .filter(|&i| matches(&rows[i].name))
                 .collect();
-            sort_rows(
-                &mut order_of,
-                &vals,
+            SortColumn {
+                vals: &vals,
                 rows,
                 n,
                 c,
-                &rank,
-                sort.reversed,
-                |a, b| order(&vals, a, b),
-            );
+                rank: &rank,
+                reversed: sort.reversed,
+            }
+            .sort(&mut order_of);
             out = order_of
                 .into_iter()
                 .map(|i| row(&rows[i], i, None, None))
