@@ -7,7 +7,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 /// The help, one key a line.
-pub const HELP: &[(&str, &str)] = &[
+const HELP: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "next / previous tab"),
     (
         "f h a t d",
