@@ -59,6 +59,15 @@
 //! stores at release; with no session running it adds a load and a test
 //! (see `perflens-bench`, `PERFLENS_BENCH_ONLY=locks`).
 
+#[cfg(all(
+    feature = "enabled",
+    any(
+        feature = "flow-std",
+        feature = "flow-parking-lot",
+        feature = "flow-tokio"
+    )
+))]
+mod kernel;
 #[cfg(feature = "flow-std")]
 mod std;
 #[cfg(feature = "flow-std")]

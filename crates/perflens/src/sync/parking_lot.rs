@@ -18,13 +18,13 @@ pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard}
 
 #[cfg(feature = "enabled")]
 mod measured {
+    use crate::sync::kernel::{contended, contended_opt, guard, lock_common, release};
     use ::parking_lot as pl;
     use ::std::fmt;
     use ::std::mem::ManuallyDrop;
-    use ::std::ops::{Deref, DerefMut};
     use ::std::panic::Location;
     use ::std::time::{Duration, Instant};
-    use perflens_core::{Held, LockSite, lock_clock};
+    use perflens_core::{Held, LockSite};
 
     /// A measured [`parking_lot::Mutex`].
     pub struct Mutex<T: ?Sized> {
@@ -32,14 +32,31 @@ mod measured {
         inner: pl::Mutex<T>,
     }
 
-    /// The guard of a measured parking_lot [`Mutex`].
-    #[must_use = "if unused the Mutex will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct MutexGuard<'a, T: ?Sized + 'a> {
-        inner: ManuallyDrop<pl::MutexGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
+    guard! {
+        /// The guard of a measured parking_lot [`Mutex`].
+        #[must_use = "if unused the Mutex will immediately unlock"]
+        MutexGuard = pl::MutexGuard, shared = false, DerefMut
     }
+
+    /// A measured [`parking_lot::RwLock`].
+    pub struct RwLock<T: ?Sized> {
+        site: LockSite,
+        inner: pl::RwLock<T>,
+    }
+
+    guard! {
+        /// A shared guard of a measured parking_lot [`RwLock`].
+        #[must_use = "if unused the RwLock will immediately unlock"]
+        RwLockReadGuard = pl::RwLockReadGuard, shared = true
+    }
+
+    guard! {
+        /// The exclusive guard of a measured parking_lot [`RwLock`].
+        #[must_use = "if unused the RwLock will immediately unlock"]
+        RwLockWriteGuard = pl::RwLockWriteGuard, shared = false, DerefMut
+    }
+
+    lock_common!(Mutex, RwLock);
 
     impl<T> Mutex<T> {
         /// A new unlocked mutex, named after the place of this call.
@@ -51,12 +68,6 @@ mod measured {
             }
         }
 
-        /// The mutex, its row named `label` (`perflens::lock!` calls it).
-        pub const fn with_label(mut self, label: &'static str) -> Mutex<T> {
-            self.site.set_label(label);
-            self
-        }
-
         /// The value, the mutex consumed.
         pub fn into_inner(self) -> T {
             self.inner.into_inner()
@@ -64,19 +75,11 @@ mod measured {
     }
 
     impl<T: ?Sized> Mutex<T> {
-        fn guard<'a>(&'a self, g: pl::MutexGuard<'a, T>, held: Held) -> MutexGuard<'a, T> {
-            MutexGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
-            }
-        }
-
         /// Blocks until the lock is acquired.
         #[inline]
         pub fn lock(&self) -> MutexGuard<'_, T> {
             match self.inner.try_lock() {
-                Some(g) => self.guard(g, Held::now()),
+                Some(g) => MutexGuard::new(g, &self.site, Held::now()),
                 None => self.lock_contended(),
             }
         }
@@ -84,15 +87,18 @@ mod measured {
         #[cold]
         #[inline(never)]
         fn lock_contended(&self) -> MutexGuard<'_, T> {
-            let waiting = self.site.contended();
-            let g = self.inner.lock();
-            self.guard(g, waiting.acquired())
+            let (g, held) = contended(&self.site, || self.inner.lock());
+            MutexGuard::new(g, &self.site, held)
         }
 
         /// The lock if it is free now.
         #[inline]
         pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
-            Some(self.guard(self.inner.try_lock()?, Held::now()))
+            Some(MutexGuard::new(
+                self.inner.try_lock()?,
+                &self.site,
+                Held::now(),
+            ))
         }
 
         /// The lock, waiting for it `timeout` at most.
@@ -107,14 +113,13 @@ mod measured {
 
         fn try_lock_until_opt(&self, deadline: Option<Instant>) -> Option<MutexGuard<'_, T>> {
             if let Some(g) = self.inner.try_lock() {
-                return Some(self.guard(g, Held::now()));
+                return Some(MutexGuard::new(g, &self.site, Held::now()));
             }
-            let waiting = self.site.contended();
-            let g = match deadline {
-                Some(d) => self.inner.try_lock_until(d)?,
-                None => self.inner.lock(),
-            };
-            Some(self.guard(g, waiting.acquired()))
+            let (g, held) = contended_opt(&self.site, || match deadline {
+                Some(d) => self.inner.try_lock_until(d),
+                None => Some(self.inner.lock()),
+            })?;
+            Some(MutexGuard::new(g, &self.site, held))
         }
 
         /// Whether the mutex is locked now.
@@ -143,86 +148,18 @@ mod measured {
         }
     }
 
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
-        }
-    }
-
-    impl<T: Default> Default for Mutex<T> {
-        #[track_caller]
-        fn default() -> Mutex<T> {
-            Mutex::new(T::default())
-        }
-    }
-
-    impl<T> From<T> for Mutex<T> {
-        #[track_caller]
-        fn from(t: T) -> Mutex<T> {
-            Mutex::new(t)
-        }
-    }
-
     impl<'a, T: ?Sized + 'a> MutexGuard<'a, T> {
         /// Unlocks with a fair unlock (the next waiter gets the lock).
-        pub fn unlock_fair(mut s: Self) {
-            let release = lock_clock();
-            // SAFETY: taken once; `s` is forgotten below, so its drop
-            // does not run.
-            let g = unsafe { ManuallyDrop::take(&mut s.inner) };
-            pl::MutexGuard::unlock_fair(g);
-            s.site.released(s.held, release, false);
-            ::std::mem::forget(s);
+        pub fn unlock_fair(s: Self) {
+            let mut s = ManuallyDrop::new(s);
+            release(s.site, false, || {
+                // SAFETY: taken once; `s` is never dropped (ManuallyDrop),
+                // so the guard's own drop does not run.
+                let g = unsafe { ManuallyDrop::take(&mut s.inner) };
+                pl::MutexGuard::unlock_fair(g);
+                s.held
+            });
         }
-    }
-
-    impl<T: ?Sized> Deref for MutexGuard<'_, T> {
-        type Target = T;
-        #[inline(always)]
-        fn deref(&self) -> &T {
-            &self.inner
-        }
-    }
-
-    impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
-        #[inline(always)]
-        fn deref_mut(&mut self) -> &mut T {
-            &mut self.inner
-        }
-    }
-
-    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
-        #[inline]
-        fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, false);
-        }
-    }
-
-    /// A measured [`parking_lot::RwLock`].
-    pub struct RwLock<T: ?Sized> {
-        site: LockSite,
-        inner: pl::RwLock<T>,
-    }
-
-    /// A shared guard of a measured parking_lot [`RwLock`].
-    #[must_use = "if unused the RwLock will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct RwLockReadGuard<'a, T: ?Sized + 'a> {
-        inner: ManuallyDrop<pl::RwLockReadGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
-    }
-
-    /// The exclusive guard of a measured parking_lot [`RwLock`].
-    #[must_use = "if unused the RwLock will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
-        inner: ManuallyDrop<pl::RwLockWriteGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
     }
 
     impl<T> RwLock<T> {
@@ -235,12 +172,6 @@ mod measured {
             }
         }
 
-        /// The lock, its row named `label` (`perflens::lock!` calls it).
-        pub const fn with_label(mut self, label: &'static str) -> RwLock<T> {
-            self.site.set_label(label);
-            self
-        }
-
         /// The value, the lock consumed.
         pub fn into_inner(self) -> T {
             self.inner.into_inner()
@@ -248,35 +179,11 @@ mod measured {
     }
 
     impl<T: ?Sized> RwLock<T> {
-        fn read_guard<'a>(
-            &'a self,
-            g: pl::RwLockReadGuard<'a, T>,
-            held: Held,
-        ) -> RwLockReadGuard<'a, T> {
-            RwLockReadGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
-            }
-        }
-
-        fn write_guard<'a>(
-            &'a self,
-            g: pl::RwLockWriteGuard<'a, T>,
-            held: Held,
-        ) -> RwLockWriteGuard<'a, T> {
-            RwLockWriteGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
-            }
-        }
-
         /// Blocks until shared access is acquired.
         #[inline]
         pub fn read(&self) -> RwLockReadGuard<'_, T> {
             match self.inner.try_read() {
-                Some(g) => self.read_guard(g, Held::now()),
+                Some(g) => RwLockReadGuard::new(g, &self.site, Held::now()),
                 None => self.read_contended(),
             }
         }
@@ -284,32 +191,34 @@ mod measured {
         #[cold]
         #[inline(never)]
         fn read_contended(&self) -> RwLockReadGuard<'_, T> {
-            let waiting = self.site.contended();
-            let g = self.inner.read();
-            self.read_guard(g, waiting.acquired())
+            let (g, held) = contended(&self.site, || self.inner.read());
+            RwLockReadGuard::new(g, &self.site, held)
         }
 
         /// Shared access if it is available now.
         #[inline]
         pub fn try_read(&self) -> Option<RwLockReadGuard<'_, T>> {
-            Some(self.read_guard(self.inner.try_read()?, Held::now()))
+            Some(RwLockReadGuard::new(
+                self.inner.try_read()?,
+                &self.site,
+                Held::now(),
+            ))
         }
 
         /// Shared access, waiting `timeout` at most.
         pub fn try_read_for(&self, timeout: Duration) -> Option<RwLockReadGuard<'_, T>> {
             if let Some(g) = self.inner.try_read() {
-                return Some(self.read_guard(g, Held::now()));
+                return Some(RwLockReadGuard::new(g, &self.site, Held::now()));
             }
-            let waiting = self.site.contended();
-            let g = self.inner.try_read_for(timeout)?;
-            Some(self.read_guard(g, waiting.acquired()))
+            let (g, held) = contended_opt(&self.site, || self.inner.try_read_for(timeout))?;
+            Some(RwLockReadGuard::new(g, &self.site, held))
         }
 
         /// Blocks until exclusive access is acquired.
         #[inline]
         pub fn write(&self) -> RwLockWriteGuard<'_, T> {
             match self.inner.try_write() {
-                Some(g) => self.write_guard(g, Held::now()),
+                Some(g) => RwLockWriteGuard::new(g, &self.site, Held::now()),
                 None => self.write_contended(),
             }
         }
@@ -317,25 +226,27 @@ mod measured {
         #[cold]
         #[inline(never)]
         fn write_contended(&self) -> RwLockWriteGuard<'_, T> {
-            let waiting = self.site.contended();
-            let g = self.inner.write();
-            self.write_guard(g, waiting.acquired())
+            let (g, held) = contended(&self.site, || self.inner.write());
+            RwLockWriteGuard::new(g, &self.site, held)
         }
 
         /// Exclusive access if it is available now.
         #[inline]
         pub fn try_write(&self) -> Option<RwLockWriteGuard<'_, T>> {
-            Some(self.write_guard(self.inner.try_write()?, Held::now()))
+            Some(RwLockWriteGuard::new(
+                self.inner.try_write()?,
+                &self.site,
+                Held::now(),
+            ))
         }
 
         /// Exclusive access, waiting `timeout` at most.
         pub fn try_write_for(&self, timeout: Duration) -> Option<RwLockWriteGuard<'_, T>> {
             if let Some(g) = self.inner.try_write() {
-                return Some(self.write_guard(g, Held::now()));
+                return Some(RwLockWriteGuard::new(g, &self.site, Held::now()));
             }
-            let waiting = self.site.contended();
-            let g = self.inner.try_write_for(timeout)?;
-            Some(self.write_guard(g, waiting.acquired()))
+            let (g, held) = contended_opt(&self.site, || self.inner.try_write_for(timeout))?;
+            Some(RwLockWriteGuard::new(g, &self.site, held))
         }
 
         /// Whether the lock is held (shared or exclusive) now.
@@ -359,83 +270,15 @@ mod measured {
         }
     }
 
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             fmt::Debug::fmt(&self.inner, f)
         }
     }
 
-    impl<T: Default> Default for RwLock<T> {
-        #[track_caller]
-        fn default() -> RwLock<T> {
-            RwLock::new(T::default())
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&self.inner, f)
         }
     }
-
-    impl<T> From<T> for RwLock<T> {
-        #[track_caller]
-        fn from(t: T) -> RwLock<T> {
-            RwLock::new(t)
-        }
-    }
-
-    impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
-        type Target = T;
-        #[inline(always)]
-        fn deref(&self) -> &T {
-            &self.inner
-        }
-    }
-
-    impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
-        #[inline]
-        fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, true);
-        }
-    }
-
-    impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
-        type Target = T;
-        #[inline(always)]
-        fn deref(&self) -> &T {
-            &self.inner
-        }
-    }
-
-    impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
-        #[inline(always)]
-        fn deref_mut(&mut self) -> &mut T {
-            &mut self.inner
-        }
-    }
-
-    impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
-        #[inline]
-        fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, false);
-        }
-    }
-
-    macro_rules! fmt_guard {
-        ($($g:ident),*) => {$(
-            impl<T: ?Sized + fmt::Debug> fmt::Debug for $g<'_, T> {
-                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Debug::fmt(&**self.inner, f)
-                }
-            }
-
-            impl<T: ?Sized + fmt::Display> fmt::Display for $g<'_, T> {
-                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Display::fmt(&**self.inner, f)
-                }
-            }
-        )*};
-    }
-    fmt_guard!(MutexGuard, RwLockReadGuard, RwLockWriteGuard);
 }

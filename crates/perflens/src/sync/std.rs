@@ -8,6 +8,7 @@ pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard}
 
 #[cfg(feature = "enabled")]
 mod measured {
+    use crate::sync::kernel::{fmt_guard, lock_common, release};
     use ::std::cell::UnsafeCell;
     use ::std::fmt;
     use ::std::marker::PhantomData;
@@ -16,13 +17,75 @@ mod measured {
     use ::std::panic::Location;
     use ::std::panic::{RefUnwindSafe, UnwindSafe};
     use ::std::sync::{self as ss, LockResult, PoisonError, TryLockError, TryLockResult};
-    use perflens_core::{Held, LockSite, lock_clock};
+    use perflens_core::{Held, LockSite};
 
     /// Maps a std lock result to ours, with the guard made by `f`.
     fn map_lock<G, H>(r: LockResult<G>, f: impl FnOnce(G) -> H) -> LockResult<H> {
         match r {
             Ok(g) => Ok(f(g)),
             Err(p) => Err(PoisonError::new(f(p.into_inner()))),
+        }
+    }
+
+    /// `t`, as an error when the lock is `poisoned`.
+    fn poisoned<T>(poisoned: bool, t: T) -> LockResult<T> {
+        if poisoned {
+            Err(PoisonError::new(t))
+        } else {
+            Ok(t)
+        }
+    }
+
+    /// The holder's std guard and acquisition, kept in the lock so that
+    /// the measured guard is one pointer (see [`Mutex`]).
+    struct Holder<G> {
+        /// The holder's std guard (set while held).
+        std_guard: UnsafeCell<MaybeUninit<G>>,
+        /// The holder's acquisition (set while held).
+        held: UnsafeCell<Held>,
+    }
+
+    impl<G> Holder<G> {
+        const fn new() -> Holder<G> {
+            Holder {
+                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
+                held: UnsafeCell::new(Held::UNTIMED),
+            }
+        }
+
+        /// Keeps the guard `g` of a new acquisition, and `held`.
+        ///
+        /// # Safety
+        /// This thread holds the lock exclusively (by `g`), and calls
+        /// [`Holder::release`] before the lock can go.
+        #[inline(always)]
+        unsafe fn keep(&self, g: G, held: Held) {
+            // SAFETY: the caller holds the lock, so it alone touches the
+            // holder's fields.
+            unsafe {
+                (*self.std_guard.get()).write(g);
+                *self.held.get() = held;
+            }
+        }
+
+        /// Ends the hold: drops the kept guard (std poisons the lock if
+        /// this thread is panicking), freeing the lock.
+        ///
+        /// # Safety
+        /// This thread holds the lock by the guard [`Holder::keep`] kept;
+        /// called once per `keep`.
+        #[inline(always)]
+        unsafe fn release(&self, site: &LockSite) {
+            release(site, false, || {
+                // SAFETY: the caller holds the lock: the holder's fields
+                // are its own, and the guard was written by `keep`; it is
+                // dropped once, here, in place.
+                unsafe {
+                    let held = *self.held.get();
+                    (*self.std_guard.get()).assume_init_drop();
+                    held
+                }
+            });
         }
     }
 
@@ -40,10 +103,7 @@ mod measured {
     pub struct Mutex<T: ?Sized> {
         site: LockSite,
         lock: ss::Mutex<()>,
-        /// The holder's std guard (set while locked).
-        std_guard: UnsafeCell<MaybeUninit<ss::MutexGuard<'static, ()>>>,
-        /// The holder's acquisition (set while locked).
-        held: UnsafeCell<Held>,
+        holder: Holder<ss::MutexGuard<'static, ()>>,
         data: UnsafeCell<T>,
     }
 
@@ -76,27 +136,14 @@ mod measured {
             Mutex {
                 site: LockSite::new("", Location::caller()),
                 lock: ss::Mutex::new(()),
-                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
-                held: UnsafeCell::new(Held::UNTIMED),
+                holder: Holder::new(),
                 data: UnsafeCell::new(t),
             }
         }
 
-        /// The mutex, its row named `label` (`perflens::lock!` calls it).
-        pub const fn with_label(mut self, label: &'static str) -> Mutex<T> {
-            self.site.set_label(label);
-            self
-        }
-
         /// The value, the mutex consumed (poisoned: the error holds it).
         pub fn into_inner(self) -> LockResult<T> {
-            let poisoned = self.lock.is_poisoned();
-            let t = self.data.into_inner();
-            if poisoned {
-                Err(PoisonError::new(t))
-            } else {
-                Ok(t)
-            }
+            poisoned(self.lock.is_poisoned(), self.data.into_inner())
         }
     }
 
@@ -105,16 +152,14 @@ mod measured {
         /// in the mutex.
         #[inline(always)]
         fn guard<'a>(&'a self, g: ss::MutexGuard<'a, ()>, held: Held) -> MutexGuard<'a, T> {
-            // SAFETY: this thread holds `lock` (`g`), so it alone touches
-            // the holder's fields; the guard stays there until the
-            // measured guard's drop takes it out, before the mutex can
-            // go (the measured guard borrows it for 'a).
+            // SAFETY: this thread holds `lock` (`g`); the guard stays in
+            // the holder until the measured guard's drop releases it,
+            // before the mutex can go (the measured guard borrows it for
+            // 'a), so its lifetime may be forgotten meanwhile.
             unsafe {
-                (*self.std_guard.get()).write(::std::mem::transmute::<
-                    ss::MutexGuard<'a, ()>,
-                    ss::MutexGuard<'static, ()>,
-                >(g));
-                *self.held.get() = held;
+                let g =
+                    ::std::mem::transmute::<ss::MutexGuard<'a, ()>, ss::MutexGuard<'static, ()>>(g);
+                self.holder.keep(g, held);
             }
             MutexGuard {
                 lock: self,
@@ -168,13 +213,7 @@ mod measured {
 
         /// The value, borrowed mutably: no locking needed (not counted).
         pub fn get_mut(&mut self) -> LockResult<&mut T> {
-            let poisoned = self.lock.is_poisoned();
-            let t = self.data.get_mut();
-            if poisoned {
-                Err(PoisonError::new(t))
-            } else {
-                Ok(t)
-            }
+            poisoned(self.lock.is_poisoned(), self.data.get_mut())
         }
     }
 
@@ -191,20 +230,6 @@ mod measured {
             };
             d.field("poisoned", &self.lock.is_poisoned());
             d.finish_non_exhaustive()
-        }
-    }
-
-    impl<T: Default> Default for Mutex<T> {
-        #[track_caller]
-        fn default() -> Mutex<T> {
-            Mutex::new(T::default())
-        }
-    }
-
-    impl<T> From<T> for Mutex<T> {
-        #[track_caller]
-        fn from(t: T) -> Mutex<T> {
-            Mutex::new(t)
         }
     }
 
@@ -229,30 +254,10 @@ mod measured {
     impl<T: ?Sized> Drop for MutexGuard<'_, T> {
         #[inline(always)]
         fn drop(&mut self) {
-            let release = lock_clock();
             let m = self.lock;
-            // SAFETY: this thread holds the lock: the holder's fields are
-            // its own, and the std guard was written by `guard`; it is
-            // dropped once, here, in place (std poisons the lock if this
-            // thread is panicking), freeing the lock.
-            let held = unsafe {
-                let held = *m.held.get();
-                (*m.std_guard.get()).assume_init_drop();
-                held
-            };
-            m.site.released(held, release, false);
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for MutexGuard<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&**self, f)
-        }
-    }
-
-    impl<T: ?Sized + fmt::Display> fmt::Display for MutexGuard<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Display::fmt(&**self, f)
+            // SAFETY: this guard's thread holds the lock, by the guard
+            // `Mutex::guard` kept; the guard is dropped once.
+            unsafe { m.holder.release(&m.site) };
         }
     }
 
@@ -265,10 +270,8 @@ mod measured {
     pub struct RwLock<T: ?Sized> {
         site: LockSite,
         lock: ss::RwLock<()>,
-        /// The writer's std guard (set while write-locked).
-        std_guard: UnsafeCell<MaybeUninit<ss::RwLockWriteGuard<'static, ()>>>,
-        /// The writer's acquisition (set while write-locked).
-        held: UnsafeCell<Held>,
+        /// The writer's std guard and acquisition.
+        holder: Holder<ss::RwLockWriteGuard<'static, ()>>,
         data: UnsafeCell<T>,
     }
 
@@ -312,27 +315,14 @@ mod measured {
             RwLock {
                 site: LockSite::new("", Location::caller()),
                 lock: ss::RwLock::new(()),
-                std_guard: UnsafeCell::new(MaybeUninit::uninit()),
-                held: UnsafeCell::new(Held::UNTIMED),
+                holder: Holder::new(),
                 data: UnsafeCell::new(t),
             }
         }
 
-        /// The lock, its row named `label` (`perflens::lock!` calls it).
-        pub const fn with_label(mut self, label: &'static str) -> RwLock<T> {
-            self.site.set_label(label);
-            self
-        }
-
         /// The value, the lock consumed (poisoned: the error holds it).
         pub fn into_inner(self) -> LockResult<T> {
-            let poisoned = self.lock.is_poisoned();
-            let t = self.data.into_inner();
-            if poisoned {
-                Err(PoisonError::new(t))
-            } else {
-                Ok(t)
-            }
+            poisoned(self.lock.is_poisoned(), self.data.into_inner())
         }
     }
 
@@ -358,16 +348,14 @@ mod measured {
             g: ss::RwLockWriteGuard<'a, ()>,
             held: Held,
         ) -> RwLockWriteGuard<'a, T> {
-            // SAFETY: this thread holds the lock exclusively (`g`), so it
-            // alone touches the writer's fields; the guard stays there
-            // until the measured guard's drop takes it out, before the
-            // lock can go (the measured guard borrows it for 'a).
+            // SAFETY: as `Mutex::guard`: this thread holds the lock
+            // exclusively (`g`) until the measured guard's drop.
             unsafe {
-                (*self.std_guard.get()).write(::std::mem::transmute::<
+                let g = ::std::mem::transmute::<
                     ss::RwLockWriteGuard<'a, ()>,
                     ss::RwLockWriteGuard<'static, ()>,
-                >(g));
-                *self.held.get() = held;
+                >(g);
+                self.holder.keep(g, held);
             }
             RwLockWriteGuard {
                 lock: self,
@@ -455,13 +443,7 @@ mod measured {
 
         /// The value, borrowed mutably (not counted).
         pub fn get_mut(&mut self) -> LockResult<&mut T> {
-            let poisoned = self.lock.is_poisoned();
-            let t = self.data.get_mut();
-            if poisoned {
-                Err(PoisonError::new(t))
-            } else {
-                Ok(t)
-            }
+            poisoned(self.lock.is_poisoned(), self.data.get_mut())
         }
     }
 
@@ -483,20 +465,6 @@ mod measured {
         }
     }
 
-    impl<T: Default> Default for RwLock<T> {
-        #[track_caller]
-        fn default() -> RwLock<T> {
-            RwLock::new(T::default())
-        }
-    }
-
-    impl<T> From<T> for RwLock<T> {
-        #[track_caller]
-        fn from(t: T) -> RwLock<T> {
-            RwLock::new(t)
-        }
-    }
-
     impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
         type Target = T;
         #[inline(always)]
@@ -509,10 +477,11 @@ mod measured {
     impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
         #[inline(always)]
         fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.lock.site.released(self.held, release, true);
+            release(&self.lock.site, true, || {
+                // SAFETY: dropped once, here; never used after.
+                unsafe { ManuallyDrop::drop(&mut self.inner) };
+                self.held
+            });
         }
     }
 
@@ -537,35 +506,13 @@ mod measured {
     impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
         #[inline(always)]
         fn drop(&mut self) {
-            let release = lock_clock();
             let l = self.lock;
-            // SAFETY: this thread holds the lock exclusively: the
-            // writer's fields are its own, and the std guard was written
-            // by `write_guard`; it is dropped once, here, in place (std
-            // poisons the lock if this thread is panicking).
-            let held = unsafe {
-                let held = *l.held.get();
-                (*l.std_guard.get()).assume_init_drop();
-                held
-            };
-            l.site.released(held, release, false);
+            // SAFETY: this guard's thread holds the lock exclusively, by
+            // the guard `RwLock::write_guard` kept; dropped once.
+            unsafe { l.holder.release(&l.site) };
         }
     }
 
-    macro_rules! fmt_guard {
-        ($($g:ident),*) => {$(
-            impl<T: ?Sized + fmt::Debug> fmt::Debug for $g<'_, T> {
-                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Debug::fmt(&**self, f)
-                }
-            }
-
-            impl<T: ?Sized + fmt::Display> fmt::Display for $g<'_, T> {
-                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Display::fmt(&**self, f)
-                }
-            }
-        )*};
-    }
-    fmt_guard!(RwLockReadGuard, RwLockWriteGuard);
+    lock_common!(Mutex, RwLock);
+    fmt_guard!(MutexGuard, RwLockReadGuard, RwLockWriteGuard);
 }

@@ -26,13 +26,14 @@ pub use measured::{Mutex, MutexGuard, OwnedMutexGuard, RwLock, RwLockReadGuard, 
 #[cfg(feature = "enabled")]
 mod measured {
     use super::TryLockError;
+    use crate::sync::kernel::{guard, lock_common, release};
     use ::std::fmt;
     use ::std::mem::ManuallyDrop;
     use ::std::ops::{Deref, DerefMut};
     use ::std::panic::Location;
     use ::std::sync::Arc;
     use ::tokio::sync as ts;
-    use perflens_core::{Held, LockSite, lock_clock};
+    use perflens_core::{Held, LockSite};
 
     /// A measured [`tokio::sync::Mutex`].
     pub struct Mutex<T: ?Sized> {
@@ -40,13 +41,10 @@ mod measured {
         inner: ts::Mutex<T>,
     }
 
-    /// The guard of a measured tokio [`Mutex`].
-    #[must_use = "if unused the Mutex will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct MutexGuard<'a, T: ?Sized> {
-        inner: ManuallyDrop<ts::MutexGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
+    guard! {
+        /// The guard of a measured tokio [`Mutex`].
+        #[must_use = "if unused the Mutex will immediately unlock"]
+        MutexGuard = ts::MutexGuard, shared = false, DerefMut
     }
 
     /// The owned guard of a measured tokio [`Mutex`]
@@ -59,6 +57,39 @@ mod measured {
         inner: ManuallyDrop<ts::MutexGuard<'static, T>>,
         lock: Arc<Mutex<T>>,
         held: Held,
+    }
+
+    /// A measured [`tokio::sync::RwLock`].
+    pub struct RwLock<T: ?Sized> {
+        site: LockSite,
+        inner: ts::RwLock<T>,
+    }
+
+    guard! {
+        /// A shared guard of a measured tokio [`RwLock`].
+        #[must_use = "if unused the RwLock will immediately unlock"]
+        RwLockReadGuard = ts::RwLockReadGuard, shared = true
+    }
+
+    guard! {
+        /// The exclusive guard of a measured tokio [`RwLock`].
+        #[must_use = "if unused the RwLock will immediately unlock"]
+        RwLockWriteGuard = ts::RwLockWriteGuard, shared = false, DerefMut
+    }
+
+    lock_common!(Mutex, RwLock);
+
+    /// The guard of a try that succeeded now, or else of a wait
+    /// (`$wait`, awaited or blocking), as a contended acquisition.
+    macro_rules! acquire {
+        ($self:ident, $guard:ident, $try:ident, $($wait:tt)+) => {{
+            if let Ok(g) = $self.inner.$try() {
+                return $guard::new(g, &$self.site, Held::now());
+            }
+            let waiting = $self.site.contended();
+            let g = $self.inner.$($wait)+;
+            $guard::new(g, &$self.site, waiting.acquired())
+        }};
     }
 
     impl<T> Mutex<T> {
@@ -80,12 +111,6 @@ mod measured {
             }
         }
 
-        /// The mutex, its row named `label` (`perflens::lock!` calls it).
-        pub const fn with_label(mut self, label: &'static str) -> Mutex<T> {
-            self.site.set_label(label);
-            self
-        }
-
         /// The value, the mutex consumed.
         pub fn into_inner(self) -> T {
             self.inner.into_inner()
@@ -93,19 +118,11 @@ mod measured {
     }
 
     impl<T: ?Sized> Mutex<T> {
-        fn guard<'a>(&'a self, g: ts::MutexGuard<'a, T>, held: Held) -> MutexGuard<'a, T> {
-            MutexGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
-            }
-        }
-
         /// Waits until the lock is acquired (fair: first come, first
         /// served, as tokio's).
         pub async fn lock(&self) -> MutexGuard<'_, T> {
             let (g, held) = self.acquire().await;
-            self.guard(g, held)
+            MutexGuard::new(g, &self.site, held)
         }
 
         async fn acquire(&self) -> (ts::MutexGuard<'_, T>, Held) {
@@ -121,17 +138,16 @@ mod measured {
         /// code: as tokio's, it panics there).
         #[track_caller]
         pub fn blocking_lock(&self) -> MutexGuard<'_, T> {
-            if let Ok(g) = self.inner.try_lock() {
-                return self.guard(g, Held::now());
-            }
-            let waiting = self.site.contended();
-            let g = self.inner.blocking_lock();
-            self.guard(g, waiting.acquired())
+            acquire!(self, MutexGuard, try_lock, blocking_lock())
         }
 
         /// The lock if it is free now.
         pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
-            Ok(self.guard(self.inner.try_lock()?, Held::now()))
+            Ok(MutexGuard::new(
+                self.inner.try_lock()?,
+                &self.site,
+                Held::now(),
+            ))
         }
 
         /// Waits until the lock is acquired; the guard keeps the mutex
@@ -158,48 +174,6 @@ mod measured {
         }
     }
 
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
-        }
-    }
-
-    impl<T: Default> Default for Mutex<T> {
-        #[track_caller]
-        fn default() -> Mutex<T> {
-            Mutex::new(T::default())
-        }
-    }
-
-    impl<T> From<T> for Mutex<T> {
-        #[track_caller]
-        fn from(t: T) -> Mutex<T> {
-            Mutex::new(t)
-        }
-    }
-
-    impl<T: ?Sized> Deref for MutexGuard<'_, T> {
-        type Target = T;
-        fn deref(&self) -> &T {
-            &self.inner
-        }
-    }
-
-    impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
-        fn deref_mut(&mut self) -> &mut T {
-            &mut self.inner
-        }
-    }
-
-    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
-        fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, false);
-        }
-    }
-
     impl<T: ?Sized + 'static> OwnedMutexGuard<T> {
         /// The mutex this guard holds.
         pub fn mutex(this: &Self) -> &Arc<Mutex<T>> {
@@ -222,36 +196,25 @@ mod measured {
 
     impl<T: ?Sized + 'static> Drop for OwnedMutexGuard<T> {
         fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here, before `lock` (a field dropped
-            // after this runs) frees what it borrows.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.lock.site.released(self.held, release, false);
+            release(&self.lock.site, false, || {
+                // SAFETY: dropped once, here, before `lock` (a field
+                // dropped after this runs) frees what it borrows.
+                unsafe { ManuallyDrop::drop(&mut self.inner) };
+                self.held
+            });
         }
     }
 
-    /// A measured [`tokio::sync::RwLock`].
-    pub struct RwLock<T: ?Sized> {
-        site: LockSite,
-        inner: ts::RwLock<T>,
+    impl<T: ?Sized + fmt::Debug + 'static> fmt::Debug for OwnedMutexGuard<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Debug::fmt(&**self, f)
+        }
     }
 
-    /// A shared guard of a measured tokio [`RwLock`].
-    #[must_use = "if unused the RwLock will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct RwLockReadGuard<'a, T: ?Sized> {
-        inner: ManuallyDrop<ts::RwLockReadGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
-    }
-
-    /// The exclusive guard of a measured tokio [`RwLock`].
-    #[must_use = "if unused the RwLock will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct RwLockWriteGuard<'a, T: ?Sized> {
-        inner: ManuallyDrop<ts::RwLockWriteGuard<'a, T>>,
-        site: &'a LockSite,
-        held: Held,
+    impl<T: ?Sized + fmt::Display + 'static> fmt::Display for OwnedMutexGuard<T> {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            fmt::Display::fmt(&**self, f)
+        }
     }
 
     impl<T> RwLock<T> {
@@ -273,12 +236,6 @@ mod measured {
             }
         }
 
-        /// The lock, its row named `label` (`perflens::lock!` calls it).
-        pub const fn with_label(mut self, label: &'static str) -> RwLock<T> {
-            self.site.set_label(label);
-            self
-        }
-
         /// The value, the lock consumed.
         pub fn into_inner(self) -> T {
             self.inner.into_inner()
@@ -286,80 +243,44 @@ mod measured {
     }
 
     impl<T: ?Sized> RwLock<T> {
-        fn read_guard<'a>(
-            &'a self,
-            g: ts::RwLockReadGuard<'a, T>,
-            held: Held,
-        ) -> RwLockReadGuard<'a, T> {
-            RwLockReadGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
-            }
-        }
-
-        fn write_guard<'a>(
-            &'a self,
-            g: ts::RwLockWriteGuard<'a, T>,
-            held: Held,
-        ) -> RwLockWriteGuard<'a, T> {
-            RwLockWriteGuard {
-                inner: ManuallyDrop::new(g),
-                site: &self.site,
-                held,
-            }
-        }
-
         /// Waits for shared access.
         pub async fn read(&self) -> RwLockReadGuard<'_, T> {
-            if let Ok(g) = self.inner.try_read() {
-                return self.read_guard(g, Held::now());
-            }
-            let waiting = self.site.contended();
-            let g = self.inner.read().await;
-            self.read_guard(g, waiting.acquired())
+            acquire!(self, RwLockReadGuard, try_read, read().await)
         }
 
         /// Blocks the thread for shared access (not in async code).
         #[track_caller]
         pub fn blocking_read(&self) -> RwLockReadGuard<'_, T> {
-            if let Ok(g) = self.inner.try_read() {
-                return self.read_guard(g, Held::now());
-            }
-            let waiting = self.site.contended();
-            let g = self.inner.blocking_read();
-            self.read_guard(g, waiting.acquired())
+            acquire!(self, RwLockReadGuard, try_read, blocking_read())
         }
 
         /// Shared access if it is available now.
         pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
-            Ok(self.read_guard(self.inner.try_read()?, Held::now()))
+            Ok(RwLockReadGuard::new(
+                self.inner.try_read()?,
+                &self.site,
+                Held::now(),
+            ))
         }
 
         /// Waits for exclusive access.
         pub async fn write(&self) -> RwLockWriteGuard<'_, T> {
-            if let Ok(g) = self.inner.try_write() {
-                return self.write_guard(g, Held::now());
-            }
-            let waiting = self.site.contended();
-            let g = self.inner.write().await;
-            self.write_guard(g, waiting.acquired())
+            acquire!(self, RwLockWriteGuard, try_write, write().await)
         }
 
         /// Blocks the thread for exclusive access (not in async code).
         #[track_caller]
         pub fn blocking_write(&self) -> RwLockWriteGuard<'_, T> {
-            if let Ok(g) = self.inner.try_write() {
-                return self.write_guard(g, Held::now());
-            }
-            let waiting = self.site.contended();
-            let g = self.inner.blocking_write();
-            self.write_guard(g, waiting.acquired())
+            acquire!(self, RwLockWriteGuard, try_write, blocking_write())
         }
 
         /// Exclusive access if it is available now.
         pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
-            Ok(self.write_guard(self.inner.try_write()?, Held::now()))
+            Ok(RwLockWriteGuard::new(
+                self.inner.try_write()?,
+                &self.site,
+                Held::now(),
+            ))
         }
 
         /// The value, borrowed mutably (not counted).
@@ -368,90 +289,15 @@ mod measured {
         }
     }
 
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             fmt::Debug::fmt(&self.inner, f)
         }
     }
 
-    impl<T: Default> Default for RwLock<T> {
-        #[track_caller]
-        fn default() -> RwLock<T> {
-            RwLock::new(T::default())
-        }
-    }
-
-    impl<T> From<T> for RwLock<T> {
-        #[track_caller]
-        fn from(t: T) -> RwLock<T> {
-            RwLock::new(t)
-        }
-    }
-
-    impl<T: ?Sized> Deref for RwLockReadGuard<'_, T> {
-        type Target = T;
-        fn deref(&self) -> &T {
-            &self.inner
-        }
-    }
-
-    impl<T: ?Sized> Drop for RwLockReadGuard<'_, T> {
-        fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, true);
-        }
-    }
-
-    impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
-        type Target = T;
-        fn deref(&self) -> &T {
-            &self.inner
-        }
-    }
-
-    impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
-        fn deref_mut(&mut self) -> &mut T {
-            &mut self.inner
-        }
-    }
-
-    impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
-        fn drop(&mut self) {
-            let release = lock_clock();
-            // SAFETY: dropped once, here; never used after.
-            unsafe { ManuallyDrop::drop(&mut self.inner) };
-            self.site.released(self.held, release, false);
-        }
-    }
-
-    macro_rules! fmt_guard {
-        ($($g:ident),*) => {$(
-            impl<T: ?Sized + fmt::Debug> fmt::Debug for $g<'_, T> {
-                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Debug::fmt(&**self.inner, f)
-                }
-            }
-
-            impl<T: ?Sized + fmt::Display> fmt::Display for $g<'_, T> {
-                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                    fmt::Display::fmt(&**self.inner, f)
-                }
-            }
-        )*};
-    }
-    fmt_guard!(MutexGuard, RwLockReadGuard, RwLockWriteGuard);
-
-    impl<T: ?Sized + fmt::Debug + 'static> fmt::Debug for OwnedMutexGuard<T> {
+    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
         fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&**self.inner, f)
-        }
-    }
-
-    impl<T: ?Sized + fmt::Display + 'static> fmt::Display for OwnedMutexGuard<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Display::fmt(&**self.inner, f)
+            fmt::Debug::fmt(&self.inner, f)
         }
     }
 }
