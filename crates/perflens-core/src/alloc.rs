@@ -50,7 +50,7 @@
 
 use crate::block::{GATE_ABOVE, GATE_BELOW, ThreadAlloc, bump};
 pub use crate::hot::Internal;
-use crate::thread::{self, EPOCH, Hot};
+use crate::hot::{self, EPOCH, Hot};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 
@@ -144,7 +144,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
 pub fn on_alloc(size: u64) {
     // SAFETY: owner thread; the reference is dropped before returning and
     // nothing here calls out while holding it.
-    let hot = unsafe { &*thread::hot() };
+    let hot = unsafe { &*hot::hot() };
     // SAFETY: `alloc` always points to live counters: the thread's block
     // header (blocks are never unmapped) or the static parked ones.
     let a = unsafe { &*hot.alloc };
@@ -159,7 +159,7 @@ pub fn on_alloc(size: u64) {
 #[inline(always)]
 pub fn on_free(size: u64) {
     // SAFETY: as in `on_alloc`.
-    let hot = unsafe { &*thread::hot() };
+    let hot = unsafe { &*hot::hot() };
     // SAFETY: as in `on_alloc`.
     let a = unsafe { &*hot.alloc };
     let live = a.live.load(Ordering::Relaxed).wrapping_sub(size as i64);
@@ -254,7 +254,7 @@ fn counting() -> Option<(&'static Hot, &'static ThreadAlloc)> {
     std::sync::atomic::fence(Ordering::Acquire);
     // SAFETY: owner thread; dropped before `attach_for_alloc` takes its
     // own.
-    let hot = unsafe { &mut *thread::hot() };
+    let hot = unsafe { &mut *hot::hot() };
     if hot.internal == 0
         && hot.exited == 0
         && hot.has_block()
@@ -265,7 +265,7 @@ fn counting() -> Option<(&'static Hot, &'static ThreadAlloc)> {
             return Some((hot, own));
         }
     }
-    thread::park_alloc(hot);
+    hot::park_alloc(hot);
     attach_for_alloc()
 }
 
@@ -319,7 +319,7 @@ pub(crate) fn set_thresholds(a: &ThreadAlloc, min: i64, peak: u64, published: i6
         .saturating_add(peak)
         .min(published.saturating_add(PUBLISH_STEP));
     let below = min.max(published.saturating_sub(PUBLISH_STEP));
-    if thread::owner_swaps() {
+    if crate::barrier::owner_swaps() {
         let gated_above = a.above.swap(above, Ordering::Acquire) == GATE_ABOVE;
         let gated_below = a.below.swap(below, Ordering::Acquire) == GATE_BELOW;
         if (gated_above || gated_below) && EPOCH.load(Ordering::Relaxed) != epoch {
@@ -351,19 +351,19 @@ fn attach_for_alloc() -> Option<(&'static Hot, &'static ThreadAlloc)> {
     }
     {
         // SAFETY: owner thread; dropped before `prepare` takes its own.
-        let hot = unsafe { &*thread::hot() };
+        let hot = unsafe { &*hot::hot() };
         if hot.internal != 0 || hot.exited != 0 {
             return None;
         }
     }
     {
         let _internal = Internal::enter();
-        thread::prepare()?;
+        hot::prepare()?;
     }
     // SAFETY: owner thread; the references above are gone.
-    let hot = unsafe { &mut *thread::hot() };
+    let hot = unsafe { &mut *hot::hot() };
     // Ending the `Internal` section armed the hook if it may count.
-    thread::arm_alloc(hot);
+    hot::arm_alloc(hot);
     let own: &'static ThreadAlloc = &hot.block().header().alloc;
     std::ptr::eq(hot.alloc, own).then_some((hot, own))
 }
@@ -375,7 +375,7 @@ fn attach_for_alloc() -> Option<(&'static Hot, &'static ThreadAlloc)> {
 pub fn exclude_current_thread() {
     std::mem::forget(Internal::enter());
     // SAFETY: owner thread; no other reference to the hot state is alive.
-    let hot = unsafe { &*thread::hot() };
+    let hot = unsafe { &*hot::hot() };
     if hot.has_block() {
         hot.block().header().excluded.store(1, Ordering::Release);
     }

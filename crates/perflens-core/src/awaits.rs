@@ -64,7 +64,7 @@ use crate::block::{AWAIT_FRAME, Frame, NodePath, TIMED_MASK, bump};
 use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
 use crate::clock;
 use crate::frame;
-use crate::thread::{self, FAST_COUNT, FAST_TRACE, Hot};
+use crate::hot::{self, FAST_COUNT, FAST_TRACE, Hot};
 use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, Event};
 use std::future::{Future, IntoFuture};
 use std::mem::MaybeUninit;
@@ -221,7 +221,7 @@ impl AwaitFrame {
     fn end(&self) -> Option<u64> {
         // SAFETY: owner thread; no other reference to the hot state is
         // alive (the inner poll has returned).
-        let hot = unsafe { &mut *thread::hot() };
+        let hot = unsafe { &mut *hot::hot() };
         let d = self.depth;
         if hot.depth != d.wrapping_add(1) || hot.epoch != self.epoch {
             return self.end_slow();
@@ -245,7 +245,7 @@ impl AwaitFrame {
     #[inline(never)]
     fn end_slow(&self) -> Option<u64> {
         // SAFETY: as in `end`.
-        let hot = unsafe { &mut *thread::hot() };
+        let hot = unsafe { &mut *hot::hot() };
         if hot.epoch != self.epoch {
             return None;
         }
@@ -321,8 +321,8 @@ impl<F: Future> Future for Awaited<F> {
         if this.t.state == FRESH {
             // SAFETY: owner thread; the reference is not held across the
             // inner poll.
-            let hot = unsafe { &mut *thread::hot() };
-            if thread::is_current(hot) && hot.fast != FAST_TRACE {
+            let hot = unsafe { &mut *hot::hot() };
+            if hot::is_current(hot) && hot.fast != FAST_TRACE {
                 let d = hot.depth;
                 if d < hot.stack_cap {
                     let frames = hot.frames;
@@ -355,7 +355,7 @@ impl<F: Future> Future for Awaited<F> {
                                 // SAFETY: owner thread; no other reference
                                 // to the hot state is alive (the frame has
                                 // ended).
-                                let hot = unsafe { &*thread::hot() };
+                                let hot = unsafe { &*hot::hot() };
                                 let n = frame::node(hot, np.node);
                                 bump(&n.calls, 1);
                                 if child != 0 {
@@ -433,7 +433,7 @@ impl Tally {
     #[cold]
     #[inline(never)]
     fn begin(&mut self) -> Option<(AwaitFrame, u32)> {
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
             self.state = DONE;
             return None;
         };
@@ -491,7 +491,7 @@ impl Tally {
     fn after(&mut self, ready: bool, depth: u32, node: u32, child: u64) {
         // SAFETY: owner thread; no other reference to the hot state is
         // alive (the frame has ended, in the session the poll began in).
-        let hot = unsafe { &*thread::hot() };
+        let hot = unsafe { &*hot::hot() };
         if ready {
             if self.state == FRESH {
                 // Never suspended.
@@ -556,7 +556,7 @@ impl Tally {
     #[cold]
     #[inline(never)]
     fn cancel(&mut self) {
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
             return;
         };
         let site = self.site;

@@ -10,8 +10,8 @@ use crate::block::{
 };
 use crate::clock;
 use crate::histogram::{BUCKETS, bucket_index};
+use crate::hot::{FAST_COUNT, FAST_NONE, FAST_TIMED, FAST_TRACE, Hot};
 use crate::paths::{self, OVERFLOW_PATH};
-use crate::thread::{FAST_COUNT, FAST_NONE, FAST_TIMED, FAST_TRACE, Hot};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The node of the child `tagged` (a tagged callsite id) under `parent`,
@@ -83,7 +83,7 @@ pub(crate) fn resolve(hot: &Hot, parent: u32, callsite: u32) -> Resolved {
     let h = block.header();
     if h.node_count.load(Ordering::Relaxed) == block::INTERNAL_NODES {
         // The thread's first measured function or future this session.
-        crate::thread::run_first_call_hook();
+        crate::hooks::run_first_call_hook();
     }
     let step = paths::step(parent, callsite);
     if step.path == OVERFLOW_PATH {
@@ -382,7 +382,7 @@ fn charge_top() {
     // SAFETY: owner thread; the guard holds no reference to the hot state
     // across this call. Taken here, not passed: the caller then needs no
     // address of its thread-local state.
-    let hot = unsafe { &*crate::thread::hot() };
+    let hot = unsafe { &*crate::hot::hot() };
     // SAFETY: attached, so 1 <= depth <= stack_cap; a plain read through
     // the frame area's pointer (the guard holds no reference to the top
     // frame across this call).
@@ -461,7 +461,7 @@ pub(crate) fn note_top_at(frames: *mut Frame, node: u32) {
 /// session: for snapshots taken by this thread, so that they see its
 /// allocations up to now.
 pub(crate) fn charge_current_thread() {
-    if let Some(hot) = crate::thread::active() {
+    if let Some(hot) = crate::hot::active() {
         // SAFETY: attached, so depth >= 1; owner thread; no other frame
         // reference is alive.
         let node = unsafe { top(hot) }.np.node;

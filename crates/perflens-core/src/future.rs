@@ -23,8 +23,8 @@ use crate::block::{AWAIT_FRAME, Frame, OVERFLOW_NODE, TRACE_FRAME, bump, tag};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
+use crate::hot::{self, FAST_TRACE, Hot};
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, FAST_TRACE, Hot};
 use crate::trace::{self, Event, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END};
 use perflens_format::vocab::ROOT_PATH;
 use std::future::Future;
@@ -50,8 +50,8 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         fid: 0,
         acc: Polls::default(),
     };
-    let Some(hot) = thread::active().or_else(thread::prepare) else {
-        thread::count_unrecorded();
+    let Some(hot) = hot::active().or_else(hot::prepare) else {
+        hot::count_unrecorded();
         return w;
     };
     let id = callsite.id(CallsiteKind::Async);
@@ -200,7 +200,7 @@ impl PollFrame {
         }
         // SAFETY: owner thread; the reference taken by `poll` is not used
         // after the inner poll, which may have touched the hot state.
-        let hot = unsafe { &mut *thread::hot() };
+        let hot = unsafe { &mut *hot::hot() };
         if hot.epoch != self.epoch || hot.depth <= self.depth {
             return false;
         }
@@ -249,7 +249,7 @@ impl<F: Future> Future for Instrumented<F> {
         if this.state != PENDING {
             return inner.poll(cx);
         }
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
             return inner.poll(cx);
         };
         if hot.epoch != this.epoch {
@@ -291,7 +291,7 @@ impl<F: Future> Future for Instrumented<F> {
         }
         // SAFETY: owner thread; no other reference to the hot state is
         // alive (the poll frame has ended).
-        let hot = unsafe { &mut *thread::hot() };
+        let hot = unsafe { &mut *hot::hot() };
         if result.is_ready() {
             this.state = DONE;
             record_completed(hot, node, &this.acc, this.timed.then_some(this.created));
@@ -305,7 +305,7 @@ impl<F> Drop for Instrumented<F> {
         if self.state != PENDING {
             return;
         }
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
             return;
         };
         if hot.epoch != self.epoch {

@@ -3,8 +3,8 @@
 use crate::block::{Frame, TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
 use crate::callsite::Callsite;
 use crate::frame;
+use crate::hot::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED, FAST_TRACE};
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED, FAST_TRACE};
 use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
 use perflens_sys::arch;
 use std::sync::atomic::{Ordering, compiler_fence};
@@ -36,8 +36,8 @@ impl Guard {
     pub fn enter(callsite: &'static Callsite) -> Guard {
         // SAFETY: owner thread; the reference is not held across a call
         // that could take another one.
-        let hot = unsafe { &mut *thread::hot() };
-        if thread::is_current(hot) {
+        let hot = unsafe { &mut *hot::hot() };
+        if hot::is_current(hot) {
             let d = hot.depth;
             if d < hot.stack_cap {
                 // One load of the frame area for the whole path: the
@@ -98,7 +98,7 @@ impl Guard {
     /// stack with room), out of line: the frame is timed with the TSC
     /// and marked [`TRACE_FRAME`], and its begin is written to the trace.
     #[inline(never)]
-    fn enter_traced(hot: &mut thread::Hot, np: crate::block::NodePath) -> Guard {
+    fn enter_traced(hot: &mut hot::Hot, np: crate::block::NodePath) -> Guard {
         let d = hot.depth;
         let frames = hot.frames;
         // SAFETY: the caller checked 1 <= d < stack_cap (attached); frame
@@ -129,8 +129,8 @@ impl Guard {
     #[cold]
     #[inline(never)]
     fn enter_slow(callsite: &'static Callsite) -> Guard {
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
-            thread::count_unrecorded();
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
+            hot::count_unrecorded();
             return Guard::INERT;
         };
         let id = callsite.id(CallsiteKind::Sync);
@@ -169,7 +169,7 @@ impl Guard {
 #[inline(never)]
 fn drop_slow(depth: u32) {
     // SAFETY: owner thread; no other reference to the hot state is alive.
-    let hot = unsafe { &mut *thread::hot() };
+    let hot = unsafe { &mut *hot::hot() };
     // Inner guards were leaked (`mem::forget`): discard their frames and
     // record ours. A stale or inert guard (depth >= hot.depth) records
     // nothing.
@@ -199,7 +199,7 @@ fn drop_slow(depth: u32) {
 #[inline(never)]
 fn drop_traced(d: u32) {
     // SAFETY: owner thread; no other reference to the hot state is alive.
-    let hot = unsafe { &mut *thread::hot() };
+    let hot = unsafe { &mut *hot::hot() };
     let frames = hot.frames;
     // SAFETY: the caller saw frame d on top: 1 <= d < hot.depth <=
     // stack_cap, inside the frame area.
@@ -219,12 +219,7 @@ fn drop_traced(d: u32) {
 /// Owner thread, no reference to the frames alive; `frames` is the hot
 /// state's, `fp = frames + d`, and `1 <= d < hot.depth <= stack_cap`.
 #[inline(always)]
-unsafe fn exit_timed(
-    hot: &mut thread::Hot,
-    frames: *mut Frame,
-    fp: *mut Frame,
-    d: u32,
-) -> (u32, u64) {
+unsafe fn exit_timed(hot: &mut hot::Hot, frames: *mut Frame, fp: *mut Frame, d: u32) -> (u32, u64) {
     let now = arch::read_tsc();
     frame::boundary_top_at(frames);
     // SAFETY: per the caller; the boundary's references are gone.
@@ -259,7 +254,7 @@ impl Drop for Guard {
     fn drop(&mut self) {
         // SAFETY: owner thread (Guard is !Send); no other reference to the
         // hot state is alive during drop.
-        let hot = unsafe { &mut *thread::hot() };
+        let hot = unsafe { &mut *hot::hot() };
         let d = self.depth;
         // Our frame is on top exactly when the depth is ours + 1. Frames
         // nest, so nothing pushed after ours can still be live here; if

@@ -5,9 +5,9 @@
 //! code, which all use it; above the block layout it points into. The
 //! thread's life (getting a block, exit) is `thread.rs`.
 
-use crate::block::{Block, Frame, Header, Node, Slot, ThreadAlloc};
+use perflens_format::block::{Block, Frame, Header, Node, Slot, ThreadAlloc};
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Session generation: odd = no session (recording off).
 pub(crate) static EPOCH: AtomicU32 = AtomicU32::new(1);
@@ -106,7 +106,7 @@ impl Hot {
     pub fn block(&self) -> Block {
         // SAFETY: `frames` is frame 0 of an attached block, which lives
         // while it is attached.
-        unsafe { Block::from_header(crate::block::header_of(self.frames) as *mut Header) }
+        unsafe { Block::from_header(perflens_format::block::header_of(self.frames) as *mut Header) }
     }
 }
 
@@ -172,6 +172,83 @@ pub(crate) fn session_running() -> bool {
 #[inline(always)]
 pub(crate) fn is_current(hot: &Hot) -> bool {
     hot.epoch == EPOCH.load(Ordering::Relaxed)
+}
+
+/// Attaches a block of session `epoch` to the current thread: the
+/// thread lifecycle's half of `hot::prepare`.
+pub(crate) type Attach = fn(u32) -> Option<&'static mut Hot>;
+
+static ATTACH: AtomicUsize = AtomicUsize::new(0);
+
+/// Installs the lifecycle's [`Attach`]: before the first session
+/// generation's epoch is published (release), so that a thread that sees
+/// a running session (acquire) sees it.
+pub(crate) fn set_attach(f: Attach) {
+    ATTACH.store(f as usize, Ordering::Release);
+}
+
+/// Attaches a block of session `epoch` to the current thread, through the
+/// installed [`Attach`]; `None` when none is installed.
+pub(crate) fn attach(epoch: u32) -> Option<&'static mut Hot> {
+    let f = ATTACH.load(Ordering::Acquire);
+    if f == 0 {
+        return None;
+    }
+    // SAFETY: only `set_attach` stores a non-zero value here, and it
+    // stores an `Attach`.
+    let f = unsafe { std::mem::transmute::<usize, Attach>(f) };
+    f(epoch)
+}
+
+/// Makes the current thread's block ready for the running session:
+/// `None` when no session runs, the thread is exiting, or memory could
+/// not be had. The checks a recorder needs are here; attaching a block
+/// (creating, registering or resetting it) is the thread lifecycle's,
+/// reached through [`attach`], which the lifecycle installs
+/// before it starts a session generation.
+#[cold]
+#[inline(never)]
+pub(crate) fn prepare() -> Option<&'static mut Hot> {
+    let epoch = EPOCH.load(Ordering::Acquire);
+    if epoch & 1 == 1 {
+        return None;
+    }
+    // SAFETY: owner thread; see `active`.
+    let hot = unsafe { &mut *hot() };
+    if hot.epoch == epoch {
+        return Some(hot);
+    }
+    attach(epoch)
+}
+
+/// Session `epoch` as [`Hot::no_memory`] holds it: never 0 (epochs are
+/// even). It wraps after 128 sessions, when a thread that had no memory
+/// then may skip one retry.
+pub(crate) fn no_memory_tag(epoch: u32) -> u8 {
+    epoch as u8 | 1
+}
+
+/// Calls made during this session on threads that could get no memory
+/// for a block (the address space is exhausted): not recorded, counted.
+pub(crate) static UNRECORDED: AtomicU64 = AtomicU64::new(0);
+
+/// Counts a measured call (or future) that found no block for the
+/// current thread, when the reason is that there was no memory for one.
+/// Only ever called on that rare path, so the shared counter costs the
+/// common case nothing.
+#[cold]
+pub(crate) fn count_unrecorded() {
+    let epoch = EPOCH.load(Ordering::Relaxed);
+    // SAFETY: owner thread; a read of a plain field.
+    let no_memory = unsafe { (*hot()).no_memory };
+    if epoch & 1 == 0 && no_memory == no_memory_tag(epoch) {
+        UNRECORDED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Calls not recorded this session for want of memory.
+pub(crate) fn unrecorded() -> u64 {
+    UNRECORDED.load(Ordering::Relaxed)
 }
 
 /// A section in which the profiler allocates for itself: nothing is

@@ -31,11 +31,11 @@
 
 mod alloc;
 mod awaits;
+mod barrier;
 mod block;
 mod callsite;
 mod clock;
 pub mod flow;
-mod fork;
 mod frame;
 mod future;
 mod guard;
@@ -45,6 +45,7 @@ pub use perflens_format::histogram;
 pub mod live;
 mod memory;
 mod paths;
+mod published;
 use perflens_format::read;
 mod session;
 pub use perflens_format::snapshot;
@@ -59,6 +60,7 @@ pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
+pub use hooks::set_first_call_hook;
 pub use live::{LiveConfig, LiveEnd};
 pub use session::{
     Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
@@ -68,4 +70,4 @@ pub use snapshot::{
     AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,
     PathInfo, RawSnapshot, ThreadSnapshot,
 };
-pub use thread::{charge_sample, sample_context, set_first_call_hook};
+pub use thread::{charge_sample, sample_context};

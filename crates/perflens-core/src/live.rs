@@ -39,7 +39,7 @@
 //! Blocks stay mapped in the process after that (threads may still point
 //! to them), and are unmapped when their thread moves to a block of a
 //! later session or exits. A forked child gets private copies of the
-//! blocks (see `thread::privatize_after_fork`): it never writes into its
+//! blocks (see `session/fork.rs`): it never writes into its
 //! parent's files.
 //!
 //! # Limits
@@ -54,8 +54,10 @@ use crate::block::{Block, BlockWrite, Layout};
 use std::ffi::CString;
 use std::path::PathBuf;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
+use crate::published;
+pub use crate::published::{cpu_sampling_starts, set_cpu_hz};
 pub use perflens_format::names::EXTRA_CPU;
 use perflens_format::session_file::*;
 use perflens_sys::live_dir::{create_file, cstr, ensure_root, errno_msg};
@@ -88,21 +90,11 @@ pub(crate) struct Live {
 unsafe impl Send for Live {}
 
 static LIVE: Mutex<Option<Live>> = Mutex::new(None);
-/// The live session's tag, 0 when none (read without the lock).
-static TAG: AtomicU32 = AtomicU32::new(0);
-/// The live session's header, for the signal handler (null when none).
-static HEADER: AtomicPtr<SessionHeader> = AtomicPtr::new(std::ptr::null_mut());
 
 /// The locked live state (held across `fork`, see `fork.rs`): the
 /// innermost lock of the runtime, taken while holding any other.
 pub(crate) fn lock() -> std::sync::MutexGuard<'static, Option<Live>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The tag of the running live session (0: none).
-#[inline]
-pub(crate) fn tag() -> u32 {
-    TAG.load(Ordering::Relaxed)
 }
 
 /// Session facts written into the header at start.
@@ -122,7 +114,8 @@ pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, Strin
     // Before the tag is set: from then on the registries' records come
     // here (`append` drops them while no live session runs).
     crate::hooks::set_record_sink(append_dyn);
-    crate::hooks::set_alloc_installed(note_alloc_installed);
+    crate::hooks::set_alloc_installed(published::note_alloc_installed);
+    crate::hooks::set_block_source(create_block);
     let _internal = crate::hot::Internal::enter();
     let root = config.root.clone().unwrap_or_else(root);
     ensure_root(&root)?;
@@ -232,10 +225,8 @@ pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, Strin
             keep: config.keep,
             next_file: 0,
         });
-        TAG.store(start.epoch, Ordering::Relaxed);
-        HEADER.store(header, Ordering::Release);
         // SAFETY: the header mapping lives as long as the process.
-        take_early_samples(unsafe { &*header });
+        unsafe { published::publish(start.epoch, header) };
     }
     // What was registered before: each table is written under its own
     // lock, so a name registered meanwhile is written (at least) once; a
@@ -255,7 +246,7 @@ fn append_dyn(kind: u8, payload: &mut dyn FnMut(&mut Vec<u8>)) {
 }
 
 pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
-    if tag() == 0 {
+    if published::tag() == 0 {
         return;
     }
     let _internal = crate::hot::Internal::enter();
@@ -314,7 +305,7 @@ pub(crate) fn create_block(
     tid: u64,
     name: Option<&str>,
 ) -> Option<Block> {
-    if tag() == 0 {
+    if published::tag() == 0 {
         return None;
     }
     // The file's name and its record are the profiler's allocations.
@@ -382,60 +373,6 @@ fn room_for(dir_fd: libc::c_int, bytes: usize) -> bool {
     (st.f_bavail as u128) * (st.f_frsize as u128) >= 2 * bytes as u128
 }
 
-/// The CPU sampler's frequency, shown by readers (0: not sampling).
-pub fn set_cpu_hz(hz: u32) {
-    let h = HEADER.load(Ordering::Acquire);
-    if !h.is_null() {
-        // SAFETY: the header mapping lives as long as the process.
-        unsafe { &*h }.cpu_hz.store(hz, Ordering::Relaxed);
-    }
-}
-
-/// Notes that the counting allocator is installed.
-pub(crate) fn note_alloc_installed() {
-    let h = HEADER.load(Ordering::Acquire);
-    if !h.is_null() {
-        // SAFETY: the header mapping lives as long as the process.
-        unsafe { &*h }.alloc_installed.store(1, Ordering::Relaxed);
-    }
-}
-
-/// CPU samples (and their ns) taken outside any session's block while no
-/// live header existed yet: the CPU sampler starts before the session
-/// (see `perflens::Session`), and its report counts these as outside
-/// measured code; the live session takes them over when it begins.
-static EARLY_SAMPLES: AtomicU64 = AtomicU64::new(0);
-static EARLY_CPU_NS: AtomicU64 = AtomicU64::new(0);
-
-/// Forgets earlier samples outside any block: a CPU sampler starts.
-pub fn cpu_sampling_starts() {
-    EARLY_SAMPLES.store(0, Ordering::Relaxed);
-    EARLY_CPU_NS.store(0, Ordering::Relaxed);
-}
-
-/// Moves the samples counted before the header existed into it.
-fn take_early_samples(h: &SessionHeader) {
-    h.outside_samples
-        .fetch_add(EARLY_SAMPLES.swap(0, Ordering::Relaxed), Ordering::Relaxed);
-    h.outside_cpu_ns
-        .fetch_add(EARLY_CPU_NS.swap(0, Ordering::Relaxed), Ordering::Relaxed);
-}
-
-/// Counts a CPU sample taken on a thread without a block of this
-/// session. Async-signal-safe: two atomic additions.
-pub(crate) fn outside_sample(weight_ns: u64) {
-    let h = HEADER.load(Ordering::Acquire);
-    if h.is_null() {
-        EARLY_SAMPLES.fetch_add(1, Ordering::Relaxed);
-        EARLY_CPU_NS.fetch_add(weight_ns, Ordering::Relaxed);
-    } else {
-        // SAFETY: the header mapping lives as long as the process.
-        let h = unsafe { &*h };
-        h.outside_samples.fetch_add(1, Ordering::Relaxed);
-        h.outside_cpu_ns.fetch_add(weight_ns, Ordering::Relaxed);
-    }
-}
-
 /// Final figures of a session, written when it ends.
 pub(crate) struct Final {
     pub ns_per_tick: f64,
@@ -456,7 +393,7 @@ impl LiveEnd {
     /// Appends an extra record for readers (`tag` says what it is; the
     /// `perflens` crate stores the CPU sampler's figures this way).
     pub fn record(&self, tag: u32, bytes: &[u8]) {
-        if self.active && TAG.load(Ordering::Relaxed) == self.tag {
+        if self.active && published::tag() == self.tag {
             append(REC_EXTRA, |r| {
                 r.extend_from_slice(&tag.to_le_bytes());
                 r.extend_from_slice(bytes);
@@ -501,7 +438,7 @@ pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
         .store(fin.ns_per_tick.to_bits(), Ordering::Relaxed);
     h.elapsed_ns.store(fin.elapsed_ns, Ordering::Relaxed);
     // A sample that found no header just before it was set.
-    take_early_samples(h);
+    published::take_early_samples(h);
     h.overflow_paths
         .store(fin.overflow_paths, Ordering::Relaxed);
     h.unrecorded_calls
@@ -523,8 +460,7 @@ fn close(tag: u32) {
         return;
     }
     let Some(live) = guard.take() else { return };
-    TAG.store(0, Ordering::Relaxed);
-    HEADER.store(std::ptr::null_mut(), Ordering::Release);
+    published::unpublish();
     // SAFETY: getpid has no preconditions.
     let ours = live.pid == unsafe { libc::getpid() } as u32;
     if ours {
@@ -546,7 +482,7 @@ fn close(tag: u32) {
 /// In a forked child (called with every runtime lock held, `live` being
 /// the held `LIVE` guard's content, the child's only thread running):
 /// forgets the parent's live session without touching its files. The
-/// child's blocks are made private by `thread::privatize_after_fork`.
+/// child's blocks are made private by `session::fork`.
 pub(crate) fn forget_after_fork(live: &mut Option<Live>) {
     if let Some(l) = live.take() {
         // SAFETY: the child's copies of fds the parent owns.
@@ -555,8 +491,7 @@ pub(crate) fn forget_after_fork(live: &mut Option<Live>) {
             libc::close(l.dir_fd);
         }
     }
-    TAG.store(0, Ordering::Relaxed);
-    HEADER.store(std::ptr::null_mut(), Ordering::Release);
+    published::unpublish();
 }
 
 /// Replaces the shared mapping of a live block by a private copy of its

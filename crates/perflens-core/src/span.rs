@@ -30,8 +30,8 @@ use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
 use crate::future::{Polls, made_here, node_under, record_completed, reparent_under_await};
+use crate::hot::{self, FAST_TRACE};
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, FAST_TRACE};
 use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
 use perflens_format::vocab::ROOT_PATH;
 
@@ -79,8 +79,8 @@ impl Span {
             created: 0,
             acc: Polls::default(),
         };
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
-            thread::count_unrecorded();
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
+            hot::count_unrecorded();
             return s;
         };
         let id = callsite.id(CallsiteKind::Sync);
@@ -105,7 +105,7 @@ impl Span {
         if self.epoch == 0 {
             return None;
         }
-        let hot = thread::active().or_else(thread::prepare)?;
+        let hot = hot::active().or_else(hot::prepare)?;
         if hot.epoch != self.epoch {
             // The session it was made in is over.
             self.epoch = 0;
@@ -139,7 +139,7 @@ impl Span {
     /// to the span's sums.
     pub fn exit(&mut self, e: Entered) {
         // SAFETY: owner thread (an `Entered` stays on its thread).
-        let hot = unsafe { &mut *thread::hot() };
+        let hot = unsafe { &mut *hot::hot() };
         if hot.epoch != e.epoch || hot.depth <= e.depth {
             // A new session reset the stack: the frame is not ours.
             return;
@@ -181,7 +181,7 @@ impl Span {
         if self.epoch == 0 || self.acc.count == 0 {
             return;
         }
-        let Some(hot) = thread::active().or_else(thread::prepare) else {
+        let Some(hot) = hot::active().or_else(hot::prepare) else {
             return;
         };
         if hot.epoch != self.epoch {

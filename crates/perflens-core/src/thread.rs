@@ -17,13 +17,13 @@
 //! writer), so starting a session never touches another thread's memory.
 
 use crate::block::{Block, BlockWrite, Header, Layout, Node};
-pub(crate) use crate::hot::{
-    EPOCH, FAST_COUNT, FAST_NONE, FAST_SAMPLED, FAST_TIMED, FAST_TRACE, HOT, Hot, active,
-    arm_alloc, hot, is_current, park_alloc, session_running,
+use crate::hot::{
+    EPOCH, FAST_COUNT, FAST_NONE, FAST_SAMPLED, FAST_TIMED, FAST_TRACE, HOT, Hot, arm_alloc, hot,
+    no_memory_tag,
 };
 use crate::snapshot::Mode;
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 static MODE: AtomicU32 = AtomicU32::new(crate::block::MODE_TIMED);
 static SAMPLE_EVERY: AtomicU32 = AtomicU32::new(1);
@@ -56,8 +56,6 @@ impl Hot {
     }
 }
 
-use std::sync::atomic::AtomicU64;
-
 thread_local! {
     static EXIT_HOOK: ExitHook = const { ExitHook };
 }
@@ -71,8 +69,8 @@ thread_local! {
 /// path swaps them and puts back a gate it finds (see
 /// `alloc::set_thresholds`), so a gate is never lost.
 fn gate_all() {
-    if !owner_swaps() {
-        process_barrier();
+    if !crate::barrier::owner_swaps() {
+        crate::barrier::process_barrier();
     }
     for e in &registry().live {
         e.block.header().alloc.gate();
@@ -102,7 +100,7 @@ impl Drop for ExitHook {
                 }
                 let block = hot.block();
                 let live = block.header().live;
-                let ended_live = live != 0 && live != crate::live::tag();
+                let ended_live = live != 0 && live != crate::published::tag();
                 if !ended_live {
                     block.header().exited.store(1, Ordering::Release);
                 }
@@ -146,6 +144,16 @@ pub(crate) struct Registry {
     next_index: u32,
 }
 
+impl Registry {
+    /// Every block: the threads' and the free ones.
+    pub(crate) fn blocks(&self) -> impl Iterator<Item = Block> + '_ {
+        self.live
+            .iter()
+            .map(|e| e.block)
+            .chain(self.free.iter().copied())
+    }
+}
+
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     live: Vec::new(),
     free: Vec::new(),
@@ -163,21 +171,13 @@ pub(crate) fn for_each_block(mut f: impl FnMut(&Entry)) {
     }
 }
 
-/// Makes the current thread's block ready for the running session,
-/// creating or resetting it. `None` when no session runs, the thread is
-/// exiting, or memory could not be had.
-#[cold]
-#[inline(never)]
-pub(crate) fn prepare() -> Option<&'static mut Hot> {
-    let epoch = EPOCH.load(Ordering::Acquire);
-    if epoch & 1 == 1 {
-        return None;
-    }
+/// Makes the current thread's block ready for session `epoch` (running,
+/// and not the thread's yet), creating or resetting it: the lifecycle's
+/// half of `hot::prepare`, which reaches it through `hooks::attach`.
+/// `None` when the thread is exiting or memory could not be had.
+fn attach_current_thread(epoch: u32) -> Option<&'static mut Hot> {
     // SAFETY: owner thread; see `active`.
     let hot = unsafe { &mut *hot() };
-    if hot.epoch == epoch {
-        return Some(hot);
-    }
     if hot.exited != 0 || hot.no_memory == no_memory_tag(epoch) {
         return None;
     }
@@ -225,7 +225,9 @@ pub(crate) fn prepare() -> Option<&'static mut Hot> {
 /// no live session runs) fits; no other does.
 fn fits(block: Block, layout: Layout) -> bool {
     let h = block.header();
-    h.node_cap == layout.node_cap && h.stack_cap == layout.stack_cap && h.live == crate::live::tag()
+    h.node_cap == layout.node_cap
+        && h.stack_cap == layout.stack_cap
+        && h.live == crate::published::tag()
 }
 
 /// Takes a block nobody uses any more: a private one is kept for reuse,
@@ -298,36 +300,6 @@ fn current_stack_size() -> Option<usize> {
     None
 }
 
-/// Session `epoch` as [`Hot::no_memory`] holds it: never 0 (epochs are
-/// even). It wraps after 128 sessions, when a thread that had no memory
-/// then may skip one retry.
-fn no_memory_tag(epoch: u32) -> u8 {
-    epoch as u8 | 1
-}
-
-/// Calls made during this session on threads that could get no memory
-/// for a block (the address space is exhausted): not recorded, counted.
-static UNRECORDED: AtomicU64 = AtomicU64::new(0);
-
-/// Counts a measured call (or future) that found no block for the
-/// current thread, when the reason is that there was no memory for one.
-/// Only ever called on that rare path, so the shared counter costs the
-/// common case nothing.
-#[cold]
-pub(crate) fn count_unrecorded() {
-    let epoch = EPOCH.load(Ordering::Relaxed);
-    // SAFETY: owner thread; a read of a plain field.
-    let no_memory = unsafe { (*hot()).no_memory };
-    if epoch & 1 == 0 && no_memory == no_memory_tag(epoch) {
-        UNRECORDED.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-/// Calls not recorded this session for want of memory.
-pub(crate) fn unrecorded() -> u64 {
-    UNRECORDED.load(Ordering::Relaxed)
-}
-
 /// Smallest layout tried when a thread's block cannot be mapped: 64
 /// contexts and 1,024 frames, about 2 MiB.
 fn fallback(layout: Layout) -> Layout {
@@ -342,7 +314,7 @@ fn fallback(layout: Layout) -> Layout {
 /// While a live session runs, the block is a file of that session (see
 /// `live.rs`), unless that fails.
 fn create_block(layout: Layout, index: u32, tid: u64, name: Option<&str>) -> Option<Block> {
-    crate::live::create_block(layout, index, tid, name)
+    crate::hooks::live_block(layout, index, tid, name)
         .or_else(|| Block::create(layout, index, tid))
         .or_else(|| Block::create(fallback(layout), index, tid))
 }
@@ -405,7 +377,7 @@ fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
 
 /// Starts generation `epoch` with the given settings.
 pub(crate) fn activate(epoch: u32, mode: Mode, warmup: u32, node_cap: u32, stack_cap: u32) {
-    let (m, every) = crate::session::mode_code(mode);
+    let (m, every) = mode_code(mode);
     MODE.store(m, Ordering::Relaxed);
     SAMPLE_EVERY.store(every, Ordering::Relaxed);
     SAMPLE_WARMUP.store(warmup, Ordering::Relaxed);
@@ -427,119 +399,11 @@ pub(crate) fn activate(epoch: u32, mode: Mode, warmup: u32, node_cap: u32, stack
         reg.live.sort_by_key(|e| e.block.header().thread_index);
     }
     crate::alloc::reset();
-    UNRECORDED.store(0, Ordering::Relaxed);
-    init_process_barrier();
+    crate::hot::UNRECORDED.store(0, Ordering::Relaxed);
+    crate::barrier::init();
+    crate::hot::set_attach(attach_current_thread);
     EPOCH.store(epoch, Ordering::Release);
     gate_all();
-}
-
-/// In a forked child (every runtime lock held in `reg`, the child's only
-/// thread running): gives every live block a private copy of its
-/// contents, so that the child never writes into its parent's files.
-pub(crate) fn privatize_after_fork(reg: &mut Registry) {
-    for b in reg
-        .live
-        .iter()
-        .map(|e| e.block)
-        .chain(reg.free.iter().copied())
-    {
-        if b.header().live != 0 {
-            // SAFETY: only this thread runs, and `b` is a whole block.
-            unsafe { crate::live::privatize(b) };
-        }
-    }
-}
-
-/// Whether owners must swap their thresholds (see
-/// `alloc::set_thresholds`): until a process-wide barrier is known to
-/// work, and for good where there is none.
-static OWNER_SWAPS: AtomicBool = AtomicBool::new(true);
-
-/// Whether the owner side of a gate must use swaps, because
-/// [`gate_all`] cannot make every thread pass a barrier.
-#[inline]
-pub(crate) fn owner_swaps() -> bool {
-    OWNER_SWAPS.load(Ordering::Relaxed)
-}
-
-/// Which process-wide barrier this process uses (0 = not known yet).
-static BARRIER: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
-const BARRIER_PRIVATE: u8 = 1;
-const BARRIER_GLOBAL: u8 = 2;
-const BARRIER_NONE: u8 = 3;
-
-#[cfg(target_os = "linux")]
-mod membarrier {
-    pub const QUERY: libc::c_int = 0;
-    pub const GLOBAL: libc::c_int = 1;
-    pub const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-    pub const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
-
-    /// `membarrier(cmd, 0, 0)`.
-    pub fn call(cmd: libc::c_int) -> libc::c_long {
-        // SAFETY: membarrier takes no pointers; unknown commands fail
-        // with EINVAL, and a kernel without it with ENOSYS.
-        unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                cmd,
-                0 as libc::c_uint,
-                0 as libc::c_int,
-            )
-        }
-    }
-}
-
-/// Finds the process-wide barrier [`gate_all`] uses, once, before the
-/// first session records: Linux's `membarrier`, private expedited (a few
-/// microseconds) or global (a scheduler grace period, milliseconds: only
-/// at session start and end). Where neither exists, owners swap their
-/// thresholds instead (slower peaks, same exactness).
-fn init_process_barrier() {
-    if BARRIER.load(Ordering::Relaxed) != 0 {
-        return;
-    }
-    #[cfg(target_os = "linux")]
-    let found = {
-        let cmds = membarrier::call(membarrier::QUERY);
-        if cmds > 0
-            && cmds & membarrier::PRIVATE_EXPEDITED as libc::c_long != 0
-            && membarrier::call(membarrier::REGISTER_PRIVATE_EXPEDITED) == 0
-        {
-            BARRIER_PRIVATE
-        } else if cmds > 0 && cmds & membarrier::GLOBAL as libc::c_long != 0 {
-            BARRIER_GLOBAL
-        } else {
-            BARRIER_NONE
-        }
-    };
-    #[cfg(not(target_os = "linux"))]
-    let found = BARRIER_NONE;
-    BARRIER.store(found, Ordering::Relaxed);
-    OWNER_SWAPS.store(found == BARRIER_NONE, Ordering::Relaxed);
-}
-
-/// Makes every running thread of the process pass a full memory barrier
-/// before this returns (after a fence here): any store another thread
-/// made before its barrier is visible to what follows, and any load it
-/// makes after its barrier sees what preceded this call.
-fn process_barrier() {
-    std::sync::atomic::fence(Ordering::SeqCst);
-    #[cfg(target_os = "linux")]
-    {
-        let cmd = match BARRIER.load(Ordering::Relaxed) {
-            BARRIER_PRIVATE => membarrier::PRIVATE_EXPEDITED,
-            BARRIER_GLOBAL => membarrier::GLOBAL,
-            _ => return,
-        };
-        if membarrier::call(cmd) != 0 {
-            // Registered and queried, so this should not happen; if it
-            // does, owners swap from now on (a gate racing this very
-            // change could still be overwritten once).
-            OWNER_SWAPS.store(true, Ordering::Relaxed);
-        }
-    }
-    std::sync::atomic::fence(Ordering::SeqCst);
 }
 
 /// Stops recording.
@@ -555,37 +419,6 @@ pub(crate) fn deactivate(epoch: u32) {
 /// The current session generation (odd if none).
 pub(crate) fn generation() -> u32 {
     EPOCH.load(Ordering::Acquire)
-}
-
-/// Run on each thread at its first measured call of a session.
-static FIRST_CALL_HOOK: Mutex<Option<fn()>> = Mutex::new(None);
-
-/// The locked first-call hook (held across `fork`, see `fork.rs`).
-pub(crate) fn lock_first_call_hook() -> std::sync::MutexGuard<'static, Option<fn()>> {
-    FIRST_CALL_HOOK.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// Sets (or with `None` clears) a function that runs on each thread at
-/// its first measured call (or future) of a session, before that call's
-/// clock starts, as profiler work (nothing it allocates is counted). The
-/// CPU sampler arms the thread there: a thread that starts after the
-/// session and ends before the sampler's next scan for new threads is
-/// then still sampled from its first measured call.
-///
-/// The hook must not call measured functions.
-pub fn set_first_call_hook(hook: Option<fn()>) {
-    *FIRST_CALL_HOOK.lock().unwrap_or_else(|e| e.into_inner()) = hook;
-}
-
-/// Runs the first-call hook, if any. Called when a thread creates its
-/// first node of a session, inside an [`Internal`](crate::Internal)
-/// section.
-#[cold]
-pub(crate) fn run_first_call_hook() {
-    let hook = *FIRST_CALL_HOOK.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(hook) = hook {
-        hook();
-    }
 }
 
 /// The thread's name without `std::thread::current()`, which may panic
@@ -670,7 +503,7 @@ pub fn charge_sample(weight_ns: u64) {
             crate::block::bump(&n.cpu_samples, 1);
             crate::block::bump(&n.cpu_ns, weight_ns);
         }
-        None => crate::live::outside_sample(weight_ns),
+        None => crate::published::outside_sample(weight_ns),
     }
 }
 
@@ -705,5 +538,14 @@ fn top_node() -> Option<(*const Node, u32)> {
             return None;
         }
         Some((nodes as *const Node, node))
+    }
+}
+
+/// A mode's `block::MODE_*` code and sampling period.
+pub(crate) fn mode_code(mode: Mode) -> (u32, u32) {
+    match mode {
+        Mode::Timed => (crate::block::MODE_TIMED, 1),
+        Mode::Count => (crate::block::MODE_COUNT, 1),
+        Mode::Sampled { every } => (crate::block::MODE_SAMPLED, every.max(1)),
     }
 }

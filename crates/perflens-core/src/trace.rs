@@ -16,7 +16,6 @@
 //! pages are given back to the system (`MADV_DONTNEED`), and the mapping
 //! is reused by the next traced session of the same size.
 
-use crate::thread;
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicPtr, AtomicU32, AtomicU64, Ordering};
@@ -372,8 +371,13 @@ fn decode(chunk: &Chunk, f: &mut dyn FnMut(Event)) -> (u64, u64) {
 }
 
 /// Ends the trace of session `epoch` (recording has stopped): its events,
-/// by thread, oldest first. The pool's pages go back to the system.
-pub(crate) fn finish(epoch: u32) -> Option<RawTrace> {
+/// by thread, oldest first, with the paths of each thread's block
+/// (`each_block` runs its argument over every registered block). The
+/// pool's pages go back to the system.
+pub(crate) fn finish(
+    epoch: u32,
+    each_block: fn(&mut dyn FnMut(crate::block::Block)),
+) -> Option<RawTrace> {
     let pool = pool_of(epoch)?;
     let _internal = crate::hot::Internal::enter();
     let end_ticks = crate::clock::now();
@@ -417,8 +421,8 @@ pub(crate) fn finish(epoch: u32) -> Option<RawTrace> {
     // Released before the thread registry is taken: `fork` takes the
     // registry first.
     drop(st);
-    thread::for_each_block(|entry| {
-        if let Some((index, paths)) = crate::read::node_paths(entry.block, epoch) {
+    each_block(&mut |block| {
+        if let Some((index, paths)) = crate::read::node_paths(block, epoch) {
             if let Ok(at) = threads.binary_search_by_key(&index, |t| t.index) {
                 threads[at].node_paths = paths;
             }
@@ -451,6 +455,6 @@ pub(crate) fn lock_for_fork() -> Option<ForkHold> {
 
 /// The current thread's index, for its events.
 #[inline]
-pub(crate) fn owner(hot: &thread::Hot) -> u32 {
+pub(crate) fn owner(hot: &crate::hot::Hot) -> u32 {
     hot.block().header().thread_index
 }

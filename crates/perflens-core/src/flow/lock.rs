@@ -16,7 +16,7 @@ use crate::block::{self, HISTS, Node, bump};
 use crate::clock;
 use crate::frame;
 use crate::histogram::{BUCKETS, bucket_index};
-use crate::thread::{self, FAST_COUNT, Hot};
+use crate::hot::{self, FAST_COUNT, Hot};
 use perflens_format::flow::lock;
 use std::collections::HashMap;
 use std::panic::Location;
@@ -202,11 +202,11 @@ impl Held {
 #[inline(always)]
 pub fn lock_clock() -> u64 {
     // SAFETY: owner thread; the reference is used by this call only.
-    let hot = unsafe { &*thread::hot() };
-    let hot = if thread::is_current(hot) {
+    let hot = unsafe { &*hot::hot() };
+    let hot = if hot::is_current(hot) {
         hot
     } else {
-        if !thread::session_running() {
+        if !hot::session_running() {
             return 0;
         }
         match super::hot_slow() {
@@ -228,10 +228,10 @@ impl FlowSite {
     #[inline(always)]
     fn lock_node(&'static self) -> Option<(&'static Hot, &'static Node, u32)> {
         // SAFETY: owner thread; the reference is used by this call only.
-        let hot: &'static Hot = unsafe { &*thread::hot() };
-        let hot = if thread::is_current(hot) {
+        let hot: &'static Hot = unsafe { &*hot::hot() };
+        let hot = if hot::is_current(hot) {
             hot
-        } else if thread::session_running() {
+        } else if hot::session_running() {
             super::hot_slow()?
         } else {
             return None;
@@ -313,7 +313,7 @@ impl LockSite {
     #[inline(always)]
     pub fn released(&self, held: Held, release: u64, shared: bool) {
         // No session: nothing to record, and no site to find (one load).
-        if held.acquired == 0 && !thread::session_running() {
+        if held.acquired == 0 && !hot::session_running() {
             return;
         }
         self.site().lock_released(held, release, shared);

@@ -47,8 +47,8 @@ use crate::block::{Node, bump};
 use crate::callsite::{Callsite, UNREGISTERED};
 use crate::clock;
 use crate::frame;
+use crate::hot::{self, FAST_COUNT, Hot};
 use crate::snapshot::CallsiteKind;
-use crate::thread::{self, FAST_COUNT, Hot};
 use perflens_format::flow::{Counter, channel};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -214,7 +214,7 @@ impl FlowSite {
     fn last_node(&'static self) -> Option<&'static Node> {
         let last = LAST.get();
         if last.site == self as *const FlowSite as usize
-            && last.epoch == thread::EPOCH.load(Ordering::Relaxed)
+            && last.epoch == hot::EPOCH.load(Ordering::Relaxed)
         {
             // SAFETY: `find_node` stored a node of this thread's block,
             // whose epoch was `last.epoch`; that epoch is still the
@@ -232,8 +232,8 @@ impl FlowSite {
     pub(crate) fn node(&'static self) -> Option<(&'static Hot, &'static Node, u32, bool)> {
         // SAFETY: owner thread; the reference is used by this call only,
         // which does not call out while holding it.
-        let hot: &'static Hot = unsafe { &*thread::hot() };
-        let hot = if thread::is_current(hot) {
+        let hot: &'static Hot = unsafe { &*hot::hot() };
+        let hot = if hot::is_current(hot) {
             hot
         } else {
             hot_slow()?
@@ -551,7 +551,7 @@ pub(crate) fn max32(c: &AtomicU32, v: u32) {
 #[cold]
 #[inline(never)]
 fn hot_slow() -> Option<&'static Hot> {
-    thread::active().or_else(thread::prepare).map(|h| &*h)
+    hot::active().or_else(hot::prepare).map(|h| &*h)
 }
 
 #[cfg(test)]

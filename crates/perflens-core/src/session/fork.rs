@@ -59,9 +59,9 @@ extern "C" fn before_fork() {
     // Nothing the profiler does here is counted (and the allocator hook
     // must not take the thread registry while we hold it).
     let _internal = crate::hot::Internal::enter();
-    let state = crate::session::lock_state();
+    let state = super::lock_state();
     let threads = crate::thread::registry();
-    let hook = crate::thread::lock_first_call_hook();
+    let hook = crate::hooks::lock_first_call_hook();
     let paths = crate::paths::lock();
     let callsites = crate::callsite::registry();
     let live = crate::live::lock();
@@ -91,9 +91,21 @@ extern "C" fn after_fork_child() {
     let _ = HELD.try_with(|h| {
         if let Some(mut held) = h.borrow_mut().take() {
             if held.live.is_some() {
-                crate::thread::privatize_after_fork(&mut held.threads);
+                privatize_after_fork(&mut held.threads);
             }
             crate::live::forget_after_fork(&mut held.live);
         }
     });
+}
+
+/// In a forked child (every runtime lock held in `reg`, the child's only
+/// thread running): gives every live block a private copy of its
+/// contents, so that the child never writes into its parent's files.
+fn privatize_after_fork(reg: &mut crate::thread::Registry) {
+    for b in reg.blocks() {
+        if b.header().live != 0 {
+            // SAFETY: only this thread runs, and `b` is a whole block.
+            unsafe { crate::live::privatize(b) };
+        }
+    }
 }

@@ -1,5 +1,7 @@
 //! Starting and stopping recording, and taking snapshots.
 
+mod fork;
+
 use crate::live::{LiveConfig, LiveEnd};
 use crate::snapshot::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
 use crate::trace::RawTrace;
@@ -206,18 +208,9 @@ pub struct Recording {
     traced: bool,
 }
 
-/// A mode's `block::MODE_*` code and sampling period.
-pub(crate) fn mode_code(mode: Mode) -> (u32, u32) {
-    match mode {
-        Mode::Timed => (crate::block::MODE_TIMED, 1),
-        Mode::Count => (crate::block::MODE_COUNT, 1),
-        Mode::Sampled { every } => (crate::block::MODE_SAMPLED, every.max(1)),
-    }
-}
-
 /// Starts recording with `config`.
 pub fn start(config: &Config) -> Result<Recording, StartError> {
-    crate::fork::register();
+    fork::register();
     let mut active = ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     if *active {
         return Err(StartError::AlreadyRecording);
@@ -263,7 +256,7 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
         _ => 0,
     };
     let live_dir = config.live.as_ref().and_then(|live| {
-        let (m, every) = mode_code(mode);
+        let (m, every) = crate::thread::mode_code(mode);
         let facts = crate::live::Start {
             epoch,
             mode: m,
@@ -352,7 +345,7 @@ impl Recording {
         let snap = self.collect(true);
         let trace = self
             .traced
-            .then(|| crate::trace::finish(self.epoch))
+            .then(|| crate::trace::finish(self.epoch, each_block))
             .flatten();
         let live = crate::live::end(
             self.epoch,
@@ -376,7 +369,7 @@ impl Recording {
             thread::deactivate(self.epoch);
             // Dropped without `finish`: the trace's pages go back.
             if self.traced {
-                crate::trace::finish(self.epoch);
+                crate::trace::finish(self.epoch, each_block);
             }
             // Dropped without `finish`: the live session ends here.
             if self.live_dir.is_some() {
@@ -386,7 +379,7 @@ impl Recording {
                         ns_per_tick: clock::ns_per_tick(),
                         elapsed_ns: self.started.elapsed().as_nanos() as u64,
                         overflow_paths: paths::overflowed(),
-                        unrecorded_calls: thread::unrecorded(),
+                        unrecorded_calls: crate::hot::unrecorded(),
                         alloc: None,
                     },
                 )
@@ -416,7 +409,7 @@ impl Snapshotter {
     /// Everything the session recorded so far, or `None` once it has
     /// ended (a new session's blocks are not its).
     pub fn snapshot(&self) -> Option<RawSnapshot> {
-        if thread::EPOCH.load(Ordering::Acquire) != self.epoch {
+        if crate::hot::EPOCH.load(Ordering::Acquire) != self.epoch {
             return None;
         }
         Some(self.collect(false))
@@ -464,7 +457,7 @@ impl Snapshotter {
             threads,
             path_capacity: paths::capacity(),
             overflow_paths: paths::overflowed(),
-            unrecorded_calls: thread::unrecorded(),
+            unrecorded_calls: crate::hot::unrecorded(),
         }
     }
 }
@@ -491,4 +484,10 @@ fn alloc_summary(threads: &[ThreadSnapshot], unpublished: i64) -> AllocSummary {
 /// True while a session records.
 pub fn is_recording() -> bool {
     thread::generation() & 1 == 0
+}
+
+/// Runs `f` over every registered block: how the trace reads the blocks'
+/// paths when it finishes.
+fn each_block(f: &mut dyn FnMut(crate::block::Block)) {
+    crate::thread::for_each_block(|entry| f(entry.block));
 }
