@@ -111,7 +111,7 @@ fn write_session(dir: &Path, data: &[u8]) {
     let mut f = create(&dir.join("session"));
     f.write_all(session).unwrap();
     if flags & 1 == 0 {
-        let len = (perflens_core::live::SESSION_FILE_BYTES as u64).max(session.len() as u64);
+        let len = (perflens_format::session_file::SESSION_FILE_BYTES as u64).max(session.len() as u64);
         f.set_len(len).unwrap();
     }
     create(&dir.join("names")).write_all(names).unwrap();

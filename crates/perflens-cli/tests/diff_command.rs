@@ -2,7 +2,7 @@
 //! sessions' reports, exit code 1 when `--fail-on` finds a regression,
 //! 0 when it does not, 2 for bad input.
 
-use perflens_core::{Callsite, Config, Guard, start};
+use perflens_core::{Callsite, Guard, RecordingOptions, start};
 use perflens_report::{Report, ReportOptions};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -23,7 +23,7 @@ fn spin(n: u64) -> u64 {
 /// A session: 200 calls of `app::work` spinning `rounds`, 100 of
 /// `app::steady` spinning 20,000, and `app::gone` when `with_gone`.
 fn session(rounds: u64, with_gone: bool) -> String {
-    let rec = start(&Config::default()).expect("one session at a time");
+    let rec = start(&RecordingOptions::default()).expect("one session at a time");
     for _ in 0..200 {
         let _w = Guard::enter(&WORK);
         spin(rounds);

@@ -1,7 +1,7 @@
 //! `perflens report FILE.json` prints what the program printed, from the
 //! JSON report it saved; bad input gets one line and exit code 2.
 
-use perflens_core::{Callsite, Config, Guard, start};
+use perflens_core::{Callsite, Guard, RecordingOptions, start};
 use perflens_report::{Report, ReportOptions};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -18,7 +18,7 @@ fn saved_report() -> (Report, String) {
 }
 
 fn record() -> (Report, String) {
-    let rec = start(&Config::default()).expect("one session");
+    let rec = start(&RecordingOptions::default()).expect("one session");
     for _ in 0..3 {
         let _o = Guard::enter(&OUTER);
         for _ in 0..4 {

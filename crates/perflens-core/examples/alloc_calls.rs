@@ -14,7 +14,7 @@
 //! at K = 0 it is a plain timed call. Built with `--features alloc`
 //! (what `perflens/alloc` turns on), allocations are charged to nodes at
 //! frame boundaries; without it, the hook charges them itself.
-use perflens_core::{Callsite, Config, CountingAlloc, Guard, Mode, start};
+use perflens_core::{Callsite, CountingAlloc, Guard, Mode, RecordingOptions, start};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -95,9 +95,9 @@ fn main() {
         Some("system") => {}
         _ => panic!("{usage}"),
     }
-    let session = start(&Config {
+    let session = start(&RecordingOptions {
         mode: Mode::Timed,
-        ..Config::default()
+        ..RecordingOptions::default()
     })
     .expect("no other session runs");
     let mut acc = 0u64;

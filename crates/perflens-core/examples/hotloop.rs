@@ -1,6 +1,6 @@
 //! Quick hot-path timing loop used while tuning (the real benchmark is
 //! `perflens-bench`): `cargo run --release -p perflens-core --example hotloop`.
-use perflens_core::{Callsite, Config, Guard, Mode, start};
+use perflens_core::{Callsite, Guard, Mode, RecordingOptions, start};
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -32,9 +32,9 @@ fn main() {
             black_box(bare(i));
         }
         let base = t.elapsed().as_nanos() as f64 / n as f64;
-        let rec = start(&Config {
+        let rec = start(&RecordingOptions {
             mode,
-            ..Config::default()
+            ..RecordingOptions::default()
         })
         .unwrap();
         let t = Instant::now();

@@ -3,7 +3,7 @@
 //! ROUNDS fold|expand`, each round a recursion 101 calls deep. For
 //! instruction counts that do not depend on the machine's load:
 //! `valgrind --tool=callgrind target/release/examples/recursion 2000 fold`.
-use perflens_core::{Callsite, Config, Guard, Recursion, start};
+use perflens_core::{Callsite, Guard, RecordingOptions, Recursion, start};
 use std::hint::black_box;
 use std::time::Instant;
 static CS: Callsite = Callsite::new("rec", || "");
@@ -37,9 +37,9 @@ fn main() {
         black_box(bare(black_box(100)));
     }
     let base = t.elapsed().as_nanos() as f64 / (rounds as f64 * 101.0);
-    let r = start(&Config {
+    let r = start(&RecordingOptions {
         recursion,
-        ..Config::default()
+        ..RecordingOptions::default()
     })
     .unwrap();
     let t = Instant::now();

@@ -60,12 +60,12 @@
 //! thread's first await in a session, a full stack) goes out of line. No
 //! allocation after the site's first use on a thread, no lock, no panic.
 
-use crate::block::{AWAIT_FRAME, Frame, NodePath, TIMED_MASK, bump};
+use crate::block::{AWAIT_FRAME, NodePath, ShadowFrame, TIMED_MASK, bump};
 use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
 use crate::clock;
 use crate::frame;
 use crate::hot::{self, FAST_COUNT, FAST_TRACE, Hot};
-use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, Event};
+use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, TraceEvent};
 use std::future::{Future, IntoFuture};
 use std::mem::MaybeUninit;
 use std::pin::Pin;
@@ -269,8 +269,10 @@ impl Drop for AwaitFrame {
 }
 
 // `push_frame` writes `timed` and `cache_cs` as one word.
-const _: () =
-    assert!(std::mem::offset_of!(Frame, timed) == 8 && std::mem::offset_of!(Frame, cache_cs) == 12);
+const _: () = assert!(
+    std::mem::offset_of!(ShadowFrame, timed) == 8
+        && std::mem::offset_of!(ShadowFrame, cache_cs) == 12
+);
 
 /// Pushes the await frame of a poll at index `d`, above `parent` (frame
 /// `d - 1`, on top), the site's context being `path`.
@@ -279,7 +281,7 @@ const _: () =
 /// `hot` is attached, `1 <= d = hot.depth < stack_cap`, `parent` is frame
 /// `d - 1` and `s` frame `d`.
 #[inline(always)]
-unsafe fn push_frame(hot: &mut Hot, parent: &Frame, s: &mut Frame, d: u32, path: u32) {
+unsafe fn push_frame(hot: &mut Hot, parent: &ShadowFrame, s: &mut ShadowFrame, d: u32, path: u32) {
     let np = NodePath {
         node: parent.np.node,
         path,
@@ -598,7 +600,7 @@ impl Suspension {
         let owner = trace::owner(hot);
         let (aid, _) = trace::new_future_id(hot.epoch, owner);
         let begun = std::mem::replace(&mut self.trace, aid);
-        let begin = Event::new(AWAIT_BEGIN, site.id(), begun, [aid, trace::polling()]);
+        let begin = TraceEvent::new(AWAIT_BEGIN, site.id(), begun, [aid, trace::polling()]);
         trace::emit(hot.epoch, owner, begin);
     }
 
@@ -613,7 +615,7 @@ impl Suspension {
             AWAIT_DROP if self.suspended_at != 0 => now.saturating_sub(self.suspended_at),
             _ => 0,
         };
-        let end = Event::new(
+        let end = TraceEvent::new(
             kind,
             site.id(),
             now,

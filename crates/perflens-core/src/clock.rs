@@ -89,7 +89,7 @@ pub fn source() -> ClockSource {
 }
 
 /// The calibration anchor as another process can use it: the TSC and
-/// `CLOCK_MONOTONIC` (in ns) at one moment (see `live.rs`).
+/// `CLOCK_MONOTONIC` (in ns) at one moment (see `publish.rs`).
 pub(crate) fn anchor_facts() -> (u64, u64) {
     let a = *anchor();
     let since = a.instant.elapsed().as_nanos() as u64;

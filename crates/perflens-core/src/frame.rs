@@ -4,8 +4,8 @@
 //! the guard's slow paths, and handle both clocks.
 
 use crate::block::{
-    self, BlockWrite, Frame, HISTS, MODE_TIMED, NESTED_FRAME, NESTED_NODE, Node, NodePath,
-    OVERFLOW_NODE, TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, WARMUP, bump, key, nested_key,
+    self, BlockWrite, HISTS, MODE_TIMED, NESTED_FRAME, NESTED_NODE, Node, NodePath, OVERFLOW_NODE,
+    ShadowFrame, TIMED_INSTANT, TIMED_MASK, TIMED_TSC, UNTIMED, WARMUP, bump, key, nested_key,
     node_key, tag,
 };
 use crate::clock;
@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// if this thread knows it: first the parent's one-entry cache, then the
 /// table (refilling the cache on a hit).
 #[inline(always)]
-pub(crate) fn find_child(hot: &Hot, parent: &mut Frame, tagged: u32) -> Option<NodePath> {
+pub(crate) fn find_child(hot: &Hot, parent: &mut ShadowFrame, tagged: u32) -> Option<NodePath> {
     if parent.cache_cs == tagged {
         return Some(parent.cache_np);
     }
@@ -138,7 +138,7 @@ pub(crate) fn node(hot: &Hot, i: u32) -> &Node {
 /// `i < stack_cap`; no other reference to that frame is alive while the
 /// result is used.
 #[inline(always)]
-pub(crate) unsafe fn frame<'a>(hot: &Hot, i: u32) -> &'a mut Frame {
+pub(crate) unsafe fn frame<'a>(hot: &Hot, i: u32) -> &'a mut ShadowFrame {
     // SAFETY: per the caller's contract; frames live as long as the block,
     // which is never unmapped.
     unsafe { &mut *hot.frames.add(i as usize) }
@@ -151,7 +151,7 @@ pub(crate) unsafe fn frame<'a>(hot: &Hot, i: u32) -> &'a mut Frame {
 /// # Safety
 /// No other reference to the top frame is alive while the result is used.
 #[inline(always)]
-pub(crate) unsafe fn top<'a>(hot: &Hot) -> &'a mut Frame {
+pub(crate) unsafe fn top<'a>(hot: &Hot) -> &'a mut ShadowFrame {
     // SAFETY: depth >= 1 once attached, and depth <= stack_cap; the rest
     // is the caller's contract.
     unsafe { frame(hot, hot.depth - 1) }
@@ -163,7 +163,7 @@ pub(crate) unsafe fn top<'a>(hot: &Hot) -> &'a mut Frame {
 /// out, or when its parent is timed (so the parent's exclusive time stays
 /// exact).
 #[inline(always)]
-pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &Frame) -> bool {
+pub(crate) fn decide_timed(hot: &Hot, node_idx: u32, parent: &ShadowFrame) -> bool {
     match hot.fast {
         FAST_COUNT => false,
         FAST_TIMED | FAST_TRACE => true,
@@ -202,7 +202,7 @@ pub(crate) fn decision_reads_node(hot: &Hot) -> bool {
 
 /// Pushes a frame. Returns a pointer to it and its index, or `None` if
 /// the shadow stack is full (the call is then counted as dropped).
-pub(crate) fn push(hot: &mut Hot, to: Resolved, timed: bool) -> Option<(*mut Frame, u32)> {
+pub(crate) fn push(hot: &mut Hot, to: Resolved, timed: bool) -> Option<(*mut ShadowFrame, u32)> {
     let depth = hot.depth;
     if depth >= hot.stack_cap {
         bump(&hot.block().header().dropped_frames, 1);
@@ -243,13 +243,13 @@ pub(crate) fn push(hot: &mut Hot, to: Resolved, timed: bool) -> Option<(*mut Fra
     // The frame before the depth: see `thread::sample_context`.
     std::sync::atomic::compiler_fence(Ordering::Release);
     hot.depth = depth + 1;
-    Some((f as *mut Frame, depth))
+    Some((f as *mut ShadowFrame, depth))
 }
 
 /// Pops frame `depth` (and any frames above it whose guards were leaked).
 /// Returns `(inclusive, exclusive)` ticks when the call was timed, after
 /// charging the inclusive time to the parent frame.
-pub(crate) fn pop(hot: &mut Hot, f: &Frame, depth: u32) -> Option<(u64, u64)> {
+pub(crate) fn pop(hot: &mut Hot, f: &ShadowFrame, depth: u32) -> Option<(u64, u64)> {
     discard_above(hot, depth);
     close_nested(hot, f);
     hot.depth = depth;
@@ -283,7 +283,7 @@ pub(crate) fn discard_above(hot: &mut Hot, depth: u32) {
 
 /// A nested frame leaves the stack: its node has one open frame fewer.
 #[inline]
-fn close_nested(hot: &Hot, f: &Frame) {
+fn close_nested(hot: &Hot, f: &ShadowFrame) {
     if f.timed & NESTED_FRAME != 0 {
         let n = node(hot, f.np.node);
         let open = n.rec_open.load(Ordering::Relaxed);
@@ -294,7 +294,7 @@ fn close_nested(hot: &Hot, f: &Frame) {
 /// Inclusive and exclusive time of timed frame `f` (at index `depth`)
 /// ending at `now`; adds the inclusive time to the parent's child time.
 #[inline(always)]
-pub(crate) fn charge(hot: &Hot, f: &Frame, depth: u32, now: u64) -> (u64, u64) {
+pub(crate) fn charge(hot: &Hot, f: &ShadowFrame, depth: u32, now: u64) -> (u64, u64) {
     let dur = now.saturating_sub(f.start);
     let excl = dur.saturating_sub(f.child);
     // SAFETY: depth >= 1 (frame 0 is the root sentinel, never popped).
@@ -312,7 +312,7 @@ pub(crate) fn alloc_mark(hot: &Hot) -> u64 {
 
 /// [`alloc_mark`] for the current thread, whose frame area is at `frames`.
 #[inline(always)]
-pub(crate) fn alloc_mark_at(frames: *mut Frame) -> u64 {
+pub(crate) fn alloc_mark_at(frames: *mut ShadowFrame) -> u64 {
     // SAFETY: the frame area of an attached thread's block, whose header
     // precedes it (blocks are never unmapped); a plain read of a counter
     // only this thread writes (others read it atomically).
@@ -340,7 +340,7 @@ pub(crate) fn boundary(hot: &Hot, node: u32) {
 /// use it: the charging call takes no arguments, so that the common case
 /// (nothing to charge) costs three loads, an add and a branch.
 #[inline(always)]
-pub(crate) fn boundary_top_at(frames: *mut Frame) {
+pub(crate) fn boundary_top_at(frames: *mut ShadowFrame) {
     #[cfg(feature = "alloc")]
     if moved_since_boundary_at(frames) {
         charge_top();
@@ -362,7 +362,7 @@ fn moved_since_boundary(hot: &Hot) -> bool {
 /// at `frames`.
 #[cfg(feature = "alloc")]
 #[inline(always)]
-fn moved_since_boundary_at(frames: *mut Frame) -> bool {
+fn moved_since_boundary_at(frames: *mut ShadowFrame) -> bool {
     // SAFETY: the frame area of an attached thread's block, whose header
     // precedes it (blocks are never unmapped).
     let h = unsafe { &*crate::block::header_of(frames) };
@@ -441,7 +441,7 @@ pub(crate) fn note_top(hot: &Hot, node: u32) {
 
 /// [`note_top`] for the thread whose frame area is at `frames`.
 #[inline(always)]
-pub(crate) fn note_top_at(frames: *mut Frame, node: u32) {
+pub(crate) fn note_top_at(frames: *mut ShadowFrame, node: u32) {
     #[cfg(feature = "alloc")]
     {
         // SAFETY: `frames` is the frame area of an attached thread's
@@ -472,7 +472,7 @@ pub(crate) fn charge_current_thread() {
 /// Bytes the call in frame `f` has allocated so far, itself and
 /// everything it called.
 #[inline(always)]
-pub(crate) fn alloc_since(hot: &Hot, f: &Frame) -> u64 {
+pub(crate) fn alloc_since(hot: &Hot, f: &ShadowFrame) -> u64 {
     alloc_mark(hot).wrapping_sub(f.alloc_start)
 }
 
@@ -481,7 +481,7 @@ pub(crate) fn alloc_since(hot: &Hot, f: &Frame) -> u64 {
 /// counts them as `calls` minus the histogram's count.
 #[cfg(feature = "alloc")]
 #[inline(always)]
-pub(crate) fn record_alloc(hot: &Hot, f: &Frame) {
+pub(crate) fn record_alloc(hot: &Hot, f: &ShadowFrame) {
     record_alloc_at(hot, hot.frames, f);
 }
 
@@ -489,7 +489,7 @@ pub(crate) fn record_alloc(hot: &Hot, f: &Frame) {
 /// loaded.
 #[cfg(feature = "alloc")]
 #[inline(always)]
-pub(crate) fn record_alloc_at(hot: &Hot, frames: *mut Frame, f: &Frame) {
+pub(crate) fn record_alloc_at(hot: &Hot, frames: *mut ShadowFrame, f: &ShadowFrame) {
     let bytes = alloc_mark_at(frames).wrapping_sub(f.alloc_start);
     if bytes != 0 {
         hist_add(hot, f.np.node, HIST_ALLOC, bytes);
@@ -524,7 +524,7 @@ pub(crate) fn hist_add(hot: &Hot, node: u32, which: usize, value: u64) {
 /// of one block, `node < node_cap`.
 #[inline(always)]
 pub(crate) unsafe fn hist_defer(
-    frames: *mut Frame,
+    frames: *mut ShadowFrame,
     hist: *const AtomicU64,
     node: u32,
     incl: u64,

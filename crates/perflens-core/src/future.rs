@@ -19,13 +19,13 @@
 //! - if dropped before `Ready`, counts a cancellation (its busy time and
 //!   polls still count).
 
-use crate::block::{AWAIT_FRAME, Frame, OVERFLOW_NODE, TRACE_FRAME, bump, tag};
+use crate::block::{AWAIT_FRAME, OVERFLOW_NODE, ShadowFrame, TRACE_FRAME, bump, tag};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
 use crate::hot::{self, FAST_TRACE, Hot};
 use crate::snapshot::CallsiteKind;
-use crate::trace::{self, Event, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END};
+use crate::trace::{self, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, TraceEvent};
 use perflens_format::vocab::ROOT_PATH;
 use std::future::Future;
 use std::pin::Pin;
@@ -66,7 +66,7 @@ pub fn instrument<F: Future>(callsite: &'static Callsite, fut: F) -> Instrumente
         let owner = trace::owner(hot);
         let (fid, maker) = trace::new_future_id(hot.epoch, owner);
         w.fid = fid;
-        let new = Event::new(FUT_NEW, id, w.created, [fid, maker]);
+        let new = TraceEvent::new(FUT_NEW, id, w.created, [fid, maker]);
         trace::emit(hot.epoch, owner, new);
     }
     w
@@ -181,7 +181,7 @@ pub(crate) struct Polls {
 struct PollFrame {
     epoch: u32,
     depth: u32,
-    frame: *const Frame,
+    frame: *const ShadowFrame,
     acc: *mut Polls,
     ended: bool,
     /// Traced: the future the thread polled before this poll began (put
@@ -212,9 +212,9 @@ impl PollFrame {
         let timing = frame::pop(hot, f, self.depth);
         if f.timed & TRACE_FRAME != 0 {
             if let Some((dur, _)) = timing {
-                let end = Event {
+                let end = TraceEvent {
                     flags,
-                    ..Event::new(POLL_END, f.np.node, f.start.wrapping_add(dur), [0, 0])
+                    ..TraceEvent::new(POLL_END, f.np.node, f.start.wrapping_add(dur), [0, 0])
                 };
                 trace::emit(hot.epoch, trace::owner(hot), end);
             }
@@ -271,7 +271,7 @@ impl<F: Future> Future for Instrumented<F> {
             // thread, no other reference to it alive.
             let f = unsafe { &mut *fp };
             f.timed |= TRACE_FRAME;
-            let begin = Event::new(POLL_BEGIN, node, f.start, [this.fid, 0]);
+            let begin = TraceEvent::new(POLL_BEGIN, node, f.start, [this.fid, 0]);
             trace::emit(hot.epoch, trace::owner(hot), begin);
             polled_before = Some(trace::set_polling(this.fid));
         }
@@ -312,7 +312,7 @@ impl<F> Drop for Instrumented<F> {
             return;
         }
         if self.fid != 0 && hot.fast == FAST_TRACE {
-            let dropped = Event::new(FUT_DROP, self.callsite, clock::now(), [self.fid, 0]);
+            let dropped = TraceEvent::new(FUT_DROP, self.callsite, clock::now(), [self.fid, 0]);
             trace::emit(hot.epoch, trace::owner(hot), dropped);
         }
         let n = frame::node(hot, frame::resolve(hot, self.parent, self.callsite).np.node);

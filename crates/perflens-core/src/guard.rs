@@ -1,11 +1,11 @@
 //! The guard `#[measure]` puts at the top of a sync function.
 
-use crate::block::{Frame, TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
+use crate::block::{ShadowFrame, TIMED_TSC, TRACE_FRAME, UNTIMED, bump};
 use crate::callsite::Callsite;
 use crate::frame;
 use crate::hot::{self, FAST_COUNT, FAST_SAMPLED, FAST_TIMED, FAST_TRACE};
 use crate::snapshot::CallsiteKind;
-use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
+use crate::trace::{self, SPAN_BEGIN, SPAN_END, TraceEvent};
 use perflens_sys::arch;
 use std::sync::atomic::{Ordering, compiler_fence};
 
@@ -121,7 +121,7 @@ impl Guard {
         trace::emit(
             hot.epoch,
             trace::owner(hot),
-            Event::new(SPAN_BEGIN, np.node, start, [0, 0]),
+            TraceEvent::new(SPAN_BEGIN, np.node, start, [0, 0]),
         );
         Guard { depth: d }
     }
@@ -149,7 +149,7 @@ impl Guard {
                     trace::emit(
                         hot.epoch,
                         trace::owner(hot),
-                        Event::new(SPAN_BEGIN, f.np.node, f.start, [0, 0]),
+                        TraceEvent::new(SPAN_BEGIN, f.np.node, f.start, [0, 0]),
                     );
                 }
                 Guard { depth }
@@ -187,7 +187,7 @@ fn drop_slow(depth: u32) {
             trace::emit(
                 hot.epoch,
                 trace::owner(hot),
-                Event::new(SPAN_END, f.np.node, end, [0, 0]),
+                TraceEvent::new(SPAN_END, f.np.node, end, [0, 0]),
             );
         }
     }
@@ -207,7 +207,7 @@ fn drop_traced(d: u32) {
     trace::emit(
         hot.epoch,
         trace::owner(hot),
-        Event::new(SPAN_END, node, now, [0, 0]),
+        TraceEvent::new(SPAN_END, node, now, [0, 0]),
     );
 }
 
@@ -219,7 +219,12 @@ fn drop_traced(d: u32) {
 /// Owner thread, no reference to the frames alive; `frames` is the hot
 /// state's, `fp = frames + d`, and `1 <= d < hot.depth <= stack_cap`.
 #[inline(always)]
-unsafe fn exit_timed(hot: &mut hot::Hot, frames: *mut Frame, fp: *mut Frame, d: u32) -> (u32, u64) {
+unsafe fn exit_timed(
+    hot: &mut hot::Hot,
+    frames: *mut ShadowFrame,
+    fp: *mut ShadowFrame,
+    d: u32,
+) -> (u32, u64) {
     let now = arch::read_tsc();
     frame::boundary_top_at(frames);
     // SAFETY: per the caller; the boundary's references are gone.

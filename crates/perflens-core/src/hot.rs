@@ -5,7 +5,7 @@
 //! code, which all use it; above the block layout it points into. The
 //! thread's life (getting a block, exit) is `thread.rs`.
 
-use perflens_format::block::{Block, Frame, Header, Node, Slot, ThreadAlloc};
+use perflens_format::block::{Block, Header, Node, ShadowFrame, Slot, ThreadAlloc};
 use std::cell::UnsafeCell;
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
@@ -54,7 +54,7 @@ pub(crate) struct Hot {
     /// session, and its calls are counted as unrecorded.
     pub no_memory: u8,
     /// Frame 0; the block header sits at a fixed offset before it.
-    pub frames: *mut Frame,
+    pub frames: *mut ShadowFrame,
     pub table: *mut Slot,
     pub nodes: *mut Node,
     pub hist: *mut AtomicU64,

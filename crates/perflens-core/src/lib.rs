@@ -17,10 +17,10 @@
 //! (see `perflens-report`, which turns a [`RawSnapshot`] into tables).
 //!
 //! ```
-//! use perflens_core::{Callsite, Config, Guard, start};
+//! use perflens_core::{Callsite, RecordingOptions, Guard, start};
 //!
 //! static CS: Callsite = Callsite::new("work", || "");
-//! let rec = start(&Config::default()).unwrap();
+//! let rec = start(&RecordingOptions::default()).unwrap();
 //! for _ in 0..3 {
 //!     let _g = Guard::enter(&CS);
 //! }
@@ -42,9 +42,9 @@ mod guard;
 mod hooks;
 mod hot;
 pub use perflens_format::histogram;
-pub mod live;
 mod memory;
 mod paths;
+pub mod publish;
 mod published;
 use perflens_format::read;
 mod session;
@@ -61,10 +61,10 @@ pub use future::{Instrumented, instrument};
 pub use guard::Guard;
 pub use histogram::Histogram;
 pub use hooks::set_first_call_hook;
-pub use live::{LiveConfig, LiveEnd};
+pub use publish::{PublicationEnd, PublishOptions};
 pub use session::{
-    Config, DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, Recursion,
-    Snapshotter, StartError, is_recording, parse_mode, start,
+    DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, RecordingOptions,
+    Recursion, Snapshotter, StartError, is_recording, parse_mode, start,
 };
 pub use snapshot::{
     AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,

@@ -25,7 +25,7 @@ pub fn map_zeroed(len: usize) -> Option<*mut u8> {
 }
 
 /// Maps the first `len` bytes of the file `fd` shared, readable and
-/// writable (a live block: see `live.rs`). `None` on failure.
+/// writable (a live block: see `publish.rs`). `None` on failure.
 #[cfg(unix)]
 pub fn map_shared(fd: libc::c_int, len: usize) -> Option<*mut u8> {
     // SAFETY: a shared mapping of an open file with no address hint; the

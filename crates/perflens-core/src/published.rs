@@ -2,7 +2,7 @@
 //! without knowing the live session: its tag (which block files belong
 //! to it), and the counters a signal handler or the allocator's first use
 //! bump (CPU samples outside measured code, the allocator installed).
-//! The publication (`live.rs`, above) sets and clears them; the thread
+//! The publication (`publish.rs`, above) sets and clears them; the thread
 //! lifecycle and the sampler's hooks read them with plain atomics.
 
 use perflens_format::session_file::SessionHeader;

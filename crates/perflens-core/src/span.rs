@@ -25,14 +25,14 @@
 //! kind (the layer registers a span name as async once one of its spans
 //! is entered twice); the node holds both readings.
 
-use crate::block::{Frame, TRACE_FRAME};
+use crate::block::{ShadowFrame, TRACE_FRAME};
 use crate::callsite::Callsite;
 use crate::clock;
 use crate::frame;
 use crate::future::{Polls, made_here, node_under, record_completed, reparent_under_await};
 use crate::hot::{self, FAST_TRACE};
 use crate::snapshot::CallsiteKind;
-use crate::trace::{self, Event, SPAN_BEGIN, SPAN_END};
+use crate::trace::{self, SPAN_BEGIN, SPAN_END, TraceEvent};
 use perflens_format::vocab::ROOT_PATH;
 
 /// One span's record (see the module's documentation). Not `Clone`: one
@@ -64,7 +64,7 @@ impl std::fmt::Debug for Polls {
 pub struct Entered {
     epoch: u32,
     depth: u32,
-    frame: *const Frame,
+    frame: *const ShadowFrame,
 }
 
 impl Span {
@@ -124,7 +124,7 @@ impl Span {
             // thread, no other reference to it alive.
             let f = unsafe { &mut *fp };
             f.timed |= TRACE_FRAME;
-            let begin = Event::new(SPAN_BEGIN, node, f.start, [0, 0]);
+            let begin = TraceEvent::new(SPAN_BEGIN, node, f.start, [0, 0]);
             trace::emit(hot.epoch, trace::owner(hot), begin);
         }
         Some(Entered {
@@ -154,7 +154,7 @@ impl Span {
         let timing = frame::pop(hot, f, e.depth);
         if f.timed & TRACE_FRAME != 0 {
             if let Some((dur, _)) = timing {
-                let end = Event::new(SPAN_END, f.np.node, f.start.wrapping_add(dur), [0, 0]);
+                let end = TraceEvent::new(SPAN_END, f.np.node, f.start.wrapping_add(dur), [0, 0]);
                 trace::emit(hot.epoch, trace::owner(hot), end);
             }
         }

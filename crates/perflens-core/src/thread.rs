@@ -312,7 +312,7 @@ fn fallback(layout: Layout) -> Layout {
 /// Maps a block with `layout`, or failing that (address space exhausted)
 /// a small one.
 /// While a live session runs, the block is a file of that session (see
-/// `live.rs`), unless that fails.
+/// `publish.rs`), unless that fails.
 fn create_block(layout: Layout, index: u32, tid: u64, name: Option<&str>) -> Option<Block> {
     crate::hooks::live_block(layout, index, tid, name)
         .or_else(|| Block::create(layout, index, tid))

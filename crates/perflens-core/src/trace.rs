@@ -31,8 +31,8 @@ pub const MIN_BUFFER: usize = 1 << 20;
 pub const DEFAULT_BUFFER: usize = 64 << 20;
 
 pub use perflens_format::trace::{
-    AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, Event, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY,
-    RawTrace, SPAN_BEGIN, SPAN_END, ThreadTrace,
+    AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, FUT_DROP, FUT_NEW, POLL_BEGIN, POLL_END, READY, RawTrace,
+    SPAN_BEGIN, SPAN_END, ThreadTrace, TraceEvent,
 };
 
 /// How many slots an event of `kind` takes (0: not a kind).
@@ -177,7 +177,7 @@ fn pool_of(epoch: u32) -> Option<&'static Pool> {
 /// Writes one event of the current thread (thread index `owner`, session
 /// `epoch`): one slot, or two for the kinds with ids.
 #[inline]
-pub(crate) fn emit(epoch: u32, owner: u32, e: Event) {
+pub(crate) fn emit(epoch: u32, owner: u32, e: TraceEvent) {
     let need = slots_of(e.kind);
     debug_assert!(need != 0, "not an event kind: {}", e.kind);
     let _ = TRACE.try_with(|t| {
@@ -340,7 +340,7 @@ pub(crate) fn seal_current_thread() {
 
 /// Calls `f` with each event of `chunk` up to its released length;
 /// returns how many, and the ticks of the last.
-fn decode(chunk: &Chunk, f: &mut dyn FnMut(Event)) -> (u64, u64) {
+fn decode(chunk: &Chunk, f: &mut dyn FnMut(TraceEvent)) -> (u64, u64) {
     let len = (chunk.len.load(Ordering::Acquire) as usize).min(SLOTS);
     let (mut at, mut n, mut last) = (0, 0, 0);
     while at < len {
@@ -356,7 +356,7 @@ fn decode(chunk: &Chunk, f: &mut dyn FnMut(Event)) -> (u64, u64) {
             2 => [0, 1].map(|i| chunk.slots[at + 1][i].load(Ordering::Relaxed)),
             _ => [0, 0],
         };
-        f(Event {
+        f(TraceEvent {
             ticks,
             kind,
             flags: (word >> 8) as u8,

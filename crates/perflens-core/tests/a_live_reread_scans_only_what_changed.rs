@@ -8,8 +8,8 @@
 
 mod common;
 use common::map;
-use perflens_core::live::LiveConfig;
-use perflens_core::{Callsite, Config, Guard, start};
+use perflens_core::publish::PublishOptions;
+use perflens_core::{Callsite, Guard, RecordingOptions, start};
 use perflens_format::read::{
     FULL_EVERY, HistMemo, LiveBlockRead, read_live_block, read_live_block_again,
 };
@@ -116,13 +116,13 @@ fn root(name: &str) -> PathBuf {
     root
 }
 
-fn config(root: &Path) -> Config {
-    Config {
-        live: Some(LiveConfig {
+fn config(root: &Path) -> RecordingOptions {
+    RecordingOptions {
+        live: Some(PublishOptions {
             keep: false,
             root: Some(root.to_path_buf()),
         }),
-        ..Config::default()
+        ..RecordingOptions::default()
     }
 }
 

@@ -8,8 +8,8 @@
 
 mod common;
 use common::map;
-use perflens_core::live::LiveConfig;
-use perflens_core::{Callsite, Config, Guard, start};
+use perflens_core::publish::PublishOptions;
+use perflens_core::{Callsite, Guard, RecordingOptions, start};
 use perflens_format::read::{LiveBlockRead, read_live_block};
 use perflens_format::session_file::{SESSION_FILE_BYTES, STATE_FINISHED, SessionHeader};
 use std::sync::atomic::Ordering;
@@ -21,12 +21,12 @@ static INNER: Callsite = Callsite::new("live::inner", || "");
 fn block_files_read_back_as_the_final_snapshot() {
     let root = std::env::temp_dir().join(format!("perflens-core-live-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&root);
-    let config = Config {
-        live: Some(LiveConfig {
+    let config = RecordingOptions {
+        live: Some(PublishOptions {
             keep: true,
             root: Some(root.clone()),
         }),
-        ..Config::default()
+        ..RecordingOptions::default()
     };
     let rec = start(&config).expect("one session");
     let dir = rec.live_dir().expect("published").to_path_buf();

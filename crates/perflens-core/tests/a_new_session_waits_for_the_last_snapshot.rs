@@ -7,7 +7,7 @@
 //! first vector), asks a helper thread to start a session and waits for
 //! its answer.
 
-use perflens_core::{Callsite, Config, Guard, StartError, start};
+use perflens_core::{Callsite, Guard, RecordingOptions, StartError, start};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -63,7 +63,7 @@ fn a_new_session_waits_for_the_last_snapshot() {
         while !GO.load(Ordering::SeqCst) {
             std::thread::yield_now();
         }
-        let answer = match start(&Config::default()) {
+        let answer = match start(&RecordingOptions::default()) {
             Ok(rec) => {
                 drop(rec);
                 1
@@ -73,7 +73,7 @@ fn a_new_session_waits_for_the_last_snapshot() {
         };
         ANSWER.store(answer, Ordering::SeqCst);
     });
-    let rec = start(&Config::default()).unwrap();
+    let rec = start(&RecordingOptions::default()).unwrap();
     drop(Guard::enter(&WORK));
     FINISHING.with(|f| f.set(true));
     ARMED.store(true, Ordering::SeqCst);
@@ -91,5 +91,5 @@ fn a_new_session_waits_for_the_last_snapshot() {
         .sum();
     assert_eq!(calls, 1);
     // Once finished, a session starts again.
-    start(&Config::default()).unwrap().finish();
+    start(&RecordingOptions::default()).unwrap().finish();
 }

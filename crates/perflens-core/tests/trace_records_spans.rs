@@ -8,7 +8,9 @@ use perflens_core::trace::{
     CHUNK_BYTES, FUT_DROP, FUT_NEW, MIN_BUFFER, POLL_BEGIN, POLL_END, READY, RawTrace, SLOTS,
     SPAN_BEGIN, SPAN_END,
 };
-use perflens_core::{Callsite, ClockSource, Config, Guard, Mode, RawSnapshot, instrument, start};
+use perflens_core::{
+    Callsite, ClockSource, Guard, Mode, RawSnapshot, RecordingOptions, instrument, start,
+};
 use std::future::Future;
 use std::pin::{Pin, pin};
 use std::sync::Mutex;
@@ -45,12 +47,12 @@ fn a() {
 }
 
 fn traced(buffer: usize, work: impl FnOnce()) -> (RawSnapshot, RawTrace) {
-    let config = Config {
+    let config = RecordingOptions {
         trace_buffer: Some(buffer),
         clock: Some(ClockSource::Tsc),
         // Traced calls are timed ones, whatever the mode asked.
         mode: Mode::Count,
-        ..Config::default()
+        ..RecordingOptions::default()
     };
     let rec = start(&config).expect("a session");
     assert_eq!(rec.mode(), Mode::Timed);
@@ -297,9 +299,9 @@ fn threads_each_have_their_own_stream_and_exited_ones_give_room_back() {
 }
 
 fn a_session_without_a_trace_writes_none() {
-    let rec = start(&Config {
+    let rec = start(&RecordingOptions {
         clock: Some(ClockSource::Tsc),
-        ..Config::default()
+        ..RecordingOptions::default()
     })
     .unwrap();
     a();

@@ -38,5 +38,5 @@ pub use snapshot::{
     AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,
     PathInfo, RawSnapshot, ThreadSnapshot,
 };
-pub use trace::{Event, RawTrace, ThreadTrace};
+pub use trace::{RawTrace, ThreadTrace, TraceEvent};
 pub use vocab::FlowKind;

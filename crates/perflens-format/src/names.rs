@@ -14,7 +14,7 @@ pub const REC_PATH: u8 = 2;
 /// file` (the block file's name in the session directory).
 pub const REC_THREAD: u8 = 3;
 /// A names record: extra data for readers `tag: u32, bytes` (see
-/// `perflens_core::LiveEnd::record`).
+/// `perflens_core::PublicationEnd::record`).
 pub const REC_EXTRA: u8 = 4;
 /// A names record: where await site `id` is, `id: u32, line: u32,
 /// column: u32, file_len: u16, file, expr`. Follows the site's

@@ -266,7 +266,7 @@ pub struct RawSnapshot {
     /// Timing mode of the session.
     pub mode: Mode,
     /// Sampled mode: calls of each calling context timed before sampling
-    /// starts (0 otherwise; see `Config::sample_warmup`).
+    /// starts (0 otherwise; see `RecordingOptions::sample_warmup`).
     pub sample_warmup: u32,
     /// Clock used for timestamps.
     pub clock: ClockSource,

@@ -35,7 +35,7 @@ pub const AWAIT_DROP: u8 = 9;
 
 /// One event, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Event {
+pub struct TraceEvent {
     /// Clock ticks, as the aggregates count them.
     pub ticks: u64,
     /// [`SPAN_BEGIN`], [`SPAN_END`], [`FUT_NEW`], [`POLL_BEGIN`],
@@ -49,12 +49,12 @@ pub struct Event {
     pub ids: [u64; 2],
 }
 
-impl Event {
+impl TraceEvent {
     /// An event of `kind` at `ticks` about `arg`, with `ids` for the
     /// two-slot kinds (`[0, 0]` for the others) and no flags.
     #[inline(always)]
-    pub const fn new(kind: u8, arg: u32, ticks: u64, ids: [u64; 2]) -> Event {
-        Event {
+    pub const fn new(kind: u8, arg: u32, ticks: u64, ids: [u64; 2]) -> TraceEvent {
+        TraceEvent {
             ticks,
             kind,
             flags: 0,
@@ -70,7 +70,7 @@ pub struct ThreadTrace {
     /// The thread's index (its block's `thread_index`, as in
     /// [`ThreadSnapshot::index`](crate::snapshot::ThreadSnapshot)).
     pub index: u32,
-    pub events: Vec<Event>,
+    pub events: Vec<TraceEvent>,
     /// Events of this thread the flight recorder dropped to make room.
     pub dropped: u64,
     /// The ticks of the last event dropped (0: none).

@@ -108,7 +108,7 @@ fn the_block_layout_is_version_7_byte_for_byte() {
         ]
     ));
     wrong.extend(pin!(
-        Frame,
+        ShadowFrame,
         64,
         64,
         [

@@ -140,7 +140,8 @@ static CS: perflens_core::Callsite = perflens_core::Callsite::new("no_alloc::mea
 fn the_profilers_hooks_allocate_nothing_and_charge_every_stored_sample() {
     let _s = serial();
     let before = IN_HANDLER_ALLOCS.load(Ordering::Relaxed);
-    let rec = perflens_core::start(&perflens_core::Config::default()).expect("one session");
+    let rec =
+        perflens_core::start(&perflens_core::RecordingOptions::default()).expect("one session");
     perflens_sampler::set_context_hook(perflens_core::sample_context);
     perflens_sampler::set_charge_hook(perflens_core::charge_sample);
     let guard = perflens_sampler::ProfilerGuardBuilder::default()

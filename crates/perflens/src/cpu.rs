@@ -86,7 +86,7 @@ impl CpuSession {
         };
         // The sampler's memory is the profiler's, not the program's.
         let _internal = perflens_core::Internal::enter();
-        perflens_core::live::cpu_sampling_starts();
+        perflens_core::publish::cpu_sampling_starts();
         perflens_sampler::set_context_hook(perflens_core::sample_context);
         perflens_sampler::set_charge_hook(perflens_core::charge_sample);
         perflens_sampler::set_watcher_start_hook(perflens_core::exclude_current_thread);

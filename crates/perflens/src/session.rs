@@ -1,7 +1,7 @@
 //! The programmatic session: start, snapshot at any time, finish.
 
 use crate::settings;
-use perflens_core::{ClockSource, Config, Mode, Recording, Recursion};
+use perflens_core::{ClockSource, Mode, Recording, RecordingOptions, Recursion};
 use perflens_report::{Report, ReportOptions};
 
 /// Why a session could not start.
@@ -12,7 +12,7 @@ pub use perflens_core::StartError as Error;
 /// [`SessionBuilder::ignore_env`] is called.
 #[derive(Clone, Debug)]
 pub struct SessionBuilder {
-    config: Config,
+    config: RecordingOptions,
     options: ReportOptions,
     use_env: bool,
     live: bool,
@@ -263,7 +263,7 @@ impl SessionBuilder {
             flow_latency = env_flow_latency().unwrap_or(flow_latency);
         }
         perflens_core::flow::set_latency_every(flow_latency);
-        config.live = live.then_some(perflens_core::LiveConfig { keep, root: None });
+        config.live = live.then_some(perflens_core::PublishOptions { keep, root: None });
         let (mut trace, mut short_thread_ns) = (self.trace, self.short_thread_ns);
         if self.use_env {
             crate::trace::apply_env(&mut trace, &mut config.trace_buffer, &mut short_thread_ns);
@@ -315,7 +315,7 @@ impl SessionBuilder {
             #[cfg(feature = "cpu")]
             Ok(r) => {
                 if let Some(hz) = cpu.as_ref().and_then(crate::cpu::CpuSession::frequency) {
-                    perflens_core::live::set_cpu_hz(hz);
+                    perflens_core::publish::set_cpu_hz(hz);
                 }
                 r
             }
@@ -405,7 +405,7 @@ impl Session {
     /// A builder with default settings.
     pub fn builder() -> SessionBuilder {
         SessionBuilder {
-            config: Config::default(),
+            config: RecordingOptions::default(),
             options: ReportOptions::default(),
             use_env: true,
             live: false,
@@ -488,7 +488,7 @@ impl Session {
             // (source, threads, losses); the samples per path they read
             // from the blocks.
             if let Ok(json) = serde_json::to_vec(&input) {
-                live.record(perflens_core::live::EXTRA_CPU, &json);
+                live.record(perflens_core::publish::EXTRA_CPU, &json);
             }
         }
         live.close();

@@ -18,7 +18,7 @@
 //!
 //! With a live session, the child also stops publishing: it gets private
 //! copies of the blocks, which are shared mappings of the parent's files
-//! (see `live.rs`).
+//! (see `publish.rs`).
 //!
 //! The guards are kept in a thread-local between the two handlers: the
 //! child's one thread is a copy of the thread that ran the first handler,
@@ -31,7 +31,7 @@ struct Held {
     // Dropped in reverse order of locking (fields drop in declaration
     // order, so the last one locked comes first).
     _trace: Option<crate::trace::ForkHold>,
-    live: MutexGuard<'static, Option<crate::live::Live>>,
+    live: MutexGuard<'static, Option<crate::publish::Publication>>,
     _callsites: MutexGuard<'static, Vec<crate::callsite::Entry>>,
     _paths: MutexGuard<'static, Option<crate::paths::Table>>,
     _hook: MutexGuard<'static, Option<fn()>>,
@@ -64,7 +64,7 @@ extern "C" fn before_fork() {
     let hook = crate::hooks::lock_first_call_hook();
     let paths = crate::paths::lock();
     let callsites = crate::callsite::registry();
-    let live = crate::live::lock();
+    let live = crate::publish::lock();
     let trace = crate::trace::lock_for_fork();
     let held = Held {
         _trace: trace,
@@ -85,7 +85,7 @@ extern "C" fn after_fork() {
 
 /// The child's side: as [`after_fork`], after making the child's blocks
 /// private if a live session runs (its files are the parent's: see
-/// `live.rs`).
+/// `publish.rs`).
 extern "C" fn after_fork_child() {
     let _internal = crate::hot::Internal::enter();
     let _ = HELD.try_with(|h| {
@@ -93,7 +93,7 @@ extern "C" fn after_fork_child() {
             if held.live.is_some() {
                 privatize_after_fork(&mut held.threads);
             }
-            crate::live::forget_after_fork(&mut held.live);
+            crate::publish::forget_after_fork(&mut held.live);
         }
     });
 }
@@ -105,7 +105,7 @@ fn privatize_after_fork(reg: &mut crate::thread::Registry) {
     for b in reg.blocks() {
         if b.header().live != 0 {
             // SAFETY: only this thread runs, and `b` is a whole block.
-            unsafe { crate::live::privatize(b) };
+            unsafe { crate::publish::privatize(b) };
         }
     }
 }

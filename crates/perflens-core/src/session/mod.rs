@@ -2,7 +2,7 @@
 
 mod fork;
 
-use crate::live::{LiveConfig, LiveEnd};
+use crate::publish::{PublicationEnd, PublishOptions};
 use crate::snapshot::{AllocSummary, ClockSource, Mode, RawSnapshot, ThreadSnapshot};
 use crate::trace::RawTrace;
 use crate::{callsite, clock, paths, thread};
@@ -18,7 +18,7 @@ pub use perflens_format::vocab::{
 
 /// Runtime settings of a session.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Config {
+pub struct RecordingOptions {
     /// Timing mode.
     pub mode: Mode,
     /// Maximum calling contexts per thread.
@@ -37,8 +37,8 @@ pub struct Config {
     /// that rare functions are exact and only hot ones are estimates.
     pub sample_warmup: u32,
     /// Publish the session in shared memory for `perflens top` and other
-    /// readers (see `live.rs`); `None`: private (default).
-    pub live: Option<LiveConfig>,
+    /// readers (see `publish.rs`); `None`: private (default).
+    pub live: Option<PublishOptions>,
     /// Trace mode: a timeline of events beside the aggregates, in a
     /// buffer of this many bytes (see `trace.rs`; at least
     /// [`trace::MIN_BUFFER`](crate::trace::MIN_BUFFER)). Timed calls
@@ -47,9 +47,9 @@ pub struct Config {
     pub trace_buffer: Option<usize>,
 }
 
-impl Default for Config {
+impl Default for RecordingOptions {
     fn default() -> Self {
-        Config {
+        RecordingOptions {
             mode: Mode::Timed,
             node_capacity: DEFAULT_NODES,
             stack_depth: DEFAULT_STACK_DEPTH,
@@ -63,7 +63,7 @@ impl Default for Config {
     }
 }
 
-impl Config {
+impl RecordingOptions {
     /// Applies `PERFLENS_MODE`, `PERFLENS_SAMPLE_EVERY`,
     /// `PERFLENS_SAMPLE_WARMUP`, `PERFLENS_NODES`,
     /// `PERFLENS_STACK_DEPTH`, `PERFLENS_RECURSION`, `PERFLENS_PATHS` and
@@ -74,7 +74,7 @@ impl Config {
     pub fn apply_env(
         mut self,
         var: impl Fn(&'static str) -> Option<String>,
-    ) -> (Config, Vec<String>) {
+    ) -> (RecordingOptions, Vec<String>) {
         let mut warnings = Vec::new();
         let num =
             |name: &'static str, min: u32, max: u32, warnings: &mut Vec<String>| -> Option<u32> {
@@ -209,7 +209,7 @@ pub struct Recording {
 }
 
 /// Starts recording with `config`.
-pub fn start(config: &Config) -> Result<Recording, StartError> {
+pub fn start(config: &RecordingOptions) -> Result<Recording, StartError> {
     fork::register();
     let mut active = ACTIVE.lock().unwrap_or_else(|e| e.into_inner());
     if *active {
@@ -257,7 +257,7 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
     };
     let live_dir = config.live.as_ref().and_then(|live| {
         let (m, every) = crate::thread::mode_code(mode);
-        let facts = crate::live::Start {
+        let facts = crate::publish::Start {
             epoch,
             mode: m,
             sample_every: every,
@@ -265,7 +265,7 @@ pub fn start(config: &Config) -> Result<Recording, StartError> {
             clock: (clock == ClockSource::Instant) as u32,
             path_capacity: config.path_capacity.max(2),
         };
-        crate::live::begin(&facts, live)
+        crate::publish::begin(&facts, live)
             .map_err(|e| eprintln!("[perflens] live view unavailable: {e}"))
             .ok()
     });
@@ -313,7 +313,7 @@ impl Recording {
         }
     }
 
-    /// The directory of the live session (see [`Config::live`]), when
+    /// The directory of the live session (see [`RecordingOptions::live`]), when
     /// this session is published.
     pub fn live_dir(&self) -> Option<&std::path::Path> {
         self.live_dir.as_deref()
@@ -328,16 +328,16 @@ impl Recording {
     }
 
     /// [`Recording::finish`], leaving a live session open for final
-    /// records ([`LiveEnd::record`]) until [`LiveEnd::close`]: its final
+    /// records ([`PublicationEnd::record`]) until [`PublicationEnd::close`]: its final
     /// figures are written, readers do not see it finished yet.
-    pub fn finish_live(self) -> (RawSnapshot, LiveEnd) {
+    pub fn finish_live(self) -> (RawSnapshot, PublicationEnd) {
         let (snap, live, _) = self.finish_traced();
         (snap, live)
     }
 
     /// [`Recording::finish_live`], with the trace, when the session
-    /// records one ([`Config::trace_buffer`]).
-    pub fn finish_traced(mut self) -> (RawSnapshot, LiveEnd, Option<RawTrace>) {
+    /// records one ([`RecordingOptions::trace_buffer`]).
+    pub fn finish_traced(mut self) -> (RawSnapshot, PublicationEnd, Option<RawTrace>) {
         crate::frame::charge_current_thread();
         thread::deactivate(self.epoch);
         // Another session may start only once this snapshot is taken:
@@ -347,9 +347,9 @@ impl Recording {
             .traced
             .then(|| crate::trace::finish(self.epoch, each_block))
             .flatten();
-        let live = crate::live::end(
+        let live = crate::publish::end(
             self.epoch,
-            crate::live::Final {
+            crate::publish::Final {
                 ns_per_tick: snap.ns_per_tick,
                 elapsed_ns: snap.elapsed_ns,
                 overflow_paths: snap.overflow_paths,
@@ -373,9 +373,9 @@ impl Recording {
             }
             // Dropped without `finish`: the live session ends here.
             if self.live_dir.is_some() {
-                crate::live::end(
+                crate::publish::end(
                     self.epoch,
-                    crate::live::Final {
+                    crate::publish::Final {
                         ns_per_tick: clock::ns_per_tick(),
                         elapsed_ns: self.started.elapsed().as_nanos() as u64,
                         overflow_paths: paths::overflowed(),

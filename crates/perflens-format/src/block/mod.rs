@@ -10,21 +10,21 @@
 //! contiguous, zero-initialised memory region laid out as
 //!
 //! ```text
-//! +--------------------+ 0
-//! | Header             |  magic, layout version, capacities, offsets,
-//! |                    |  session generation, counters, allocation totals
-//! +--------------------+ off_frames
-//! | Frame[stack_cap]   |  shadow stack (64 B each); frame 0 is the root sentinel
-//! +--------------------+ off_table
-//! | Slot[table_cap]    |  open addressing: (parent context, callsite) -> node
-//! |                    |  and context; (path, nested) -> node
-//! +--------------------+ off_nodes
-//! | Node[node_cap]     |  128-byte counters; node 0 collects overflow,
-//! |                    |  node 1 is the root (allocations outside frames)
-//! +--------------------+ off_hist
+//! +------------------------+ 0
+//! | Header                 |  magic, layout version, capacities, offsets,
+//! |                        |  session generation, counters, allocation totals
+//! +------------------------+ off_frames
+//! | ShadowFrame[stack_cap] |  shadow stack (64 B each); frame 0 is the root sentinel
+//! +------------------------+ off_table
+//! | Slot[table_cap]        |  open addressing: (parent context, callsite) -> node
+//! |                        |  and context; (path, nested) -> node
+//! +------------------------+ off_nodes
+//! | Node[node_cap]         |  128-byte counters; node 0 collects overflow,
+//! |                        |  node 1 is the root (allocations outside frames)
+//! +------------------------+ off_hist
 //! | u64[node_cap][3][BUCKETS]  inclusive time, exclusive time and
-//! |                    |  bytes-per-call histograms
-//! +--------------------+ size
+//! |                        |  bytes-per-call histograms
+//! +------------------------+ size
 //! ```
 //!
 //! Everything inside refers to everything else by index or byte offset,
@@ -165,7 +165,10 @@ impl Layout {
         // beyond half full, new keys are not cached (see `insert`).
         let table_cap = (node_cap as usize * 4).next_power_of_two() as u32;
         let off_frames = FRAMES_OFFSET;
-        let off_table = align_up(off_frames + stack_cap as usize * size_of::<Frame>(), 64);
+        let off_table = align_up(
+            off_frames + stack_cap as usize * size_of::<ShadowFrame>(),
+            64,
+        );
         let off_nodes = align_up(off_table + table_cap as usize * size_of::<Slot>(), 64);
         let off_hist = align_up(off_nodes + node_cap as usize * size_of::<Node>(), 4096);
         // The histograms, then the sink counter.
@@ -371,11 +374,11 @@ impl Block {
     /// not atomics).
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
-    pub unsafe fn frame(&self, i: u32) -> &mut Frame {
-        let off = self.header().off_frames as usize + i as usize * size_of::<Frame>();
+    pub unsafe fn frame(&self, i: u32) -> &mut ShadowFrame {
+        let off = self.header().off_frames as usize + i as usize * size_of::<ShadowFrame>();
         // SAFETY: in bounds per the caller's contract; frames are only
         // touched by the owner, one reference at a time.
-        unsafe { &mut *(self.base().add(off) as *mut Frame) }
+        unsafe { &mut *(self.base().add(off) as *mut ShadowFrame) }
     }
 
     /// Table slot `i`. Owner thread only.

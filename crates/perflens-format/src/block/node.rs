@@ -1,5 +1,5 @@
 //! What a block's shadow stack, node table and nodes hold: a frame per
-//! measured call in progress ([`Frame`]), the table's slots and their
+//! measured call in progress ([`ShadowFrame`]), the table's slots and their
 //! keys, and a node's counters ([`Node`]); with the single-writer
 //! counter updates ([`bump`]) the owner uses on them.
 
@@ -20,29 +20,29 @@ pub struct NodePath {
     pub path: u32,
 }
 
-/// `Frame::timed`: this call is not timed.
+/// `ShadowFrame::timed`: this call is not timed.
 pub const UNTIMED: u32 = 0;
-/// `Frame::timed`: timed, `start` is a TSC reading.
+/// `ShadowFrame::timed`: timed, `start` is a TSC reading.
 pub const TIMED_TSC: u32 = 1;
-/// `Frame::timed`: timed, `start` is an `Instant` reading (slow path).
+/// `ShadowFrame::timed`: timed, `start` is an `Instant` reading (slow path).
 pub const TIMED_INSTANT: u32 = 2;
-/// `Frame::timed` flag, or-ed to one of the values above: the frame is a
+/// `ShadowFrame::timed` flag, or-ed to one of the values above: the frame is a
 /// nested call of a recursion (see `paths.rs`). Its node counts the
 /// open nested frames, so such frames always leave through the slow
 /// path: neither inlined exit test (`UNTIMED`, `TIMED_TSC`) matches.
 pub const NESTED_FRAME: u32 = 4;
-/// `Frame::timed` flag, or-ed to the clock part of the frame below: the
+/// `ShadowFrame::timed` flag, or-ed to the clock part of the frame below: the
 /// frame of an await site (see `awaits.rs`), pushed while an awaited
 /// future is polled. It names the site's context (children land under
 /// the site) and its parent's node (allocations and CPU samples stay the
 /// parent's). It is never a guard's frame, so neither inlined exit test
 /// sees it; it never has [`NESTED_FRAME`].
 pub const AWAIT_FRAME: u32 = 8;
-/// `Frame::timed` flag, or-ed to [`TIMED_TSC`]: a guard's frame in trace
+/// `ShadowFrame::timed` flag, or-ed to [`TIMED_TSC`]: a guard's frame in trace
 /// mode, whose exit writes an event. Neither inlined exit test matches:
 /// it leaves through the slow path.
 pub const TRACE_FRAME: u32 = 16;
-/// The clock part of `Frame::timed`.
+/// The clock part of `ShadowFrame::timed`.
 pub const TIMED_MASK: u32 = 3;
 
 /// Set in `Node::path` for the node of a path's nested calls.
@@ -51,7 +51,7 @@ pub const NESTED_NODE: u32 = 1 << 31;
 /// One shadow-stack entry: one cache line, so a push and the pop that
 /// follows touch a single line.
 #[repr(C, align(64))]
-pub struct Frame {
+pub struct ShadowFrame {
     /// This call's node and path.
     pub np: NodePath,
     /// [`UNTIMED`], [`TIMED_TSC`] or [`TIMED_INSTANT`].
@@ -72,7 +72,7 @@ pub struct Frame {
     pub alloc_start: u64,
 }
 
-impl Frame {
+impl ShadowFrame {
     /// Path of this frame's node.
     #[inline(always)]
     pub fn path(&self) -> u32 {
@@ -192,7 +192,7 @@ pub fn bump32(c: &AtomicU32, v: u32) {
 
 /// The header of the block whose frame 0 is at `frames`.
 #[inline(always)]
-pub fn header_of(frames: *mut Frame) -> *const Header {
+pub fn header_of(frames: *mut ShadowFrame) -> *const Header {
     frames.wrapping_byte_sub(FRAMES_OFFSET) as *const Header
 }
 

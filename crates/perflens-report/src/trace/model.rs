@@ -294,7 +294,7 @@ fn tasks(
     to_ns: &dyn Fn(u64) -> u64,
     end_ns: u64,
 ) -> (Vec<TaskTrack>, Vec<Flow>) {
-    let mut events: Vec<(u64, u32, usize, &perflens_format::trace::Event)> = Vec::new();
+    let mut events: Vec<(u64, u32, usize, &perflens_format::trace::TraceEvent)> = Vec::new();
     for t in &trace.threads {
         for (k, e) in t.events.iter().enumerate() {
             if matches!(

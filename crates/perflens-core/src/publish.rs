@@ -65,7 +65,7 @@ use perflens_sys::live_dir::{proc_start_time, root};
 
 /// Settings of a live session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct LiveConfig {
+pub struct PublishOptions {
     /// Keep the directory, with the final state, after the session ends.
     pub keep: bool,
     /// Put it under this root instead of [`root`] (tests).
@@ -73,7 +73,7 @@ pub struct LiveConfig {
 }
 
 /// The running live session.
-pub(crate) struct Live {
+pub(crate) struct Publication {
     /// The session's epoch, the tag of its blocks.
     tag: u32,
     pid: u32,
@@ -87,13 +87,13 @@ pub(crate) struct Live {
 
 // SAFETY: the raw pointer is a shared mapping that lives as long as the
 // process; access goes through the mutex or atomics.
-unsafe impl Send for Live {}
+unsafe impl Send for Publication {}
 
-static LIVE: Mutex<Option<Live>> = Mutex::new(None);
+static LIVE: Mutex<Option<Publication>> = Mutex::new(None);
 
 /// The locked live state (held across `fork`, see `fork.rs`): the
 /// innermost lock of the runtime, taken while holding any other.
-pub(crate) fn lock() -> std::sync::MutexGuard<'static, Option<Live>> {
+pub(crate) fn lock() -> std::sync::MutexGuard<'static, Option<Publication>> {
     LIVE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -110,7 +110,7 @@ pub(crate) struct Start {
 /// Starts publishing a session. Everything registered so far (callsites,
 /// paths) is written out; threads publish their blocks when they set
 /// them up for this session. An error leaves the session private.
-pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, String> {
+pub(crate) fn begin(start: &Start, config: &PublishOptions) -> Result<PathBuf, String> {
     // Before the tag is set: from then on the registries' records come
     // here (`append` drops them while no live session runs).
     crate::hooks::set_record_sink(append_dyn);
@@ -204,7 +204,7 @@ pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, Strin
         std::ptr::write_volatile(&raw mut h.magic, SESSION_MAGIC);
     }
     // A session that ended without closing its live entry (its
-    // `LiveEnd` still held) is closed now: one live session at a time.
+    // `PublicationEnd` still held) is closed now: one live session at a time.
     let previous = LIVE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -215,7 +215,7 @@ pub(crate) fn begin(start: &Start, config: &LiveConfig) -> Result<PathBuf, Strin
     }
     {
         let mut live = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-        *live = Some(Live {
+        *live = Some(Publication {
             tag: start.epoch,
             pid,
             dir: dir.clone(),
@@ -260,7 +260,7 @@ pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
 }
 
 /// [`append`] with `LIVE` held (and checked to be this process's).
-fn append_locked(live: &mut Live, kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
+fn append_locked(live: &mut Publication, kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
     let mut rec = vec![kind, 0, 0, 0, 0];
     payload(&mut rec);
     let len = (rec.len() - REC_HEAD) as u32;
@@ -384,12 +384,12 @@ pub(crate) struct Final {
 
 /// The end of a live session: add records, then close (or drop).
 #[derive(Debug)]
-pub struct LiveEnd {
+pub struct PublicationEnd {
     tag: u32,
     active: bool,
 }
 
-impl LiveEnd {
+impl PublicationEnd {
     /// Appends an extra record for readers (`tag` says what it is; the
     /// `perflens` crate stores the CPU sampler's figures this way).
     pub fn record(&self, tag: u32, bytes: &[u8]) {
@@ -414,17 +414,17 @@ impl LiveEnd {
     }
 }
 
-impl Drop for LiveEnd {
+impl Drop for PublicationEnd {
     fn drop(&mut self) {
         self.finish();
     }
 }
 
 /// Writes the final figures; the session stays open for
-/// [`LiveEnd::record`] until [`LiveEnd::close`].
-pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
+/// [`PublicationEnd::record`] until [`PublicationEnd::close`].
+pub(crate) fn end(tag: u32, fin: Final) -> PublicationEnd {
     let guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
-    let none = LiveEnd { tag, active: false };
+    let none = PublicationEnd { tag, active: false };
     let Some(live) = guard.as_ref() else {
         return none;
     };
@@ -448,7 +448,7 @@ pub(crate) fn end(tag: u32, fin: Final) -> LiveEnd {
         h.alloc_live_bytes.store(live_bytes, Ordering::Relaxed);
         h.alloc_peak_bytes.store(peak, Ordering::Relaxed);
     }
-    LiveEnd { tag, active: true }
+    PublicationEnd { tag, active: true }
 }
 
 /// Marks the session finished and, unless kept, removes its files. The
@@ -483,7 +483,7 @@ fn close(tag: u32) {
 /// the held `LIVE` guard's content, the child's only thread running):
 /// forgets the parent's live session without touching its files. The
 /// child's blocks are made private by `session::fork`.
-pub(crate) fn forget_after_fork(live: &mut Option<Live>) {
+pub(crate) fn forget_after_fork(live: &mut Option<Publication>) {
     if let Some(l) = live.take() {
         // SAFETY: the child's copies of fds the parent owns.
         unsafe {
