@@ -29,8 +29,11 @@ pub use measured::{Closed, Receiver, Recv, Send, Sender, WeakReceiver, WeakSende
 #[cfg(feature = "enabled")]
 mod measured {
     use super::*;
-    use crate::flow::{Envelope, ReceiverCount, SenderCount, Wrap};
-    use ::std::fmt;
+    use crate::flow::kernel::{
+        Emptiness, ReceiverCount, SenderCount, Wait, clone_fields, delegate, full, made,
+        opaque_debug, recv_with, waited,
+    };
+    use crate::flow::{Envelope, Wrap};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
@@ -48,22 +51,19 @@ mod measured {
     pub struct Receiver<T> {
         inner: ac::Receiver<Envelope<T>>,
         count: ReceiverCount,
-        /// As a stream: waiting since (clock), and whether it waits.
-        since: u64,
-        waiting: bool,
+        /// As a stream: its wait for a message.
+        wait: Wait,
     }
 
     impl<T> Wrap for (ac::Sender<Envelope<T>>, ac::Receiver<Envelope<T>>) {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            site.created(self.0.capacity());
-            (
-                Sender {
-                    inner: self.0,
-                    count: SenderCount::new(site),
-                },
-                Receiver::new(self.1, ReceiverCount::new(site)),
-            )
+            let (tx, rx) = made(site, self.0.capacity());
+            let tx = Sender {
+                inner: self.0,
+                count: tx,
+            };
+            (tx, Receiver::new(self.1, rx))
         }
     }
 
@@ -72,23 +72,9 @@ mod measured {
         site.sent_sampled(|| inner.len());
     }
 
-    #[cold]
-    fn full<T>(site: &'static FlowSite, inner: &ac::Sender<Envelope<T>>) {
-        if let Some(cap) = inner.capacity() {
-            site.found_full(cap);
-        }
-    }
-
-    #[inline(always)]
-    fn got<T>(site: &'static FlowSite, env: Envelope<T>) -> T {
-        let (value, stamp) = env.open();
-        site.received(stamp);
-        value
-    }
-
     impl<T> Sender<T> {
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
         }
 
         /// Sends without waiting; a full or closed channel hands the
@@ -101,7 +87,7 @@ mod measured {
                     Ok(())
                 }
                 Err(TrySendError::Full(e)) => {
-                    full(site, &self.inner);
+                    full(site, self.inner.capacity());
                     Err(TrySendError::Full(e.into_value()))
                 }
                 Err(TrySendError::Closed(e)) => Err(TrySendError::Closed(e.into_value())),
@@ -115,8 +101,7 @@ mod measured {
                 inner: self.inner.send(Envelope::seal(msg, site, site.stamp())),
                 sender: &self.inner,
                 site,
-                since: 0,
-                waiting: false,
+                wait: Wait::default(),
                 done: false,
             }
         }
@@ -135,11 +120,8 @@ mod measured {
                 Ok(()) => Ok(()),
                 Err(TrySendError::Closed(e)) => Err(SendError(e)),
                 Err(TrySendError::Full(e)) => {
-                    full(site, &self.inner);
-                    let since = site.clock();
-                    let r = self.inner.send_blocking(e);
-                    site.send_waited(since);
-                    r
+                    full(site, self.inner.capacity());
+                    waited(site, FlowSite::send_waited, || self.inner.send_blocking(e))
                 }
             };
             match r {
@@ -155,10 +137,8 @@ mod measured {
         /// the oldest message, which counts as dropped.
         pub fn force_send(&self, msg: T) -> Result<Option<T>, SendError<T>> {
             let site = self.site();
-            match self
-                .inner
-                .force_send(Envelope::seal(msg, site, site.stamp()))
-            {
+            let env = Envelope::seal(msg, site, site.stamp());
+            match self.inner.force_send(env) {
                 Ok(old) => {
                     sent(site, &self.inner);
                     Ok(old.map(|e| {
@@ -175,41 +155,6 @@ mod measured {
             self.inner.close()
         }
 
-        /// Whether the channel is closed.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
-        }
-
-        /// Whether the channel is empty.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Whether the channel is full.
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// Messages in the channel.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// The channel's capacity; `None` when unbounded.
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Receivers of the channel.
-        pub fn receiver_count(&self) -> usize {
-            self.inner.receiver_count()
-        }
-
-        /// Senders of the channel.
-        pub fn sender_count(&self) -> usize {
-            self.inner.sender_count()
-        }
-
         /// A sender that does not keep the channel open.
         pub fn downgrade(&self) -> WeakSender<T> {
             WeakSender {
@@ -218,25 +163,16 @@ mod measured {
             }
         }
 
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Sender<T>) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            Sender {
-                inner: self.inner.clone(),
-                count: SenderCount::new(self.site()),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "Sender {{ .. }}")
-        }
+        delegate!(
+            is_closed,
+            is_empty,
+            is_full,
+            len,
+            capacity,
+            receiver_count,
+            sender_count,
+            same_channel
+        );
     }
 
     /// A sender that does not keep its channel open ([`Sender::downgrade`]).
@@ -255,21 +191,6 @@ mod measured {
         }
     }
 
-    impl<T> Clone for WeakSender<T> {
-        fn clone(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for WeakSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "WeakSender {{ .. }}")
-        }
-    }
-
     /// A receiver that does not keep its channel open
     /// ([`Receiver::downgrade`]).
     pub struct WeakReceiver<T> {
@@ -284,20 +205,7 @@ mod measured {
         }
     }
 
-    impl<T> Clone for WeakReceiver<T> {
-        fn clone(&self) -> WeakReceiver<T> {
-            WeakReceiver {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for WeakReceiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "WeakReceiver {{ .. }}")
-        }
-    }
+    clone_fields!(WeakSender { inner, site }, WeakReceiver { inner, site });
 
     /// [`Sender::closed`]: async-channel's own future.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -314,12 +222,6 @@ mod measured {
         }
     }
 
-    impl<T> fmt::Debug for Closed<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Closed { .. }")
-        }
-    }
-
     /// [`Sender::send`]: async-channel's future, its message counted when
     /// sent, its wait for room timed.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -327,8 +229,7 @@ mod measured {
         inner: ac::Send<'a, Envelope<T>>,
         sender: &'a ac::Sender<Envelope<T>>,
         site: &'static FlowSite,
-        since: u64,
-        waiting: bool,
+        wait: Wait,
         done: bool,
     }
 
@@ -345,18 +246,14 @@ mod measured {
             let site = this.site;
             match r {
                 Poll::Pending => {
-                    if !this.waiting {
-                        this.waiting = true;
-                        full(site, this.sender);
-                        this.since = site.clock();
+                    if this.wait.pending(site) {
+                        full(site, this.sender.capacity());
                     }
                     Poll::Pending
                 }
                 Poll::Ready(r) => {
                     this.done = true;
-                    if this.waiting {
-                        site.send_waited(this.since);
-                    }
+                    this.wait.ready(site, FlowSite::send_waited);
                     Poll::Ready(match r {
                         Ok(()) => {
                             sent(site, this.sender);
@@ -379,29 +276,19 @@ mod measured {
         }
     }
 
-    impl<T> fmt::Debug for Send<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Send { .. }")
-        }
-    }
-
     impl<T> Receiver<T> {
         fn new(inner: ac::Receiver<Envelope<T>>, count: ReceiverCount) -> Receiver<T> {
-            Receiver {
-                inner,
-                count,
-                since: 0,
-                waiting: false,
-            }
+            let wait = Wait::default();
+            Receiver { inner, count, wait }
         }
 
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
         }
 
         /// Receives without waiting.
         pub fn try_recv(&self) -> Result<T, TryRecvError> {
-            self.inner.try_recv().map(|env| got(self.site(), env))
+            self.inner.try_recv().map(|env| env.received(self.site()))
         }
 
         /// A future receiving one message. Cancel-safe: dropped before it
@@ -410,64 +297,20 @@ mod measured {
             Recv {
                 inner: self.inner.recv(),
                 site: self.site(),
-                since: 0,
-                waiting: false,
+                wait: Wait::default(),
             }
         }
 
         /// Receives, blocking the thread while the channel is empty.
         pub fn recv_blocking(&self) -> Result<T, RecvError> {
-            let site = self.site();
-            match self.inner.try_recv() {
-                Ok(env) => Ok(got(site, env)),
-                Err(TryRecvError::Closed) => Err(RecvError),
-                Err(TryRecvError::Empty) => {
-                    let since = site.clock();
-                    let r = self.inner.recv_blocking();
-                    site.recv_waited(since);
-                    r.map(|env| got(site, env))
-                }
-            }
+            let (site, first) = (self.site(), self.inner.try_recv());
+            recv_with(site, first, RecvError, || self.inner.recv_blocking())
+                .map(|env| env.received(site))
         }
 
         /// Closes the channel; `true` if this call closed it.
         pub fn close(&self) -> bool {
             self.inner.close()
-        }
-
-        /// Whether the channel is closed.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
-        }
-
-        /// Whether the channel is empty.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Whether the channel is full.
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// Messages in the channel.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// The channel's capacity; `None` when unbounded.
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Receivers of the channel.
-        pub fn receiver_count(&self) -> usize {
-            self.inner.receiver_count()
-        }
-
-        /// Senders of the channel.
-        pub fn sender_count(&self) -> usize {
-            self.inner.sender_count()
         }
 
         /// A receiver that does not keep the channel open.
@@ -478,21 +321,27 @@ mod measured {
             }
         }
 
-        /// Whether both receivers belong to the same channel.
-        pub fn same_channel(&self, other: &Receiver<T>) -> bool {
-            self.inner.same_channel(&other.inner)
+        delegate!(
+            is_closed,
+            is_empty,
+            is_full,
+            len,
+            capacity,
+            receiver_count,
+            sender_count,
+            same_channel
+        );
+    }
+
+    impl Emptiness for TryRecvError {
+        fn empty(&self) -> bool {
+            self.is_empty()
         }
     }
 
     impl<T> Clone for Receiver<T> {
         fn clone(&self) -> Receiver<T> {
             Receiver::new(self.inner.clone(), ReceiverCount::new(self.site()))
-        }
-    }
-
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            write!(f, "Receiver {{ .. }}")
         }
     }
 
@@ -506,23 +355,9 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll_next(cx);
-            let site = this.count.0;
-            match r {
-                Poll::Pending => {
-                    if !this.waiting {
-                        this.waiting = true;
-                        this.since = site.clock();
-                    }
-                    Poll::Pending
-                }
-                Poll::Ready(item) => {
-                    if this.waiting {
-                        this.waiting = false;
-                        site.recv_waited(this.since);
-                    }
-                    Poll::Ready(item.map(|env| got(site, env)))
-                }
-            }
+            let site = this.count.site();
+            this.wait.after(site, &r, FlowSite::recv_waited);
+            r.map(|item| item.map(|env| env.received(site)))
         }
     }
 
@@ -538,8 +373,7 @@ mod measured {
     pub struct Recv<'a, T> {
         inner: ac::Recv<'a, Envelope<T>>,
         site: &'static FlowSite,
-        since: u64,
-        waiting: bool,
+        wait: Wait,
     }
 
     impl<T> Future for Recv<'_, T> {
@@ -550,28 +384,13 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
-            match r {
-                Poll::Pending => {
-                    if !this.waiting {
-                        this.waiting = true;
-                        this.since = this.site.clock();
-                    }
-                    Poll::Pending
-                }
-                Poll::Ready(r) => {
-                    if this.waiting {
-                        this.waiting = false;
-                        this.site.recv_waited(this.since);
-                    }
-                    Poll::Ready(r.map(|env| got(this.site, env)))
-                }
-            }
+            this.wait.after(this.site, &r, FlowSite::recv_waited);
+            r.map(|r| r.map(|env| env.received(this.site)))
         }
     }
 
-    impl<T> fmt::Debug for Recv<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Recv { .. }")
-        }
-    }
+    opaque_debug!(Sender, WeakSender, WeakReceiver, Receiver);
+    opaque_debug!(Closed<'_>, Send<'_>, Recv<'_>);
+
+    clone_fields!(Sender { inner, count });
 }

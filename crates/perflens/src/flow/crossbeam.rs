@@ -19,68 +19,75 @@ pub use measured::{IntoIter, Iter, Receiver, Sender, TryIter};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::*;
+    use crate::flow::kernel::{
+        Emptiness, ReceiverCount, SenderCount, clone_fields, delegate, full, made, opaque_debug,
+        receiver_iterators, recv_with, waited,
+    };
     use crate::flow::{Envelope, Wrap};
-    use ::std::fmt;
     use ::std::time::{Duration, Instant};
     use crossbeam_channel as cb;
     use perflens_core::FlowSite;
 
     /// The sending side of a measured crossbeam channel.
     pub struct Sender<T> {
+        count: SenderCount,
         inner: cb::Sender<Envelope<T>>,
-        site: &'static FlowSite,
     }
 
     /// The receiving side of a measured crossbeam channel.
     pub struct Receiver<T> {
+        count: ReceiverCount,
         inner: cb::Receiver<Envelope<T>>,
-        site: &'static FlowSite,
     }
 
     impl<T> Wrap for (cb::Sender<Envelope<T>>, cb::Receiver<Envelope<T>>) {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            site.created(self.0.capacity());
-            site.senders(1);
-            site.receivers(1);
+            let (tx, rx) = made(site, self.0.capacity());
+            let tx = Sender {
+                count: tx,
+                inner: self.0,
+            };
             (
-                Sender {
-                    inner: self.0,
-                    site,
-                },
+                tx,
                 Receiver {
+                    count: rx,
                     inner: self.1,
-                    site,
                 },
             )
         }
     }
 
     impl<T> Sender<T> {
+        #[inline(always)]
+        fn site(&self) -> &'static FlowSite {
+            self.count.site()
+        }
+
         /// Counts an accepted message, with the queue right after it now
         /// and then (see `FlowSite::sent_sampled`).
         #[inline(always)]
         fn sent(&self) {
-            self.site.sent_sampled(|| self.inner.len());
+            self.site().sent_sampled(|| self.inner.len());
         }
 
-        /// A send found the channel full.
-        #[cold]
-        fn full(&self) {
-            if let Some(cap) = self.inner.capacity() {
-                self.site.found_full(cap);
+        /// The first, non-blocking try of every send: its message sealed
+        /// and, if accepted, counted; a full channel noted.
+        #[inline(always)]
+        fn try_first(&self, msg: T) -> Result<(), TrySendError<Envelope<T>>> {
+            let site = self.site();
+            let r = self.inner.try_send(Envelope::seal(msg, site, site.stamp()));
+            match &r {
+                Ok(()) => self.sent(),
+                Err(TrySendError::Full(_)) => full(site, self.inner.capacity()),
+                Err(TrySendError::Disconnected(_)) => {}
             }
+            r
         }
 
-        /// Sends as `send` would block for room, timing the wait.
-        fn blocked<E>(
-            &self,
-            env: Envelope<T>,
-            send: impl FnOnce(Envelope<T>) -> Result<(), E>,
-        ) -> Result<(), E> {
-            let since = self.site.clock();
-            let r = send(env);
-            self.site.send_waited(since);
+        /// Sends as a blocking call would wait for room, timing the wait.
+        fn blocked<E>(&self, send: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
+            let r = waited(self.site(), FlowSite::send_waited, send);
             if r.is_ok() {
                 self.sent();
             }
@@ -90,37 +97,21 @@ mod measured {
         /// Blocks until the message is sent, or returns it when every
         /// receiver is gone.
         pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
-            let stamp = self.site.stamp();
-            match self.inner.try_send(Envelope::seal(msg, self.site, stamp)) {
-                Ok(()) => {
-                    self.sent();
-                    Ok(())
-                }
+            match self.try_first(msg) {
+                Ok(()) => Ok(()),
                 Err(TrySendError::Disconnected(env)) => Err(SendError(env.into_value())),
-                Err(TrySendError::Full(env)) => {
-                    self.full();
-                    self.blocked(env, |e| self.inner.send(e))
-                        .map_err(|SendError(e)| SendError(e.into_value()))
-                }
+                Err(TrySendError::Full(env)) => self
+                    .blocked(|| self.inner.send(env))
+                    .map_err(|SendError(e)| SendError(e.into_value())),
             }
         }
 
         /// Sends without blocking; a full channel hands the message back.
         pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
-            let stamp = self.site.stamp();
-            match self.inner.try_send(Envelope::seal(msg, self.site, stamp)) {
-                Ok(()) => {
-                    self.sent();
-                    Ok(())
-                }
-                Err(TrySendError::Full(e)) => {
-                    self.full();
-                    Err(TrySendError::Full(e.into_value()))
-                }
-                Err(TrySendError::Disconnected(e)) => {
-                    Err(TrySendError::Disconnected(e.into_value()))
-                }
-            }
+            self.try_first(msg).map_err(|e| match e {
+                TrySendError::Full(e) => TrySendError::Full(e.into_value()),
+                TrySendError::Disconnected(e) => TrySendError::Disconnected(e.into_value()),
+            })
         }
 
         /// Blocks at most `timeout` for room.
@@ -138,108 +129,54 @@ mod measured {
             msg: T,
             deadline: Option<Instant>,
         ) -> Result<(), SendTimeoutError<T>> {
-            let stamp = self.site.stamp();
-            let back = |e: SendTimeoutError<Envelope<T>>| match e {
-                SendTimeoutError::Timeout(e) => SendTimeoutError::Timeout(e.into_value()),
-                SendTimeoutError::Disconnected(e) => SendTimeoutError::Disconnected(e.into_value()),
-            };
-            match self.inner.try_send(Envelope::seal(msg, self.site, stamp)) {
-                Ok(()) => {
-                    self.sent();
-                    Ok(())
-                }
+            match self.try_first(msg) {
+                Ok(()) => Ok(()),
                 Err(TrySendError::Disconnected(e)) => {
                     Err(SendTimeoutError::Disconnected(e.into_value()))
                 }
                 // No deadline that far: as `send`.
-                Err(TrySendError::Full(env)) => {
-                    self.full();
-                    self.blocked(env, |e| match deadline {
-                        Some(d) => self.inner.send_deadline(e, d),
-                        None => self
-                            .inner
-                            .send(e)
+                Err(TrySendError::Full(env)) => self
+                    .blocked(|| match deadline {
+                        Some(d) => self.inner.send_deadline(env, d),
+                        None => (self.inner.send(env))
                             .map_err(|SendError(e)| SendTimeoutError::Disconnected(e)),
                     })
-                    .map_err(back)
-                }
+                    .map_err(|e| match e {
+                        SendTimeoutError::Timeout(e) => SendTimeoutError::Timeout(e.into_value()),
+                        SendTimeoutError::Disconnected(e) => {
+                            SendTimeoutError::Disconnected(e.into_value())
+                        }
+                    }),
             }
         }
 
-        /// Whether the channel is empty.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Whether the channel is full.
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// Messages in the channel.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// The channel's capacity; `None` when unbounded.
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Sender<T>) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            self.site.senders(1);
-            Sender {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
-
-    impl<T> Drop for Sender<T> {
-        fn drop(&mut self) {
-            self.site.senders(-1);
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Sender { .. }")
-        }
+        delegate!(is_empty, is_full, len, capacity, same_channel);
     }
 
     impl<T> Receiver<T> {
         /// The value of a received message, its latency recorded.
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            let (value, stamp) = env.open();
-            self.site.received(stamp);
-            value
+            env.received(self.count.site())
         }
 
-        /// Receives as a blocking call would wait for a message, timing
-        /// the wait.
-        fn blocked<E>(&self, recv: impl FnOnce() -> Result<Envelope<T>, E>) -> Result<T, E> {
-            let since = self.site.clock();
-            let r = recv();
-            self.site.recv_waited(since);
-            r.map(|env| self.got(env))
+        /// Receives as a blocking call: a message now, or else `wait`
+        /// for one (timed); `gone` when the channel is empty and
+        /// disconnected.
+        #[inline(always)]
+        fn recv_with<E>(
+            &self,
+            gone: E,
+            wait: impl FnOnce() -> Result<Envelope<T>, E>,
+        ) -> Result<T, E> {
+            let first = self.inner.try_recv();
+            recv_with(self.count.site(), first, gone, wait).map(|env| self.got(env))
         }
 
         /// Blocks until a message arrives, or every sender is gone and the
         /// channel is empty.
         pub fn recv(&self) -> Result<T, RecvError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(self.got(env)),
-                Err(TryRecvError::Disconnected) => Err(RecvError),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv()),
-            }
+            self.recv_with(RecvError, || self.inner.recv())
         }
 
         /// Receives without blocking.
@@ -249,148 +186,27 @@ mod measured {
 
         /// Blocks at most `timeout` for a message.
         pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(self.got(env)),
-                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv_timeout(timeout)),
-            }
+            let gone = RecvTimeoutError::Disconnected;
+            self.recv_with(gone, || self.inner.recv_timeout(timeout))
         }
 
         /// Blocks until `deadline` at most for a message.
         pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(self.got(env)),
-                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv_deadline(deadline)),
-            }
+            let gone = RecvTimeoutError::Disconnected;
+            self.recv_with(gone, || self.inner.recv_deadline(deadline))
         }
 
-        /// Whether the channel is empty.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
+        delegate!(is_empty, is_full, len, capacity, same_channel);
+    }
 
-        /// Whether the channel is full.
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// Messages in the channel.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// The channel's capacity; `None` when unbounded.
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// A blocking iterator over the messages, ending when the channel
-        /// is empty and disconnected.
-        pub fn iter(&self) -> Iter<'_, T> {
-            Iter { rx: self }
-        }
-
-        /// An iterator over the messages already in the channel.
-        pub fn try_iter(&self) -> TryIter<'_, T> {
-            TryIter { rx: self }
-        }
-
-        /// Whether both receivers belong to the same channel.
-        pub fn same_channel(&self, other: &Receiver<T>) -> bool {
-            self.inner.same_channel(&other.inner)
+    impl Emptiness for TryRecvError {
+        fn empty(&self) -> bool {
+            self.is_empty()
         }
     }
 
-    impl<T> Clone for Receiver<T> {
-        fn clone(&self) -> Receiver<T> {
-            self.site.receivers(1);
-            Receiver {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
+    opaque_debug!(Sender, Receiver);
+    receiver_iterators!(Receiver { rx }, opaque);
 
-    impl<T> Drop for Receiver<T> {
-        fn drop(&mut self) {
-            self.site.receivers(-1);
-        }
-    }
-
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Receiver { .. }")
-        }
-    }
-
-    /// [`Receiver::iter`].
-    pub struct Iter<'a, T> {
-        rx: &'a Receiver<T>,
-    }
-
-    impl<T> Iterator for Iter<'_, T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.rx.recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for Iter<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Iter { .. }")
-        }
-    }
-
-    /// [`Receiver::try_iter`].
-    pub struct TryIter<'a, T> {
-        rx: &'a Receiver<T>,
-    }
-
-    impl<T> Iterator for TryIter<'_, T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.rx.try_recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for TryIter<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("TryIter { .. }")
-        }
-    }
-
-    /// The owning iterator of a [`Receiver`].
-    pub struct IntoIter<T> {
-        rx: Receiver<T>,
-    }
-
-    impl<T> Iterator for IntoIter<T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.rx.recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for IntoIter<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("IntoIter { .. }")
-        }
-    }
-
-    impl<'a, T> IntoIterator for &'a Receiver<T> {
-        type Item = T;
-        type IntoIter = Iter<'a, T>;
-        fn into_iter(self) -> Iter<'a, T> {
-            self.iter()
-        }
-    }
-
-    impl<T> IntoIterator for Receiver<T> {
-        type Item = T;
-        type IntoIter = IntoIter<T>;
-        fn into_iter(self) -> IntoIter<T> {
-            IntoIter { rx: self }
-        }
-    }
+    clone_fields!(Sender { count, inner }, Receiver { count, inner });
 }

@@ -90,6 +90,14 @@ impl<T> Envelope<T> {
         (value, me.stamp)
     }
 
+    /// The value of a received message, its latency recorded at `site`.
+    #[inline(always)]
+    pub(crate) fn received(self, site: &'static FlowSite) -> T {
+        let (value, stamp) = self.open();
+        site.received(stamp);
+        value
+    }
+
     /// The value, without counting a drop (an error handing it back).
     #[inline(always)]
     pub(crate) fn into_value(self) -> T {
@@ -131,43 +139,4 @@ pub trait Wrap {
     /// Wraps the endpoints of one new channel made at `site`, of
     /// `capacity` when the constructor took one.
     fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured;
-}
-
-/// One sender of a channel made at a site, counted alive until dropped
-/// (a field of a measured sender, or of a future that owns one).
-#[allow(dead_code)]
-pub(crate) struct SenderCount(pub(crate) &'static FlowSite);
-
-#[allow(dead_code)]
-impl SenderCount {
-    /// Counts a new sender (a channel's first, or a clone).
-    pub(crate) fn new(site: &'static FlowSite) -> SenderCount {
-        site.senders(1);
-        SenderCount(site)
-    }
-}
-
-impl Drop for SenderCount {
-    fn drop(&mut self) {
-        self.0.senders(-1);
-    }
-}
-
-/// One receiver, counted alive until dropped.
-#[allow(dead_code)]
-pub(crate) struct ReceiverCount(pub(crate) &'static FlowSite);
-
-#[allow(dead_code)]
-impl ReceiverCount {
-    /// Counts a new receiver.
-    pub(crate) fn new(site: &'static FlowSite) -> ReceiverCount {
-        site.receivers(1);
-        ReceiverCount(site)
-    }
-}
-
-impl Drop for ReceiverCount {
-    fn drop(&mut self) {
-        self.0.receivers(-1);
-    }
 }

@@ -39,8 +39,11 @@ pub use measured::{
 #[cfg(feature = "enabled")]
 mod measured {
     use super::*;
-    use crate::flow::{Envelope, ReceiverCount, SenderCount, Wrap};
-    use ::std::fmt;
+    use crate::flow::kernel::{
+        Emptiness, ReceiverCount, SenderCount, Wait, clone_fields, delegate, full, made,
+        opaque_debug, receiver_iterators, recv_with, waited,
+    };
+    use crate::flow::{Envelope, Wrap};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
@@ -64,15 +67,16 @@ mod measured {
     impl<T> Wrap for (fl::Sender<Envelope<T>>, fl::Receiver<Envelope<T>>) {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            site.created(self.0.capacity());
+            let (tx, rx) = made(site, self.0.capacity());
+            let tx = Sender {
+                inner: self.0,
+                count: tx,
+            };
             (
-                Sender {
-                    inner: self.0,
-                    count: SenderCount::new(site),
-                },
+                tx,
                 Receiver {
                     inner: self.1,
-                    count: ReceiverCount::new(site),
+                    count: rx,
                 },
             )
         }
@@ -85,36 +89,28 @@ mod measured {
         site.sent_sampled(|| inner.len());
     }
 
-    /// A send found the channel full.
-    #[cold]
-    fn full<T>(site: &'static FlowSite, inner: &fl::Sender<Envelope<T>>) {
-        if let Some(cap) = inner.capacity() {
-            site.found_full(cap);
-        }
-    }
-
-    /// The value of a received message, its latency recorded.
-    #[inline(always)]
-    fn got<T>(site: &'static FlowSite, env: Envelope<T>) -> T {
-        let (value, stamp) = env.open();
-        site.received(stamp);
-        value
-    }
-
     impl<T> Sender<T> {
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
+        }
+
+        /// The first, non-blocking try of every send: its message sealed
+        /// and, if accepted, counted; a full channel noted.
+        #[inline(always)]
+        fn try_first(&self, msg: T) -> Result<(), TrySendError<Envelope<T>>> {
+            let site = self.site();
+            let r = self.inner.try_send(Envelope::seal(msg, site, site.stamp()));
+            match &r {
+                Ok(()) => sent(site, &self.inner),
+                Err(TrySendError::Full(_)) => full(site, self.inner.capacity()),
+                Err(TrySendError::Disconnected(_)) => {}
+            }
+            r
         }
 
         /// Sends as a blocking call would wait for room, timing the wait.
-        fn blocked<E>(
-            &self,
-            env: Envelope<T>,
-            send: impl FnOnce(Envelope<T>) -> Result<(), E>,
-        ) -> Result<(), E> {
-            let since = self.site().clock();
-            let r = send(env);
-            self.site().send_waited(since);
+        fn blocked<E>(&self, send: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
+            let r = waited(self.site(), FlowSite::send_waited, send);
             if r.is_ok() {
                 sent(self.site(), &self.inner);
             }
@@ -123,37 +119,21 @@ mod measured {
 
         /// Sends without blocking; a full channel hands the message back.
         pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
-            let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
-                Err(TrySendError::Full(e)) => {
-                    full(site, &self.inner);
-                    Err(TrySendError::Full(e.into_value()))
-                }
-                Err(TrySendError::Disconnected(e)) => {
-                    Err(TrySendError::Disconnected(e.into_value()))
-                }
-            }
+            self.try_first(msg).map_err(|e| match e {
+                TrySendError::Full(e) => TrySendError::Full(e.into_value()),
+                TrySendError::Disconnected(e) => TrySendError::Disconnected(e.into_value()),
+            })
         }
 
         /// Blocks until the message is sent, or returns it when every
         /// receiver is gone.
         pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
-            let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
+            match self.try_first(msg) {
+                Ok(()) => Ok(()),
                 Err(TrySendError::Disconnected(env)) => Err(SendError(env.into_value())),
-                Err(TrySendError::Full(env)) => {
-                    full(site, &self.inner);
-                    self.blocked(env, |e| self.inner.send(e))
-                        .map_err(|SendError(e)| SendError(e.into_value()))
-                }
+                Err(TrySendError::Full(env)) => self
+                    .blocked(|| self.inner.send(env))
+                    .map_err(|SendError(e)| SendError(e.into_value())),
             }
         }
 
@@ -175,18 +155,13 @@ mod measured {
                 Envelope<T>,
             ) -> Result<(), SendTimeoutError<Envelope<T>>>,
         ) -> Result<(), SendTimeoutError<T>> {
-            let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
+            match self.try_first(msg) {
+                Ok(()) => Ok(()),
                 Err(TrySendError::Disconnected(e)) => {
                     Err(SendTimeoutError::Disconnected(e.into_value()))
                 }
                 Err(TrySendError::Full(env)) => {
-                    full(site, &self.inner);
-                    self.blocked(env, |e| wait(&self.inner, e))
+                    self.blocked(|| wait(&self.inner, env))
                         .map_err(|e| match e {
                             SendTimeoutError::Timeout(e) => {
                                 SendTimeoutError::Timeout(e.into_value())
@@ -203,23 +178,16 @@ mod measured {
         /// the thread.
         pub fn send_async(&self, item: T) -> SendFut<'_, T> {
             let site = self.site();
-            SendFut::new(
-                self.inner
-                    .send_async(Envelope::seal(item, site, site.stamp())),
-                site,
-                None,
-            )
+            let env = Envelope::seal(item, site, site.stamp());
+            SendFut::new(self.inner.send_async(env), site, None)
         }
 
         /// As [`Sender::send_async`], the future owning the sender.
         pub fn into_send_async<'a>(self, item: T) -> SendFut<'a, T> {
             let Sender { inner, count } = self;
-            let site = count.0;
-            SendFut::new(
-                inner.into_send_async(Envelope::seal(item, site, site.stamp())),
-                site,
-                Some(count),
-            )
+            let site = count.site();
+            let env = Envelope::seal(item, site, site.stamp());
+            SendFut::new(inner.into_send_async(env), site, Some(count))
         }
 
         /// A sink sending into the channel; the sender stays usable.
@@ -228,44 +196,8 @@ mod measured {
                 inner: self.inner.sink(),
                 sender: self,
                 pending: false,
-                waiting: false,
-                since: 0,
+                wait: Wait::default(),
             }
-        }
-
-        /// Whether every receiver (or every sender) is gone.
-        pub fn is_disconnected(&self) -> bool {
-            self.inner.is_disconnected()
-        }
-
-        /// Whether the channel is empty.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Whether the channel is full.
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// Messages in the channel.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// The channel's capacity; `None` when unbounded.
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Senders of the channel.
-        pub fn sender_count(&self) -> usize {
-            self.inner.sender_count()
-        }
-
-        /// Receivers of the channel.
-        pub fn receiver_count(&self) -> usize {
-            self.inner.receiver_count()
         }
 
         /// A sender that does not keep the channel open.
@@ -276,25 +208,16 @@ mod measured {
             }
         }
 
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Sender<T>) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            Sender {
-                inner: self.inner.clone(),
-                count: SenderCount::new(self.site()),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("Sender").finish()
-        }
+        delegate!(
+            is_disconnected,
+            is_empty,
+            is_full,
+            len,
+            capacity,
+            sender_count,
+            receiver_count,
+            same_channel
+        );
     }
 
     /// A sender that does not keep its channel open ([`Sender::downgrade`]).
@@ -313,29 +236,13 @@ mod measured {
         }
     }
 
-    impl<T> Clone for WeakSender<T> {
-        fn clone(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for WeakSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("WeakSender").finish()
-        }
-    }
-
     /// [`Sender::send_async`]: flume's future, its message counted when
     /// it is sent, its wait for room timed.
     #[must_use = "futures/streams/sinks do nothing unless you `.await` or poll them"]
     pub struct SendFut<'a, T> {
         inner: fl::r#async::SendFut<'a, Envelope<T>>,
         site: &'static FlowSite,
-        since: u64,
-        waiting: bool,
+        wait: Wait,
         done: bool,
         _owner: Option<SenderCount>,
     }
@@ -349,37 +256,13 @@ mod measured {
             SendFut {
                 inner,
                 site,
-                since: 0,
-                waiting: false,
+                wait: Wait::default(),
                 done: false,
                 _owner: owner,
             }
         }
 
-        /// See [`Sender::is_disconnected`].
-        pub fn is_disconnected(&self) -> bool {
-            self.inner.is_disconnected()
-        }
-
-        /// See [`Sender::is_empty`].
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// See [`Sender::is_full`].
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// See [`Sender::len`].
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// See [`Sender::capacity`].
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
+        delegate!(is_disconnected, is_empty, is_full, len, capacity);
     }
 
     impl<T> Future for SendFut<'_, T> {
@@ -391,31 +274,21 @@ mod measured {
             let site = this.site;
             match r {
                 Poll::Pending => {
-                    if !this.waiting {
-                        // flume's send waits only when the channel is full.
-                        this.waiting = true;
-                        if let Some(cap) = this.inner.capacity() {
-                            site.found_full(cap);
-                        }
-                        this.since = site.clock();
+                    // flume's send waits only when the channel is full.
+                    if this.wait.pending(site) {
+                        full(site, this.inner.capacity());
                     }
                     Poll::Pending
                 }
                 Poll::Ready(r) => {
-                    if this.done {
-                        return Poll::Ready(r.map_err(|SendError(e)| SendError(e.into_value())));
-                    }
-                    this.done = true;
-                    if this.waiting {
-                        site.send_waited(this.since);
-                    }
-                    Poll::Ready(match r {
-                        Ok(()) => {
+                    if !this.done {
+                        this.done = true;
+                        this.wait.ready(site, FlowSite::send_waited);
+                        if r.is_ok() {
                             site.sent_sampled(|| this.inner.len());
-                            Ok(())
                         }
-                        Err(SendError(e)) => Err(SendError(e.into_value())),
-                    })
+                    }
+                    Poll::Ready(r.map_err(|SendError(e)| SendError(e.into_value())))
                 }
             }
         }
@@ -437,20 +310,13 @@ mod measured {
         }
     }
 
-    impl<T> fmt::Debug for SendFut<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("SendFut").finish()
-        }
-    }
-
     /// [`Sender::sink`]: flume's sink, its items counted when sent.
     pub struct SendSink<'a, T> {
         inner: fl::r#async::SendSink<'a, Envelope<T>>,
         sender: &'a Sender<T>,
         /// An item was started and not yet seen sent.
         pending: bool,
-        waiting: bool,
-        since: u64,
+        wait: Wait,
     }
 
     impl<T> SendSink<'_, T> {
@@ -459,35 +325,14 @@ mod measured {
             self.sender
         }
 
-        /// See [`Sender::is_disconnected`].
-        pub fn is_disconnected(&self) -> bool {
-            self.inner.is_disconnected()
-        }
-
-        /// See [`Sender::is_empty`].
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// See [`Sender::is_full`].
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// See [`Sender::len`].
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// See [`Sender::capacity`].
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Whether both sinks send into the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
+        delegate!(
+            is_disconnected,
+            is_empty,
+            is_full,
+            len,
+            capacity,
+            same_channel
+        );
 
         /// Counts what a poll of flume's sink says of the started item.
         fn polled(
@@ -497,19 +342,15 @@ mod measured {
             let site = self.sender.site();
             match r {
                 Poll::Pending => {
-                    if self.pending && !self.waiting {
-                        self.waiting = true;
-                        full(site, &self.sender.inner);
-                        self.since = site.clock();
+                    if self.pending && self.wait.pending(site) {
+                        full(site, self.sender.inner.capacity());
                     }
                     Poll::Pending
                 }
                 Poll::Ready(r) => {
                     if self.pending {
                         self.pending = false;
-                        if self.waiting {
-                            site.send_waited(self.since);
-                        }
+                        self.wait.ready(site, FlowSite::send_waited);
                         if r.is_ok() {
                             sent(site, &self.sender.inner);
                         }
@@ -537,7 +378,7 @@ mod measured {
                 site.sent(None);
             }
             this.pending = true;
-            this.waiting = false;
+            this.wait = Wait::default();
             Pin::new(&mut this.inner)
                 .start_send(Envelope::seal(item, site, site.stamp()))
                 .map_err(|SendError(e)| SendError(e.into_value()))
@@ -571,121 +412,75 @@ mod measured {
                 inner: self.inner.clone(),
                 sender: self.sender,
                 pending: false,
-                waiting: false,
-                since: 0,
+                wait: Wait::default(),
             }
-        }
-    }
-
-    impl<T> fmt::Debug for SendSink<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("SendSink").finish()
         }
     }
 
     impl<T> Receiver<T> {
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
         }
 
-        /// Receives as a blocking call would wait, timing the wait.
-        fn blocked<E>(&self, recv: impl FnOnce() -> Result<Envelope<T>, E>) -> Result<T, E> {
-            let site = self.site();
-            let since = site.clock();
-            let r = recv();
-            site.recv_waited(since);
-            r.map(|env| got(site, env))
+        /// Receives as a blocking call: a message now, or else `wait`
+        /// for one (timed); `gone` when the channel is empty and
+        /// disconnected.
+        #[inline(always)]
+        fn recv_with<E>(
+            &self,
+            gone: E,
+            wait: impl FnOnce() -> Result<Envelope<T>, E>,
+        ) -> Result<T, E> {
+            let first = self.inner.try_recv();
+            recv_with(self.site(), first, gone, wait).map(|env| env.received(self.site()))
         }
 
         /// Receives without blocking.
         pub fn try_recv(&self) -> Result<T, TryRecvError> {
-            self.inner.try_recv().map(|env| got(self.site(), env))
+            self.inner.try_recv().map(|env| env.received(self.site()))
         }
 
         /// Blocks until a message arrives, or every sender is gone and
         /// the channel is empty.
         pub fn recv(&self) -> Result<T, RecvError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(got(self.site(), env)),
-                Err(TryRecvError::Disconnected) => Err(RecvError::Disconnected),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv()),
-            }
+            self.recv_with(RecvError::Disconnected, || self.inner.recv())
         }
 
         /// Blocks until `deadline` at most for a message.
         pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(got(self.site(), env)),
-                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv_deadline(deadline)),
-            }
+            let gone = RecvTimeoutError::Disconnected;
+            self.recv_with(gone, || self.inner.recv_deadline(deadline))
         }
 
         /// Blocks at most `dur` for a message.
         pub fn recv_timeout(&self, dur: Duration) -> Result<T, RecvTimeoutError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(got(self.site(), env)),
-                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv_timeout(dur)),
-            }
+            let gone = RecvTimeoutError::Disconnected;
+            self.recv_with(gone, || self.inner.recv_timeout(dur))
         }
 
         /// A future receiving one message. Cancel-safe: dropped before it
         /// is ready, it takes no message.
         pub fn recv_async(&self) -> RecvFut<'_, T> {
-            RecvFut {
-                inner: self.inner.recv_async(),
-                site: self.site(),
-                since: 0,
-                waiting: false,
-                _owner: None,
-            }
+            let (inner, site) = (self.inner.recv_async(), self.site());
+            RecvFut::new(inner, site, None)
         }
 
         /// As [`Receiver::recv_async`], the future owning the receiver.
         pub fn into_recv_async<'a>(self) -> RecvFut<'a, T> {
             let Receiver { inner, count } = self;
-            RecvFut {
-                inner: inner.into_recv_async(),
-                site: count.0,
-                since: 0,
-                waiting: false,
-                _owner: Some(count),
-            }
+            RecvFut::new(inner.into_recv_async(), count.site(), Some(count))
         }
 
         /// A stream of the messages; the receiver stays usable.
         pub fn stream(&self) -> RecvStream<'_, T> {
-            RecvStream {
-                inner: self.inner.stream(),
-                site: self.site(),
-                since: 0,
-                waiting: false,
-                owner: None,
-            }
+            let (inner, site) = (self.inner.stream(), self.site());
+            RecvStream::new(inner, site, None)
         }
 
         /// As [`Receiver::stream`], the stream owning the receiver.
         pub fn into_stream<'a>(self) -> RecvStream<'a, T> {
             let Receiver { inner, count } = self;
-            RecvStream {
-                inner: inner.into_stream(),
-                site: count.0,
-                since: 0,
-                waiting: false,
-                owner: Some(count),
-            }
-        }
-
-        /// A blocking iterator over the messages, ending when every
-        /// sender is gone and the channel is empty.
-        pub fn iter(&self) -> Iter<'_, T> {
-            Iter { receiver: self }
-        }
-
-        /// An iterator over the messages already in the channel.
-        pub fn try_iter(&self) -> TryIter<'_, T> {
-            TryIter { receiver: self }
+            RecvStream::new(inner.into_stream(), count.site(), Some(count))
         }
 
         /// Takes every message in the channel now.
@@ -696,123 +491,73 @@ mod measured {
             }
         }
 
-        /// Whether every sender (or every receiver) is gone.
-        pub fn is_disconnected(&self) -> bool {
-            self.inner.is_disconnected()
-        }
-
-        /// Whether the channel is empty.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Whether the channel is full.
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// Messages in the channel.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// The channel's capacity; `None` when unbounded.
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Senders of the channel.
-        pub fn sender_count(&self) -> usize {
-            self.inner.sender_count()
-        }
-
-        /// Receivers of the channel.
-        pub fn receiver_count(&self) -> usize {
-            self.inner.receiver_count()
-        }
-
-        /// Whether both receivers belong to the same channel.
-        pub fn same_channel(&self, other: &Receiver<T>) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
+        delegate!(
+            is_disconnected,
+            is_empty,
+            is_full,
+            len,
+            capacity,
+            sender_count,
+            receiver_count,
+            same_channel
+        );
     }
 
-    impl<T> Clone for Receiver<T> {
-        fn clone(&self) -> Receiver<T> {
-            Receiver {
-                inner: self.inner.clone(),
-                count: ReceiverCount::new(self.site()),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("Receiver").finish()
-        }
-    }
-
-    /// [`Receiver::recv_async`]: flume's future; its message is opened
-    /// and counted once flume's future has returned it.
-    #[must_use = "futures/streams/sinks do nothing unless you `.await` or poll them"]
-    pub struct RecvFut<'a, T> {
-        inner: fl::r#async::RecvFut<'a, Envelope<T>>,
-        site: &'static FlowSite,
-        since: u64,
-        waiting: bool,
-        _owner: Option<ReceiverCount>,
-    }
-
-    impl<T> RecvFut<'_, T> {
-        /// See [`Receiver::is_disconnected`].
-        pub fn is_disconnected(&self) -> bool {
-            self.inner.is_disconnected()
-        }
-
-        /// See [`Receiver::is_empty`].
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// See [`Receiver::is_full`].
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// See [`Receiver::len`].
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// See [`Receiver::capacity`].
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
+    impl Emptiness for TryRecvError {
+        fn empty(&self) -> bool {
+            matches!(self, TryRecvError::Empty)
         }
     }
 
     /// What a receiving poll returned, a message opened only when ready.
+    #[inline(always)]
     fn received<T, E>(
         site: &'static FlowSite,
-        waiting: &mut bool,
-        since: &mut u64,
+        wait: &mut Wait,
         r: Poll<Result<Envelope<T>, E>>,
     ) -> Poll<Result<T, E>> {
-        match r {
-            Poll::Pending => {
-                if !*waiting {
-                    *waiting = true;
-                    *since = site.clock();
-                }
-                Poll::Pending
+        wait.after(site, &r, FlowSite::recv_waited);
+        r.map(|r| r.map(|env| env.received(site)))
+    }
+
+    /// Defines a receiving future or stream `$name` over flume's, which
+    /// opens and counts each message once flume's has returned it.
+    macro_rules! receiving {
+        ($(#[$m:meta])* $name:ident) => {
+            $(#[$m])*
+            pub struct $name<'a, T> {
+                inner: fl::r#async::$name<'a, Envelope<T>>,
+                site: &'static FlowSite,
+                wait: Wait,
+                _owner: Option<ReceiverCount>,
             }
-            Poll::Ready(r) => {
-                if *waiting {
-                    *waiting = false;
-                    site.recv_waited(*since);
+
+            impl<'a, T> $name<'a, T> {
+                fn new(
+                    inner: fl::r#async::$name<'a, Envelope<T>>,
+                    site: &'static FlowSite,
+                    _owner: Option<ReceiverCount>,
+                ) -> Self {
+                    let wait = Wait::default();
+                    $name { inner, site, wait, _owner }
                 }
-                Poll::Ready(r.map(|env| got(site, env)))
+
+                delegate!(is_disconnected, is_empty, is_full, len, capacity);
             }
-        }
+        };
+    }
+
+    receiving! {
+        /// [`Receiver::recv_async`]: flume's future; its message is opened
+        /// and counted once flume's future has returned it.
+        #[must_use = "futures/streams/sinks do nothing unless you `.await` or poll them"]
+        RecvFut
+    }
+
+    receiving! {
+        /// [`Receiver::stream`]: flume's stream, each message opened and
+        /// counted once flume's stream has returned it.
+        RecvStream
     }
 
     impl<T> Future for RecvFut<'_, T> {
@@ -821,7 +566,7 @@ mod measured {
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
             let this = self.get_mut();
             let r = Pin::new(&mut this.inner).poll(cx);
-            received(this.site, &mut this.waiting, &mut this.since, r)
+            received(this.site, &mut this.wait, r)
         }
     }
 
@@ -831,52 +576,8 @@ mod measured {
         }
     }
 
-    impl<T> fmt::Debug for RecvFut<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("RecvFut").finish()
-        }
-    }
-
-    /// [`Receiver::stream`]: flume's stream, each message opened and
-    /// counted once flume's stream has returned it.
-    pub struct RecvStream<'a, T> {
-        inner: fl::r#async::RecvStream<'a, Envelope<T>>,
-        site: &'static FlowSite,
-        since: u64,
-        waiting: bool,
-        owner: Option<ReceiverCount>,
-    }
-
     impl<T> RecvStream<'_, T> {
-        /// See [`Receiver::is_disconnected`].
-        pub fn is_disconnected(&self) -> bool {
-            self.inner.is_disconnected()
-        }
-
-        /// See [`Receiver::is_empty`].
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// See [`Receiver::is_full`].
-        pub fn is_full(&self) -> bool {
-            self.inner.is_full()
-        }
-
-        /// See [`Receiver::len`].
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// See [`Receiver::capacity`].
-        pub fn capacity(&self) -> Option<usize> {
-            self.inner.capacity()
-        }
-
-        /// Whether both streams receive from the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
+        delegate!(same_channel);
     }
 
     impl<T> Stream for RecvStream<'_, T> {
@@ -887,7 +588,7 @@ mod measured {
             let r = Pin::new(&mut this.inner)
                 .poll_next(cx)
                 .map(|item| item.ok_or(()));
-            received(this.site, &mut this.waiting, &mut this.since, r).map(Result::ok)
+            received(this.site, &mut this.wait, r).map(Result::ok)
         }
     }
 
@@ -899,60 +600,9 @@ mod measured {
 
     impl<T> Clone for RecvStream<'_, T> {
         fn clone(&self) -> Self {
-            RecvStream {
-                inner: self.inner.clone(),
-                site: self.site,
-                since: 0,
-                waiting: false,
-                // flume's owning stream clones its receiver.
-                owner: self.owner.as_ref().map(|_| ReceiverCount::new(self.site)),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for RecvStream<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("RecvStream").finish()
-        }
-    }
-
-    /// [`Receiver::iter`].
-    pub struct Iter<'a, T> {
-        receiver: &'a Receiver<T>,
-    }
-
-    impl<T> Iterator for Iter<'_, T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.receiver.recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for Iter<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("Iter")
-                .field("receiver", &self.receiver)
-                .finish()
-        }
-    }
-
-    /// [`Receiver::try_iter`].
-    pub struct TryIter<'a, T> {
-        receiver: &'a Receiver<T>,
-    }
-
-    impl<T> Iterator for TryIter<'_, T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.receiver.try_recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for TryIter<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("TryIter")
-                .field("receiver", &self.receiver)
-                .finish()
+            // flume's owning stream clones its receiver.
+            let owner = self._owner.as_ref().map(|_| ReceiverCount::new(self.site));
+            RecvStream::new(self.inner.clone(), self.site, owner)
         }
     }
 
@@ -967,7 +617,7 @@ mod measured {
     impl<T> Iterator for Drain<'_, T> {
         type Item = T;
         fn next(&mut self) -> Option<T> {
-            self.inner.next().map(|env| got(self.site, env))
+            self.inner.next().map(|env| env.received(self.site))
         }
         fn size_hint(&self) -> (usize, Option<usize>) {
             let n = self.inner.len();
@@ -981,45 +631,13 @@ mod measured {
         }
     }
 
-    impl<T> fmt::Debug for Drain<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Drain { .. }")
-        }
-    }
+    opaque_debug!(@bare Sender, WeakSender, SendFut<'_>, SendSink<'_>, Receiver, RecvFut<'_>, RecvStream<'_>);
+    opaque_debug!(Drain<'_>);
+    receiver_iterators!(Receiver { receiver }, fields);
 
-    /// The owning iterator of a [`Receiver`].
-    pub struct IntoIter<T> {
-        receiver: Receiver<T>,
-    }
-
-    impl<T> Iterator for IntoIter<T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.receiver.recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for IntoIter<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("IntoIter")
-                .field("receiver", &self.receiver)
-                .finish()
-        }
-    }
-
-    impl<'a, T> IntoIterator for &'a Receiver<T> {
-        type Item = T;
-        type IntoIter = Iter<'a, T>;
-        fn into_iter(self) -> Iter<'a, T> {
-            self.iter()
-        }
-    }
-
-    impl<T> IntoIterator for Receiver<T> {
-        type Item = T;
-        type IntoIter = IntoIter<T>;
-        fn into_iter(self) -> IntoIter<T> {
-            IntoIter { receiver: self }
-        }
-    }
+    clone_fields!(
+        Sender { inner, count },
+        WeakSender { inner, site },
+        Receiver { inner, count }
+    );
 }

@@ -57,53 +57,17 @@ pub mod oneshot {
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use crate::flow::{Envelope, ReceiverCount, SenderCount, Wrap};
+    use crate::flow::kernel::{ReceiverCount, SenderCount, Wait, delegate, opaque_debug};
+    use crate::flow::{Envelope, Wrap};
     use ::std::fmt;
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
     use perflens_core::FlowSite;
 
-    #[inline(always)]
-    fn got<T>(site: &'static FlowSite, env: Envelope<T>) -> T {
-        let (value, stamp) = env.open();
-        site.received(stamp);
-        value
-    }
-
-    /// Waiting time of a receiving poll: starts at its first `Pending`,
-    /// recorded when it is ready.
-    #[derive(Default)]
-    struct Wait {
-        since: u64,
-        waiting: bool,
-    }
-
-    impl Wait {
-        fn pending(&mut self, site: &'static FlowSite) {
-            if !self.waiting {
-                self.waiting = true;
-                self.since = site.clock();
-            }
-        }
-
-        fn ready_recv(&mut self, site: &'static FlowSite) {
-            if self.waiting {
-                self.waiting = false;
-                site.recv_waited(self.since);
-            }
-        }
-
-        fn ready_send(&mut self, site: &'static FlowSite) {
-            if self.waiting {
-                self.waiting = false;
-                site.send_waited(self.since);
-            }
-        }
-    }
-
     pub mod mpsc {
         use super::*;
+        use crate::flow::kernel::Counted;
         use ::std::sync::Arc;
         use ::std::sync::atomic::{AtomicUsize, Ordering};
         use futures_channel::mpsc as fm;
@@ -190,10 +154,6 @@ mod measured {
 
         impl<T: ::std::any::Any> ::std::error::Error for TrySendError<T> {}
 
-        /// A value alone on its cache line.
-        #[repr(align(64))]
-        struct Line<T>(T);
-
         /// What a bounded channel's endpoints share: its site, its
         /// buffer, its senders, and the messages that went in and came
         /// out (the channel does not tell its length).
@@ -201,8 +161,7 @@ mod measured {
             site: &'static FlowSite,
             buffer: usize,
             senders: AtomicUsize,
-            sent: Line<AtomicUsize>,
-            taken: Line<AtomicUsize>,
+            counted: Counted,
         }
 
         impl Shared {
@@ -213,23 +172,41 @@ mod measured {
 
             #[inline(always)]
             fn sent(&self) {
-                let sent = self.sent.0.fetch_add(1, Ordering::Relaxed) + 1;
-                self.site.sent_sampled(|| {
-                    let taken = self.taken.0.load(Ordering::Relaxed);
-                    sent.saturating_sub(taken).min(self.capacity())
-                });
+                self.counted.sent(self.site, || self.capacity());
             }
 
             /// A message came out, on the one receiver's thread.
             #[inline(always)]
             fn got<T>(&self, env: Envelope<T>) -> T {
-                let taken = &self.taken.0;
-                taken.store(
-                    taken.load(Ordering::Relaxed).wrapping_add(1),
-                    Ordering::Relaxed,
-                );
-                got(self.site, env)
+                self.counted.got(self.site, env)
             }
+        }
+
+        /// The methods both receivers have alike (`try_recv` is each's).
+        macro_rules! receiver_methods {
+            () => {
+                /// Closes the channel: no more sends; queued messages can
+                /// still be received.
+                pub fn close(&mut self) {
+                    self.inner.close()
+                }
+
+                /// Receives without waiting: `Ok(None)` when the channel
+                /// is closed and empty.
+                #[deprecated(note = "please use `try_recv` instead")]
+                pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
+                    match self.try_recv() {
+                        Ok(v) => Ok(Some(v)),
+                        Err(TryRecvError::Closed) => Ok(None),
+                        Err(e) => Err(e),
+                    }
+                }
+
+                /// A future receiving one message.
+                pub fn recv(&mut self) -> Recv<'_, Self> {
+                    Recv { stream: self }
+                }
+            };
         }
 
         /// The sending side of a measured bounded `mpsc` channel.
@@ -260,8 +237,7 @@ mod measured {
                         site,
                         buffer,
                         senders: AtomicUsize::new(1),
-                        sent: Line(AtomicUsize::new(0)),
-                        taken: Line(AtomicUsize::new(0)),
+                        counted: Counted::new(),
                     })
                 };
                 (
@@ -311,19 +287,13 @@ mod measured {
                 let site = self.shared.site;
                 let r = self.inner.poll_ready(cx);
                 if r.is_pending() {
-                    if !self.wait.waiting {
+                    if self.wait.pending(site) {
                         site.found_full(self.shared.buffer.saturating_add(1));
                     }
-                    self.wait.pending(site);
                 } else {
-                    self.wait.ready_send(site);
+                    self.wait.ready(site, FlowSite::send_waited);
                 }
                 r
-            }
-
-            /// Whether the channel is closed.
-            pub fn is_closed(&self) -> bool {
-                self.inner.is_closed()
             }
 
             /// Closes the channel, for every sender.
@@ -353,6 +323,8 @@ mod measured {
             pub fn hash_receiver<H: ::std::hash::Hasher>(&self, hasher: &mut H) {
                 self.inner.hash_receiver(hasher)
             }
+
+            delegate!(is_closed);
         }
 
         impl<T> Clone for Sender<T> {
@@ -425,32 +397,12 @@ mod measured {
         }
 
         impl<T> Receiver<T> {
-            /// Closes the channel: no more sends; queued messages can
-            /// still be received.
-            pub fn close(&mut self) {
-                self.inner.close()
-            }
-
-            /// Receives without waiting: `Ok(None)` when the channel is
-            /// closed and empty.
-            #[deprecated(note = "please use `try_recv` instead")]
-            pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
-                match self.try_recv() {
-                    Ok(v) => Ok(Some(v)),
-                    Err(TryRecvError::Closed) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            }
+            receiver_methods!();
 
             /// Receives without waiting.
             pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
                 let shared = &self.shared;
                 self.inner.try_recv().map(|env| shared.got(env))
-            }
-
-            /// A future receiving one message.
-            pub fn recv(&mut self) -> Recv<'_, Self> {
-                Recv { stream: self }
             }
         }
 
@@ -459,16 +411,9 @@ mod measured {
 
             fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
                 let this = &mut *self;
-                match Pin::new(&mut this.inner).poll_next(cx) {
-                    Poll::Pending => {
-                        this.wait.pending(this.shared.site);
-                        Poll::Pending
-                    }
-                    Poll::Ready(item) => {
-                        this.wait.ready_recv(this.shared.site);
-                        Poll::Ready(item.map(|env| this.shared.got(env)))
-                    }
-                }
+                let p = Pin::new(&mut this.inner).poll_next(cx);
+                this.wait.after(this.shared.site, &p, FlowSite::recv_waited);
+                p.map(|item| item.map(|env| this.shared.got(env)))
             }
 
             fn size_hint(&self) -> (usize, Option<usize>) {
@@ -479,12 +424,6 @@ mod measured {
         impl<T> FusedStream for Receiver<T> {
             fn is_terminated(&self) -> bool {
                 self.inner.is_terminated()
-            }
-        }
-
-        impl<T> fmt::Debug for Receiver<T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad("Receiver { .. }")
             }
         }
 
@@ -551,11 +490,6 @@ mod measured {
                 self.inner.poll_ready(cx)
             }
 
-            /// Whether the channel is closed.
-            pub fn is_closed(&self) -> bool {
-                self.inner.is_closed()
-            }
-
             /// Closes the channel, for every sender.
             pub fn close_channel(&self) {
                 self.inner.close_channel()
@@ -582,15 +516,7 @@ mod measured {
                 self.inner.hash_receiver(hasher)
             }
 
-            /// Messages in the channel.
-            pub fn len(&self) -> usize {
-                self.inner.len()
-            }
-
-            /// Whether the channel is empty.
-            pub fn is_empty(&self) -> bool {
-                self.inner.is_empty()
-            }
+            delegate!(is_closed, len, is_empty);
         }
 
         impl<T> Clone for UnboundedSender<T> {
@@ -673,32 +599,12 @@ mod measured {
         }
 
         impl<T> UnboundedReceiver<T> {
-            /// Closes the channel: no more sends; queued messages can
-            /// still be received.
-            pub fn close(&mut self) {
-                self.inner.close()
-            }
-
-            /// Receives without waiting: `Ok(None)` when the channel is
-            /// closed and empty.
-            #[deprecated(note = "please use `try_recv` instead")]
-            pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
-                match self.try_recv() {
-                    Ok(v) => Ok(Some(v)),
-                    Err(TryRecvError::Closed) => Ok(None),
-                    Err(e) => Err(e),
-                }
-            }
+            receiver_methods!();
 
             /// Receives without waiting.
             pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-                let site = self.count.0;
-                self.inner.try_recv().map(|env| got(site, env))
-            }
-
-            /// A future receiving one message.
-            pub fn recv(&mut self) -> Recv<'_, Self> {
-                Recv { stream: self }
+                let site = self.count.site();
+                self.inner.try_recv().map(|env| env.received(site))
             }
         }
 
@@ -707,17 +613,10 @@ mod measured {
 
             fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
                 let this = &mut *self;
-                let site = this.count.0;
-                match Pin::new(&mut this.inner).poll_next(cx) {
-                    Poll::Pending => {
-                        this.wait.pending(site);
-                        Poll::Pending
-                    }
-                    Poll::Ready(item) => {
-                        this.wait.ready_recv(site);
-                        Poll::Ready(item.map(|env| got(site, env)))
-                    }
-                }
+                let site = this.count.site();
+                let p = Pin::new(&mut this.inner).poll_next(cx);
+                this.wait.after(site, &p, FlowSite::recv_waited);
+                p.map(|item| item.map(|env| env.received(site)))
             }
 
             fn size_hint(&self) -> (usize, Option<usize>) {
@@ -731,11 +630,7 @@ mod measured {
             }
         }
 
-        impl<T> fmt::Debug for UnboundedReceiver<T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad("UnboundedReceiver { .. }")
-            }
-        }
+        opaque_debug!(Receiver, UnboundedReceiver);
 
         /// `recv()`: the next message of a stream, as futures' `Recv`.
         #[derive(Debug)]
@@ -806,7 +701,7 @@ mod measured {
             /// Sends the value; a gone receiver hands it back.
             pub fn send(self, t: T) -> Result<(), T> {
                 let Sender { inner, count } = self;
-                let site = count.0;
+                let site = count.site();
                 match inner.send(Envelope::seal(t, site, site.stamp())) {
                     Ok(()) => {
                         site.sent(Some(1));
@@ -837,12 +732,6 @@ mod measured {
             }
         }
 
-        impl<T> fmt::Debug for Sender<T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad("Sender { .. }")
-            }
-        }
-
         /// [`Sender::cancellation`].
         #[must_use = "futures do nothing unless you `.await` or poll them"]
         pub struct Cancellation<'a, T> {
@@ -856,12 +745,6 @@ mod measured {
             }
         }
 
-        impl<T> fmt::Debug for Cancellation<'_, T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad("Cancellation { .. }")
-            }
-        }
-
         impl<T> Receiver<T> {
             /// Closes the channel: the sender can no longer send.
             pub fn close(&mut self) {
@@ -871,8 +754,10 @@ mod measured {
             /// The value if sent, `Ok(None)` if not yet, `Err` if the
             /// sender is gone without sending.
             pub fn try_recv(&mut self) -> Result<Option<T>, Canceled> {
-                let site = self.count.0;
-                self.inner.try_recv().map(|v| v.map(|env| got(site, env)))
+                let site = self.count.site();
+                self.inner
+                    .try_recv()
+                    .map(|v| v.map(|env| env.received(site)))
             }
         }
 
@@ -881,17 +766,10 @@ mod measured {
 
             fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
                 let this = &mut *self;
-                let site = this.count.0;
-                match Pin::new(&mut this.inner).poll(cx) {
-                    Poll::Pending => {
-                        this.wait.pending(site);
-                        Poll::Pending
-                    }
-                    Poll::Ready(r) => {
-                        this.wait.ready_recv(site);
-                        Poll::Ready(r.map(|env| got(site, env)))
-                    }
-                }
+                let site = this.count.site();
+                let p = Pin::new(&mut this.inner).poll(cx);
+                this.wait.after(site, &p, FlowSite::recv_waited);
+                p.map(|r| r.map(|env| env.received(site)))
             }
         }
 
@@ -901,10 +779,6 @@ mod measured {
             }
         }
 
-        impl<T> fmt::Debug for Receiver<T> {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.pad("Receiver { .. }")
-            }
-        }
+        opaque_debug!(Sender, Cancellation<'_>, Receiver);
     }
 }

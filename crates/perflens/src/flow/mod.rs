@@ -66,12 +66,11 @@ pub use probe::{Probe, Stamp};
 #[cfg(feature = "enabled")]
 mod envelope;
 #[cfg(feature = "enabled")]
+mod kernel;
+#[cfg(feature = "enabled")]
 mod wrapped;
 #[cfg(feature = "enabled")]
 pub use envelope::{Envelope, Wrap};
-#[cfg(feature = "enabled")]
-#[allow(unused_imports)]
-pub(crate) use envelope::{ReceiverCount, SenderCount};
 #[cfg(feature = "enabled")]
 pub use wrapped::Measured;
 #[cfg(all(feature = "enabled", feature = "flow-stream"))]

@@ -61,6 +61,21 @@ pub struct Probe {
     site: FlowSite,
 }
 
+/// The methods that report one event: with `enabled` off each does
+/// nothing with its argument.
+macro_rules! report {
+    ($($(#[$m:meta])* fn $name:ident($arg:ident: $ty:ty) => $call:ident$(($field:tt))?;)*) => {$(
+        $(#[$m])*
+        #[inline]
+        pub fn $name(&'static self, $arg: $ty) {
+            #[cfg(feature = "enabled")]
+            self.site().$call($arg$(.$field)?);
+            #[cfg(not(feature = "enabled"))]
+            let _ = $arg;
+        }
+    )*};
+}
+
 impl Probe {
     /// A probe whose row is a channel's, named `label`.
     pub const fn channel(label: &'static str) -> Probe {
@@ -78,32 +93,26 @@ impl Probe {
         &self.site
     }
 
-    /// A queue was made, of `capacity` (`None`: unbounded).
-    #[inline]
-    pub fn created(&'static self, capacity: Option<usize>) {
-        #[cfg(feature = "enabled")]
-        self.site().created(capacity);
-        #[cfg(not(feature = "enabled"))]
-        let _ = capacity;
-    }
-
-    /// `n` producers were made (negative: dropped). Their count alive is
-    /// the row's senders.
-    #[inline]
-    pub fn senders(&'static self, n: i64) {
-        #[cfg(feature = "enabled")]
-        self.site().senders(n);
-        #[cfg(not(feature = "enabled"))]
-        let _ = n;
-    }
-
-    /// `n` consumers were made (negative: dropped).
-    #[inline]
-    pub fn receivers(&'static self, n: i64) {
-        #[cfg(feature = "enabled")]
-        self.site().receivers(n);
-        #[cfg(not(feature = "enabled"))]
-        let _ = n;
+    report! {
+        /// A queue was made, of `capacity` (`None`: unbounded).
+        fn created(capacity: Option<usize>) => created;
+        /// `n` producers were made (negative: dropped). Their count alive is
+        /// the row's senders.
+        fn senders(n: i64) => senders;
+        /// `n` consumers were made (negative: dropped).
+        fn receivers(n: i64) => receivers;
+        /// A message went in; `queued`: the messages queued right after it,
+        /// if known (for Max queued).
+        fn sent(queued: Option<usize>) => sent;
+        /// A message came out; `sent_at`: the [`Probe::stamp`] taken when it
+        /// was sent (its latency is recorded), or `Stamp::default()`.
+        fn received(sent_at: Stamp) => received(0);
+        /// A producer waited for room since `since` (a [`Probe::stamp`]).
+        fn send_waited(since: Stamp) => send_waited(0);
+        /// A consumer waited for a message since `since`.
+        fn recv_waited(since: Stamp) => recv_waited(0);
+        /// `n` messages were still queued when the queue was dropped.
+        fn dropped(n: u64) => dropped_in_queue;
     }
 
     /// The time now, if this session times flows: a message's send time,
@@ -114,52 +123,5 @@ impl Probe {
         return Stamp(self.site().clock());
         #[cfg(not(feature = "enabled"))]
         Stamp()
-    }
-
-    /// A message went in; `queued`: the messages queued right after it,
-    /// if known (for Max queued).
-    #[inline]
-    pub fn sent(&'static self, queued: Option<usize>) {
-        #[cfg(feature = "enabled")]
-        self.site().sent(queued);
-        #[cfg(not(feature = "enabled"))]
-        let _ = queued;
-    }
-
-    /// A message came out; `sent_at`: the [`Probe::stamp`] taken when it
-    /// was sent (its latency is recorded), or `Stamp::default()`.
-    #[inline]
-    pub fn received(&'static self, sent_at: Stamp) {
-        #[cfg(feature = "enabled")]
-        self.site().received(sent_at.0);
-        #[cfg(not(feature = "enabled"))]
-        let _ = sent_at;
-    }
-
-    /// A producer waited for room since `since` (a [`Probe::stamp`]).
-    #[inline]
-    pub fn send_waited(&'static self, since: Stamp) {
-        #[cfg(feature = "enabled")]
-        self.site().send_waited(since.0);
-        #[cfg(not(feature = "enabled"))]
-        let _ = since;
-    }
-
-    /// A consumer waited for a message since `since`.
-    #[inline]
-    pub fn recv_waited(&'static self, since: Stamp) {
-        #[cfg(feature = "enabled")]
-        self.site().recv_waited(since.0);
-        #[cfg(not(feature = "enabled"))]
-        let _ = since;
-    }
-
-    /// `n` messages were still queued when the queue was dropped.
-    #[inline]
-    pub fn dropped(&'static self, n: u64) {
-        #[cfg(feature = "enabled")]
-        self.site().dropped_in_queue(n);
-        #[cfg(not(feature = "enabled"))]
-        let _ = n;
     }
 }

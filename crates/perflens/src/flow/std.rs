@@ -19,103 +19,83 @@ pub use measured::{IntoIter, Iter, Receiver, Sender, SyncSender, TryIter};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::*;
+    use crate::flow::kernel::{
+        Counted, ReceiverCount, SenderCount, clone_fields, opaque_debug, receiver_iterators,
+        recv_with, waited,
+    };
     use crate::flow::{Envelope, Wrap};
-    use ::std::fmt;
     use ::std::sync::Arc;
-    use ::std::sync::atomic::{AtomicUsize, Ordering};
     use ::std::sync::mpsc;
     use ::std::time::Duration;
     use perflens_core::FlowSite;
 
-    /// A value alone on its cache line.
-    #[repr(align(64))]
-    struct Line<T>(T);
-
-    /// What one measured channel's endpoints share: its site, its
-    /// capacity (`usize::MAX`: unbounded), and the messages that went in
-    /// and came out. The senders add to `sent` (a line only they write);
-    /// the one receiver counts `taken` on a line only it writes.
+    /// What one measured channel's endpoints share: its capacity
+    /// (`usize::MAX`: unbounded), and the messages that went in and came
+    /// out (std's channels do not tell their length).
     struct Shared {
-        site: &'static FlowSite,
         capacity: usize,
-        sent: Line<AtomicUsize>,
-        taken: Line<AtomicUsize>,
+        counted: Counted,
     }
 
     impl Shared {
-        /// A message went in: counted; now and then (see
-        /// `FlowSite::sent_sampled`) with the queue after it, `sent -
-        /// taken` read then. That can be one ahead for each receive that
-        /// has taken a message but not yet counted it: a queue never
-        /// holds more than its capacity, so neither does the figure.
+        /// A message went in (see [`Counted::sent`]).
         #[inline(always)]
-        fn sent(&self) {
-            let sent = self.sent.0.fetch_add(1, Ordering::Relaxed) + 1;
-            self.site.sent_sampled(|| {
-                let taken = self.taken.0.load(Ordering::Relaxed);
-                sent.saturating_sub(taken).min(self.capacity)
-            });
-        }
-
-        /// A message came out (on the one receiver's thread): its value,
-        /// its latency recorded.
-        #[inline(always)]
-        fn got<T>(&self, env: Envelope<T>) -> T {
-            let taken = &self.taken.0;
-            taken.store(
-                taken.load(Ordering::Relaxed).wrapping_add(1),
-                Ordering::Relaxed,
-            );
-            let (value, stamp) = env.open();
-            self.site.received(stamp);
-            value
+        fn sent(&self, site: &'static FlowSite) {
+            self.counted.sent(site, || self.capacity);
         }
     }
 
     /// The sending side of a measured `mpsc::channel`.
     pub struct Sender<T> {
+        count: SenderCount,
         inner: mpsc::Sender<Envelope<T>>,
         shared: Arc<Shared>,
     }
 
     /// The sending side of a measured `mpsc::sync_channel`.
     pub struct SyncSender<T> {
+        count: SenderCount,
         inner: mpsc::SyncSender<Envelope<T>>,
         shared: Arc<Shared>,
     }
 
     /// The receiving side of a measured std channel.
     pub struct Receiver<T> {
+        count: ReceiverCount,
         inner: mpsc::Receiver<Envelope<T>>,
         shared: Arc<Shared>,
     }
 
-    fn shared(site: &'static FlowSite, capacity: Option<usize>) -> Arc<Shared> {
+    /// A new channel's endpoint counts and what they share.
+    fn shared(
+        site: &'static FlowSite,
+        capacity: Option<usize>,
+    ) -> (SenderCount, ReceiverCount, Arc<Shared>) {
         site.created(capacity);
-        site.senders(1);
-        site.receivers(1);
+        let counts = (SenderCount::new(site), ReceiverCount::new(site));
         let _internal = perflens_core::Internal::enter();
-        Arc::new(Shared {
-            site,
+        let shared = Arc::new(Shared {
             capacity: capacity.unwrap_or(usize::MAX),
-            sent: Line(AtomicUsize::new(0)),
-            taken: Line(AtomicUsize::new(0)),
-        })
+            counted: Counted::new(),
+        });
+        (counts.0, counts.1, shared)
     }
 
     impl<T> Wrap for (mpsc::Sender<Envelope<T>>, mpsc::Receiver<Envelope<T>>) {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let shared = shared(site, None);
-            let inner = self.0;
+            let (count, count_rx, shared) = shared(site, None);
             let tx = Sender {
-                inner,
+                count,
+                inner: self.0,
                 shared: shared.clone(),
             };
+            let (count, inner) = (count_rx, self.1);
             (
                 tx,
                 Receiver {
-                    inner: self.1,
+                    count,
+                    inner,
                     shared,
                 },
             )
@@ -125,14 +105,18 @@ mod measured {
     impl<T> Wrap for (mpsc::SyncSender<Envelope<T>>, mpsc::Receiver<Envelope<T>>) {
         type Measured = (SyncSender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured {
-            let shared = shared(site, Some(capacity.unwrap_or(0)));
+            let (count, count_rx, shared) = shared(site, Some(capacity.unwrap_or(0)));
+            let tx = SyncSender {
+                count,
+                inner: self.0,
+                shared: shared.clone(),
+            };
+            let (count, inner) = (count_rx, self.1);
             (
-                SyncSender {
-                    inner: self.0,
-                    shared: shared.clone(),
-                },
+                tx,
                 Receiver {
-                    inner: self.1,
+                    count,
+                    inner,
                     shared,
                 },
             )
@@ -143,230 +127,108 @@ mod measured {
         /// Sends without blocking (the channel is unbounded), or returns
         /// the message when the receiver is gone.
         pub fn send(&self, t: T) -> Result<(), SendError<T>> {
-            let site = self.shared.site;
+            let site = self.count.site();
             match self.inner.send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => {
-                    self.shared.sent();
+                    self.shared.sent(site);
                     Ok(())
                 }
                 Err(SendError(e)) => Err(SendError(e.into_value())),
             }
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            self.shared.site.senders(1);
-            Sender {
-                inner: self.inner.clone(),
-                shared: self.shared.clone(),
-            }
-        }
-    }
-
-    impl<T> Drop for Sender<T> {
-        fn drop(&mut self) {
-            self.shared.site.senders(-1);
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Sender { .. }")
         }
     }
 
     impl<T> SyncSender<T> {
+        /// The first, non-blocking try of every send: its message sealed
+        /// and, if accepted, counted; a full channel noted.
+        #[inline(always)]
+        fn try_first(&self, t: T) -> Result<(), TrySendError<Envelope<T>>> {
+            let site = self.count.site();
+            let r = self.inner.try_send(Envelope::seal(t, site, site.stamp()));
+            match &r {
+                Ok(()) => self.shared.sent(site),
+                Err(TrySendError::Full(_)) => site.found_full(self.shared.capacity),
+                Err(TrySendError::Disconnected(_)) => {}
+            }
+            r
+        }
+
         /// Blocks until there is room, or returns the message when the
         /// receiver is gone.
         pub fn send(&self, t: T) -> Result<(), SendError<T>> {
-            let site = self.shared.site;
-            let r = match self.inner.try_send(Envelope::seal(t, site, site.stamp())) {
-                Ok(()) => Ok(()),
-                Err(mpsc::TrySendError::Disconnected(e)) => Err(SendError(e)),
-                Err(mpsc::TrySendError::Full(e)) => {
-                    site.found_full(self.shared.capacity);
-                    let since = site.clock();
-                    let r = self.inner.send(e);
-                    site.send_waited(since);
+            let site = self.count.site();
+            let r = match self.try_first(t) {
+                Ok(()) => return Ok(()),
+                Err(TrySendError::Disconnected(e)) => Err(SendError(e)),
+                Err(TrySendError::Full(e)) => {
+                    let r = waited(site, FlowSite::send_waited, || self.inner.send(e));
+                    if r.is_ok() {
+                        self.shared.sent(site);
+                    }
                     r
                 }
             };
-            match r {
-                Ok(()) => {
-                    self.shared.sent();
-                    Ok(())
-                }
-                Err(SendError(e)) => Err(SendError(e.into_value())),
-            }
+            r.map_err(|SendError(e)| SendError(e.into_value()))
         }
 
         /// Sends without blocking; a full channel hands the message back.
         pub fn try_send(&self, t: T) -> Result<(), TrySendError<T>> {
-            let site = self.shared.site;
-            match self.inner.try_send(Envelope::seal(t, site, site.stamp())) {
-                Ok(()) => {
-                    self.shared.sent();
-                    Ok(())
-                }
-                Err(TrySendError::Full(e)) => {
-                    site.found_full(self.shared.capacity);
-                    Err(TrySendError::Full(e.into_value()))
-                }
-                Err(TrySendError::Disconnected(e)) => {
-                    Err(TrySendError::Disconnected(e.into_value()))
-                }
-            }
+            self.try_first(t).map_err(|e| match e {
+                TrySendError::Full(e) => TrySendError::Full(e.into_value()),
+                TrySendError::Disconnected(e) => TrySendError::Disconnected(e.into_value()),
+            })
         }
     }
 
-    impl<T> Clone for SyncSender<T> {
-        fn clone(&self) -> SyncSender<T> {
-            self.shared.site.senders(1);
-            SyncSender {
-                inner: self.inner.clone(),
-                shared: self.shared.clone(),
-            }
+    clone_fields!(
+        Sender {
+            count,
+            inner,
+            shared
+        },
+        SyncSender {
+            count,
+            inner,
+            shared
         }
-    }
-
-    impl<T> Drop for SyncSender<T> {
-        fn drop(&mut self) {
-            self.shared.site.senders(-1);
-        }
-    }
-
-    impl<T> fmt::Debug for SyncSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("SyncSender { .. }")
-        }
-    }
+    );
 
     impl<T> Receiver<T> {
-        /// Receives as a blocking call would wait, timing the wait.
-        fn blocked<E>(&self, recv: impl FnOnce() -> Result<Envelope<T>, E>) -> Result<T, E> {
-            let site = self.shared.site;
-            let since = site.clock();
-            let r = recv();
-            site.recv_waited(since);
-            r.map(|env| self.shared.got(env))
+        /// A received message's value.
+        #[inline(always)]
+        fn got(&self, env: Envelope<T>) -> T {
+            self.shared.counted.got(self.count.site(), env)
         }
 
         /// Blocks until a message arrives, or every sender is gone and the
         /// channel is empty.
         pub fn recv(&self) -> Result<T, RecvError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(self.shared.got(env)),
-                Err(TryRecvError::Disconnected) => Err(RecvError),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv()),
-            }
+            let site = self.count.site();
+            recv_with(site, self.inner.try_recv(), RecvError, || self.inner.recv())
+                .map(|env| self.got(env))
         }
 
         /// Receives without blocking.
         pub fn try_recv(&self) -> Result<T, TryRecvError> {
-            self.inner.try_recv().map(|env| self.shared.got(env))
+            self.inner.try_recv().map(|env| self.got(env))
         }
 
         /// Blocks at most `timeout` for a message.
         pub fn recv_timeout(&self, timeout: Duration) -> Result<T, RecvTimeoutError> {
-            match self.inner.try_recv() {
-                Ok(env) => Ok(self.shared.got(env)),
-                Err(TryRecvError::Disconnected) => Err(RecvTimeoutError::Disconnected),
-                Err(TryRecvError::Empty) => self.blocked(|| self.inner.recv_timeout(timeout)),
-            }
-        }
-
-        /// A blocking iterator over the messages, ending when every
-        /// sender is gone and the channel is empty.
-        pub fn iter(&self) -> Iter<'_, T> {
-            Iter { rx: self }
-        }
-
-        /// An iterator over the messages already in the channel.
-        pub fn try_iter(&self) -> TryIter<'_, T> {
-            TryIter { rx: self }
+            let (site, gone) = (self.count.site(), RecvTimeoutError::Disconnected);
+            recv_with(site, self.inner.try_recv(), gone, || {
+                self.inner.recv_timeout(timeout)
+            })
+            .map(|env| self.got(env))
         }
     }
 
-    impl<T> Drop for Receiver<T> {
-        fn drop(&mut self) {
-            self.shared.site.receivers(-1);
+    impl crate::flow::kernel::Emptiness for TryRecvError {
+        fn empty(&self) -> bool {
+            matches!(self, TryRecvError::Empty)
         }
     }
 
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Receiver { .. }")
-        }
-    }
-
-    /// [`Receiver::iter`].
-    pub struct Iter<'a, T> {
-        rx: &'a Receiver<T>,
-    }
-
-    impl<T> Iterator for Iter<'_, T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.rx.recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for Iter<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("Iter").field("rx", &self.rx).finish()
-        }
-    }
-
-    /// [`Receiver::try_iter`].
-    pub struct TryIter<'a, T> {
-        rx: &'a Receiver<T>,
-    }
-
-    impl<T> Iterator for TryIter<'_, T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.rx.try_recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for TryIter<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("TryIter").field("rx", &self.rx).finish()
-        }
-    }
-
-    /// The owning iterator of a [`Receiver`].
-    pub struct IntoIter<T> {
-        rx: Receiver<T>,
-    }
-
-    impl<T> Iterator for IntoIter<T> {
-        type Item = T;
-        fn next(&mut self) -> Option<T> {
-            self.rx.recv().ok()
-        }
-    }
-
-    impl<T> fmt::Debug for IntoIter<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.debug_struct("IntoIter").field("rx", &self.rx).finish()
-        }
-    }
-
-    impl<'a, T> IntoIterator for &'a Receiver<T> {
-        type Item = T;
-        type IntoIter = Iter<'a, T>;
-        fn into_iter(self) -> Iter<'a, T> {
-            self.iter()
-        }
-    }
-
-    impl<T> IntoIterator for Receiver<T> {
-        type Item = T;
-        type IntoIter = IntoIter<T>;
-        fn into_iter(self) -> IntoIter<T> {
-            IntoIter { rx: self }
-        }
-    }
+    opaque_debug!(Sender, SyncSender, Receiver);
+    receiver_iterators!(Receiver { rx }, fields);
 }

@@ -144,3 +144,31 @@ macro_rules! lock_common {
     )*};
 }
 pub(crate) use lock_common;
+
+/// What the locks that wrap the original lock whole (its field `inner`:
+/// parking_lot's, tokio's) have alike: `into_inner`, `get_mut`, and the
+/// original's `Debug`.
+macro_rules! inner_common {
+    ($($lock:ident),*) => {$(
+        impl<T> $lock<T> {
+            /// The value, the lock consumed.
+            pub fn into_inner(self) -> T {
+                self.inner.into_inner()
+            }
+        }
+
+        impl<T: ?Sized> $lock<T> {
+            /// The value, borrowed mutably (not counted).
+            pub fn get_mut(&mut self) -> &mut T {
+                self.inner.get_mut()
+            }
+        }
+
+        impl<T: ?Sized + ::std::fmt::Debug> ::std::fmt::Debug for $lock<T> {
+            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                ::std::fmt::Debug::fmt(&self.inner, f)
+            }
+        }
+    )*};
+}
+pub(crate) use inner_common;

@@ -18,9 +18,10 @@ pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard}
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use crate::sync::kernel::{contended, contended_opt, guard, lock_common, release};
+    use crate::sync::kernel::{
+        contended, contended_opt, guard, inner_common, lock_common, release,
+    };
     use ::parking_lot as pl;
-    use ::std::fmt;
     use ::std::mem::ManuallyDrop;
     use ::std::panic::Location;
     use ::std::time::{Duration, Instant};
@@ -57,6 +58,7 @@ mod measured {
     }
 
     lock_common!(Mutex, RwLock);
+    inner_common!(Mutex, RwLock);
 
     impl<T> Mutex<T> {
         /// A new unlocked mutex, named after the place of this call.
@@ -66,11 +68,6 @@ mod measured {
                 site: LockSite::new("", Location::caller()),
                 inner: pl::Mutex::new(t),
             }
-        }
-
-        /// The value, the mutex consumed.
-        pub fn into_inner(self) -> T {
-            self.inner.into_inner()
         }
     }
 
@@ -127,11 +124,6 @@ mod measured {
             self.inner.is_locked()
         }
 
-        /// The value, borrowed mutably (not counted).
-        pub fn get_mut(&mut self) -> &mut T {
-            self.inner.get_mut()
-        }
-
         /// A raw pointer to the value.
         pub fn data_ptr(&self) -> *mut T {
             self.inner.data_ptr()
@@ -170,11 +162,6 @@ mod measured {
                 site: LockSite::new("", Location::caller()),
                 inner: pl::RwLock::new(t),
             }
-        }
-
-        /// The value, the lock consumed.
-        pub fn into_inner(self) -> T {
-            self.inner.into_inner()
         }
     }
 
@@ -259,26 +246,9 @@ mod measured {
             self.inner.is_locked_exclusive()
         }
 
-        /// The value, borrowed mutably (not counted).
-        pub fn get_mut(&mut self) -> &mut T {
-            self.inner.get_mut()
-        }
-
         /// A raw pointer to the value.
         pub fn data_ptr(&self) -> *mut T {
             self.inner.data_ptr()
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
         }
     }
 }

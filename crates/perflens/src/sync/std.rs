@@ -27,6 +27,18 @@ mod measured {
         }
     }
 
+    /// Maps a std try-lock result to ours, with the guard made by `f`.
+    #[inline(always)]
+    fn map_try<G, H>(r: TryLockResult<G>, f: impl FnOnce(G) -> H) -> TryLockResult<H> {
+        match r {
+            Ok(g) => Ok(f(g)),
+            Err(TryLockError::Poisoned(p)) => {
+                Err(TryLockError::Poisoned(PoisonError::new(f(p.into_inner()))))
+            }
+            Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
+        }
+    }
+
     /// `t`, as an error when the lock is `poisoned`.
     fn poisoned<T>(poisoned: bool, t: T) -> LockResult<T> {
         if poisoned {
@@ -140,11 +152,6 @@ mod measured {
                 data: UnsafeCell::new(t),
             }
         }
-
-        /// The value, the mutex consumed (poisoned: the error holds it).
-        pub fn into_inner(self) -> LockResult<T> {
-            poisoned(self.lock.is_poisoned(), self.data.into_inner())
-        }
     }
 
     impl<T: ?Sized> Mutex<T> {
@@ -192,44 +199,7 @@ mod measured {
         /// Acquires the lock if it is free now (`WouldBlock` if not).
         #[inline]
         pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-            match self.lock.try_lock() {
-                Ok(g) => Ok(self.guard(g, Held::now())),
-                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
-                    self.guard(p.into_inner(), Held::now()),
-                ))),
-                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
-            }
-        }
-
-        /// Whether a thread panicked while holding the lock.
-        pub fn is_poisoned(&self) -> bool {
-            self.lock.is_poisoned()
-        }
-
-        /// Clears the poison.
-        pub fn clear_poison(&self) {
-            self.lock.clear_poison()
-        }
-
-        /// The value, borrowed mutably: no locking needed (not counted).
-        pub fn get_mut(&mut self) -> LockResult<&mut T> {
-            poisoned(self.lock.is_poisoned(), self.data.get_mut())
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-        /// As std's: `Mutex { data: .., poisoned: .., .. }` (not counted).
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            let mut d = f.debug_struct("Mutex");
-            match self.lock.try_lock() {
-                // SAFETY: `lock` is held (by `_g`) while the value is read.
-                Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
-                // SAFETY: as above.
-                Err(TryLockError::Poisoned(_g)) => d.field("data", &unsafe { &*self.data.get() }),
-                Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
-            };
-            d.field("poisoned", &self.lock.is_poisoned());
-            d.finish_non_exhaustive()
+            map_try(self.lock.try_lock(), |g| self.guard(g, Held::now()))
         }
     }
 
@@ -319,11 +289,6 @@ mod measured {
                 data: UnsafeCell::new(t),
             }
         }
-
-        /// The value, the lock consumed (poisoned: the error holds it).
-        pub fn into_inner(self) -> LockResult<T> {
-            poisoned(self.lock.is_poisoned(), self.data.into_inner())
-        }
     }
 
     impl<T: ?Sized> RwLock<T> {
@@ -389,13 +354,7 @@ mod measured {
         /// Shared access if it is available now.
         #[inline]
         pub fn try_read(&self) -> TryLockResult<RwLockReadGuard<'_, T>> {
-            match self.lock.try_read() {
-                Ok(g) => Ok(self.read_guard(g, Held::now())),
-                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
-                    self.read_guard(p.into_inner(), Held::now()),
-                ))),
-                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
-            }
+            map_try(self.lock.try_read(), |g| self.read_guard(g, Held::now()))
         }
 
         /// Blocks until exclusive access is acquired.
@@ -422,46 +381,7 @@ mod measured {
         /// Exclusive access if it is available now.
         #[inline]
         pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-            match self.lock.try_write() {
-                Ok(g) => Ok(self.write_guard(g, Held::now())),
-                Err(TryLockError::Poisoned(p)) => Err(TryLockError::Poisoned(PoisonError::new(
-                    self.write_guard(p.into_inner(), Held::now()),
-                ))),
-                Err(TryLockError::WouldBlock) => Err(TryLockError::WouldBlock),
-            }
-        }
-
-        /// Whether a writer panicked while holding the lock.
-        pub fn is_poisoned(&self) -> bool {
-            self.lock.is_poisoned()
-        }
-
-        /// Clears the poison.
-        pub fn clear_poison(&self) {
-            self.lock.clear_poison()
-        }
-
-        /// The value, borrowed mutably (not counted).
-        pub fn get_mut(&mut self) -> LockResult<&mut T> {
-            poisoned(self.lock.is_poisoned(), self.data.get_mut())
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
-        /// As std's: `RwLock { data: .., poisoned: .., .. }` (not
-        /// counted).
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            let mut d = f.debug_struct("RwLock");
-            match self.lock.try_read() {
-                // SAFETY: shared access is held (by `_g`) while the value
-                // is read.
-                Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
-                // SAFETY: as above.
-                Err(TryLockError::Poisoned(_g)) => d.field("data", &unsafe { &*self.data.get() }),
-                Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
-            };
-            d.field("poisoned", &self.lock.is_poisoned());
-            d.finish_non_exhaustive()
+            map_try(self.lock.try_write(), |g| self.write_guard(g, Held::now()))
         }
     }
 
@@ -513,6 +433,57 @@ mod measured {
         }
     }
 
+    /// What both locks have alike over std's lock `lock` (its try for
+    /// shared access `$try`): poisoning, `get_mut`, and `Debug` as std's,
+    /// `Name { data: .., poisoned: .., .. }` (not counted).
+    macro_rules! std_common {
+        ($($lock:ident $try:ident),*) => {$(
+            impl<T: ?Sized> $lock<T> {
+                /// Whether a thread panicked while holding the lock.
+                pub fn is_poisoned(&self) -> bool {
+                    self.lock.is_poisoned()
+                }
+
+                /// Clears the poison.
+                pub fn clear_poison(&self) {
+                    self.lock.clear_poison()
+                }
+
+                /// The value, borrowed mutably: no locking needed (not
+                /// counted).
+                pub fn get_mut(&mut self) -> LockResult<&mut T> {
+                    poisoned(self.lock.is_poisoned(), self.data.get_mut())
+                }
+            }
+
+            impl<T> $lock<T> {
+                /// The value, the lock consumed (poisoned: the error holds
+                /// it).
+                pub fn into_inner(self) -> LockResult<T> {
+                    poisoned(self.lock.is_poisoned(), self.data.into_inner())
+                }
+            }
+
+            impl<T: ?Sized + fmt::Debug> fmt::Debug for $lock<T> {
+                fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                    let mut d = f.debug_struct(stringify!($lock));
+                    match self.lock.$try() {
+                        // SAFETY: the lock is held (by `_g`, shared at
+                        // least) while the value is read.
+                        Ok(_g) => d.field("data", &unsafe { &*self.data.get() }),
+                        // SAFETY: as above.
+                        Err(TryLockError::Poisoned(_g)) => {
+                            d.field("data", &unsafe { &*self.data.get() })
+                        }
+                        Err(TryLockError::WouldBlock) => d.field("data", &format_args!("<locked>")),
+                    };
+                    d.field("poisoned", &self.lock.is_poisoned());
+                    d.finish_non_exhaustive()
+                }
+            }
+        )*};
+    }
+    std_common!(Mutex try_lock, RwLock try_read);
     lock_common!(Mutex, RwLock);
     fmt_guard!(MutexGuard, RwLockReadGuard, RwLockWriteGuard);
 }

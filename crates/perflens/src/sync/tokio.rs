@@ -26,7 +26,7 @@ pub use measured::{Mutex, MutexGuard, OwnedMutexGuard, RwLock, RwLockReadGuard, 
 #[cfg(feature = "enabled")]
 mod measured {
     use super::TryLockError;
-    use crate::sync::kernel::{guard, lock_common, release};
+    use crate::sync::kernel::{guard, inner_common, lock_common, release};
     use ::std::fmt;
     use ::std::mem::ManuallyDrop;
     use ::std::ops::{Deref, DerefMut};
@@ -78,6 +78,7 @@ mod measured {
     }
 
     lock_common!(Mutex, RwLock);
+    inner_common!(Mutex, RwLock);
 
     /// The guard of a try that succeeded now, or else of a wait
     /// (`$wait`, awaited or blocking), as a contended acquisition.
@@ -109,11 +110,6 @@ mod measured {
                 site: LockSite::new("", Location::caller()),
                 inner: ts::Mutex::const_new(t),
             }
-        }
-
-        /// The value, the mutex consumed.
-        pub fn into_inner(self) -> T {
-            self.inner.into_inner()
         }
     }
 
@@ -166,11 +162,6 @@ mod measured {
                 lock: self,
                 held,
             }
-        }
-
-        /// The value, borrowed mutably (not counted).
-        pub fn get_mut(&mut self) -> &mut T {
-            self.inner.get_mut()
         }
     }
 
@@ -235,11 +226,6 @@ mod measured {
                 inner: ts::RwLock::const_new(t),
             }
         }
-
-        /// The value, the lock consumed.
-        pub fn into_inner(self) -> T {
-            self.inner.into_inner()
-        }
     }
 
     impl<T: ?Sized> RwLock<T> {
@@ -281,23 +267,6 @@ mod measured {
                 &self.site,
                 Held::now(),
             ))
-        }
-
-        /// The value, borrowed mutably (not counted).
-        pub fn get_mut(&mut self) -> &mut T {
-            self.inner.get_mut()
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for Mutex<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
-        }
-    }
-
-    impl<T: ?Sized + fmt::Debug> fmt::Debug for RwLock<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            fmt::Debug::fmt(&self.inner, f)
         }
     }
 }

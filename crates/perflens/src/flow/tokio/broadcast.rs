@@ -20,17 +20,18 @@ pub use measured::{Receiver, Sender, WeakSender};
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use super::super::{Receivers, Senders, timed};
     use super::error::{RecvError, SendError, TryRecvError};
+    use crate::flow::kernel::{
+        ReceiverCount, SenderCount, clock_if, clone_fields, delegate, made, opaque_debug, timed,
+    };
     use crate::flow::{Envelope, Wrap};
-    use ::std::fmt;
     use ::tokio::sync::broadcast;
     use perflens_core::FlowSite;
 
     /// The sending half of a measured broadcast channel.
     pub struct Sender<T> {
         inner: broadcast::Sender<Envelope<T>>,
-        count: Senders,
+        count: SenderCount,
     }
 
     /// A sender that does not keep the channel open; not counted as a
@@ -43,7 +44,7 @@ mod measured {
     /// A receiving half of a measured broadcast channel.
     pub struct Receiver<T> {
         inner: broadcast::Receiver<Envelope<T>>,
-        count: Receivers,
+        count: ReceiverCount,
     }
 
     impl<T> Wrap
@@ -54,15 +55,16 @@ mod measured {
     {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured {
-            site.created(capacity);
+            let (tx, rx) = made(site, capacity);
+            let tx = Sender {
+                inner: self.0,
+                count: tx,
+            };
             (
-                Sender {
-                    inner: self.0,
-                    count: Senders::new(site),
-                },
+                tx,
                 Receiver {
                     inner: self.1,
-                    count: Receivers::new(site),
+                    count: rx,
                 },
             )
         }
@@ -72,7 +74,7 @@ mod measured {
         /// Sends `value` to every receiver alive, returning how many;
         /// hands it back when there is none.
         pub fn send(&self, value: T) -> Result<usize, SendError<T>> {
-            let site = self.count.0;
+            let site = self.count.site();
             // No site in the envelope: tokio drops the value once every
             // receiver has seen it; the receivers count the copies lost.
             match self.inner.send(Envelope::stamped(value, site.stamp())) {
@@ -88,7 +90,7 @@ mod measured {
         pub fn subscribe(&self) -> Receiver<T> {
             Receiver {
                 inner: self.inner.subscribe(),
-                count: Receivers::new(self.count.0),
+                count: ReceiverCount::new(self.count.site()),
             }
         }
 
@@ -96,28 +98,8 @@ mod measured {
         pub fn downgrade(&self) -> WeakSender<T> {
             WeakSender {
                 inner: self.inner.downgrade(),
-                site: self.count.0,
+                site: self.count.site(),
             }
-        }
-
-        /// Values not yet seen by every receiver.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// Whether every value sent was seen by every receiver.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Receivers alive.
-        pub fn receiver_count(&self) -> usize {
-            self.inner.receiver_count()
-        }
-
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
         }
 
         /// Completes when every receiver is dropped.
@@ -125,30 +107,14 @@ mod measured {
             self.inner.closed().await
         }
 
-        /// Senders of the channel alive.
-        pub fn strong_count(&self) -> usize {
-            self.inner.strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn weak_count(&self) -> usize {
-            self.inner.weak_count()
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            Sender {
-                inner: self.inner.clone(),
-                count: self.count.clone(),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Sender { .. }")
-        }
+        delegate!(
+            len,
+            is_empty,
+            receiver_count,
+            same_channel,
+            strong_count,
+            weak_count
+        );
     }
 
     impl<T> WeakSender<T> {
@@ -156,78 +122,21 @@ mod measured {
         pub fn upgrade(&self) -> Option<Sender<T>> {
             self.inner.upgrade().map(|inner| Sender {
                 inner,
-                count: Senders::new(self.site),
+                count: SenderCount::new(self.site),
             })
         }
 
-        /// Senders of the channel alive.
-        pub fn strong_count(&self) -> usize {
-            self.inner.strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn weak_count(&self) -> usize {
-            self.inner.weak_count()
-        }
-    }
-
-    impl<T> Clone for WeakSender<T> {
-        fn clone(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for WeakSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("WeakSender { .. }")
-        }
+        delegate!(strong_count, weak_count);
     }
 
     impl<T> Receiver<T> {
-        /// Values sent that this receiver has not received yet.
-        pub fn len(&self) -> usize {
-            self.inner.len()
-        }
-
-        /// Whether this receiver has received every value sent.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
-        /// Whether both receivers belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-
-        /// Senders of the channel alive.
-        pub fn sender_strong_count(&self) -> usize {
-            self.inner.sender_strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn sender_weak_count(&self) -> usize {
-            self.inner.sender_weak_count()
-        }
-
-        /// Whether every sender is gone.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
-        }
-
         /// A received copy's value, its latency recorded; a lag counts
         /// the copies skipped as dropped.
         #[inline(always)]
         fn got<E: Lag>(&self, r: Result<Envelope<T>, E>) -> Result<T, E> {
-            let site = self.count.0;
+            let site = self.count.site();
             match r {
-                Ok(env) => {
-                    let (value, stamp) = env.open();
-                    site.received(stamp);
-                    Ok(value)
-                }
+                Ok(env) => Ok(env.received(site)),
                 Err(e) => {
                     if let Some(n) = e.lagged() {
                         site.dropped_in_queue(n);
@@ -236,6 +145,15 @@ mod measured {
                 }
             }
         }
+
+        delegate!(
+            len,
+            is_empty,
+            same_channel,
+            sender_strong_count,
+            sender_weak_count,
+            is_closed
+        );
     }
 
     /// The two error types that may say a receiver lagged.
@@ -274,7 +192,7 @@ mod measured {
         /// cancel-safe; `Lagged(n)` when `n` values were overwritten
         /// unread; `Closed` when every sender is gone and all is read).
         pub async fn recv(&mut self) -> Result<T, RecvError> {
-            let site = self.count.0;
+            let site = self.count.site();
             let r = timed(site, self.inner.recv(), FlowSite::recv_waited).await;
             self.got(r)
         }
@@ -288,12 +206,8 @@ mod measured {
         /// Receives from outside a runtime, blocking for a value
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(&mut self) -> Result<T, RecvError> {
-            let site = self.count.0;
-            let since = if self.inner.is_empty() {
-                site.clock()
-            } else {
-                0
-            };
+            let site = self.count.site();
+            let since = clock_if(site, self.inner.is_empty());
             let r = self.inner.blocking_recv();
             site.recv_waited(since);
             self.got(r)
@@ -306,14 +220,12 @@ mod measured {
         fn drop(&mut self) {
             let unread = self.inner.len() as u64;
             if unread != 0 {
-                self.count.0.dropped_in_queue(unread);
+                self.count.site().dropped_in_queue(unread);
             }
         }
     }
 
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Receiver { .. }")
-        }
-    }
+    opaque_debug!(Sender, WeakSender, Receiver);
+
+    clone_fields!(Sender { inner, count }, WeakSender { inner, site });
 }

@@ -26,10 +26,11 @@ pub use measured::{
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use super::super::{Receivers, Senders, Waiting, timed};
     use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
+    use crate::flow::kernel::{
+        ReceiverCount, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug, timed,
+    };
     use crate::flow::{Envelope, Wrap};
-    use ::std::fmt;
     use ::std::future::poll_fn;
     use ::std::sync::Arc;
     use ::std::sync::atomic::{AtomicIsize, Ordering};
@@ -45,18 +46,10 @@ mod measured {
         site.sent_sampled(|| chan.max_capacity() - chan.capacity());
     }
 
-    /// A received message's value, its latency recorded.
-    #[inline(always)]
-    fn got<T>(site: &'static FlowSite, env: Envelope<T>) -> T {
-        let (value, stamp) = env.open();
-        site.received(stamp);
-        value
-    }
-
     /// The sending half of a measured bounded tokio channel.
     pub struct Sender<T> {
         inner: mpsc::Sender<Envelope<T>>,
-        count: Senders,
+        count: SenderCount,
     }
 
     /// A sender that does not keep the channel open (tokio's
@@ -85,14 +78,14 @@ mod measured {
     /// The sender inside still counts as a sender alive.
     pub struct OwnedPermit<T> {
         inner: mpsc::OwnedPermit<Envelope<T>>,
-        count: Senders,
+        count: SenderCount,
     }
 
     /// The receiving half of a measured bounded tokio channel.
     pub struct Receiver<T> {
         inner: mpsc::Receiver<Envelope<T>>,
-        count: Receivers,
-        waiting: Waiting,
+        count: ReceiverCount,
+        waiting: Wait,
     }
 
     impl<T> Wrap for (mpsc::Sender<Envelope<T>>, mpsc::Receiver<Envelope<T>>) {
@@ -102,12 +95,12 @@ mod measured {
             (
                 Sender {
                     inner: self.0,
-                    count: Senders::new(site),
+                    count: SenderCount::new(site),
                 },
                 Receiver {
                     inner: self.1,
-                    count: Receivers::new(site),
-                    waiting: Waiting::default(),
+                    count: ReceiverCount::new(site),
+                    waiting: Wait::default(),
                 },
             )
         }
@@ -116,7 +109,7 @@ mod measured {
     impl<T> Sender<T> {
         #[inline(always)]
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
         }
 
         /// A permit, waiting for room if the channel is full: tokio's
@@ -130,7 +123,7 @@ mod measured {
         async fn permit(&self) -> Result<mpsc::Permit<'_, Envelope<T>>, SendError<()>> {
             let site = self.site();
             let mut reserve = ::std::pin::pin!(None);
-            let mut waiting = Waiting::default();
+            let mut waiting = Wait::default();
             poll_fn(|cx| {
                 if reserve.is_none() {
                     let coop = ::std::task::ready!(::tokio::task::coop::poll_proceed(cx));
@@ -223,11 +216,7 @@ mod measured {
         /// inside an async context, as tokio's).
         pub fn blocking_send(&self, value: T) -> Result<(), SendError<T>> {
             let site = self.site();
-            let since = if self.inner.capacity() == 0 {
-                site.clock()
-            } else {
-                0
-            };
+            let since = clock_if(site, self.inner.capacity() == 0);
             let r = self
                 .inner
                 .blocking_send(Envelope::seal(value, site, site.stamp()));
@@ -239,11 +228,6 @@ mod measured {
                 }
                 Err(SendError(env)) => Err(SendError(env.into_value())),
             }
-        }
-
-        /// Whether the receiver is dropped or closed.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
         }
 
         /// Waits for room for one message and reserves it.
@@ -271,7 +255,7 @@ mod measured {
         /// sender moved into the permit.
         pub async fn reserve_owned(self) -> Result<OwnedPermit<T>, SendError<()>> {
             let Sender { inner, count } = self;
-            let site = count.0;
+            let site = count.site();
             let p = timed(site, inner.reserve_owned(), FlowSite::send_waited).await?;
             Ok(OwnedPermit { inner: p, count })
         }
@@ -310,11 +294,6 @@ mod measured {
             }
         }
 
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-
         /// Room left now (the capacity minus messages and permits).
         pub fn capacity(&self) -> usize {
             self.inner.capacity()
@@ -328,35 +307,13 @@ mod measured {
             }
         }
 
-        /// The capacity the channel was made with.
-        pub fn max_capacity(&self) -> usize {
-            self.inner.max_capacity()
-        }
-
-        /// Senders of the channel alive.
-        pub fn strong_count(&self) -> usize {
-            self.inner.strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn weak_count(&self) -> usize {
-            self.inner.weak_count()
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            Sender {
-                inner: self.inner.clone(),
-                count: self.count.clone(),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Sender { .. }")
-        }
+        delegate!(
+            is_closed,
+            same_channel,
+            max_capacity,
+            strong_count,
+            weak_count
+        );
     }
 
     impl<T> WeakSender<T> {
@@ -364,34 +321,11 @@ mod measured {
         pub fn upgrade(&self) -> Option<Sender<T>> {
             self.inner.upgrade().map(|inner| Sender {
                 inner,
-                count: Senders::new(self.site),
+                count: SenderCount::new(self.site),
             })
         }
 
-        /// Senders of the channel alive.
-        pub fn strong_count(&self) -> usize {
-            self.inner.strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn weak_count(&self) -> usize {
-            self.inner.weak_count()
-        }
-    }
-
-    impl<T> Clone for WeakSender<T> {
-        fn clone(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.clone(),
-                site: self.site,
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for WeakSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("WeakSender { .. }")
-        }
+        delegate!(strong_count, weak_count);
     }
 
     impl<T> Permit<'_, T> {
@@ -400,12 +334,6 @@ mod measured {
             self.inner
                 .send(Envelope::seal(value, self.site, self.site.stamp()));
             sent_bounded(self.chan, self.site);
-        }
-    }
-
-    impl<T> fmt::Debug for Permit<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Permit { .. }")
         }
     }
 
@@ -426,17 +354,11 @@ mod measured {
     impl<T> ExactSizeIterator for PermitIterator<'_, T> {}
     impl<T> ::std::iter::FusedIterator for PermitIterator<'_, T> {}
 
-    impl<T> fmt::Debug for PermitIterator<'_, T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("PermitIterator { .. }")
-        }
-    }
-
     impl<T> OwnedPermit<T> {
         /// Sends `value` in the reserved room, giving the sender back.
         pub fn send(self, value: T) -> Sender<T> {
             let OwnedPermit { inner, count } = self;
-            let site = count.0;
+            let site = count.site();
             let inner = inner.send(Envelope::seal(value, site, site.stamp()));
             sent_bounded(&inner, site);
             Sender { inner, count }
@@ -451,21 +373,12 @@ mod measured {
             }
         }
 
-        /// Whether both permits belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-
         /// Whether the permit and `sender` belong to the same channel.
         pub fn same_channel_as_sender(&self, sender: &Sender<T>) -> bool {
             self.inner.same_channel_as_sender(&sender.inner)
         }
-    }
 
-    impl<T> fmt::Debug for OwnedPermit<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("OwnedPermit { .. }")
-        }
+        delegate!(same_channel);
     }
 
     /// The methods both receivers have, over tokio's receiver `$inner`.
@@ -473,13 +386,13 @@ mod measured {
         () => {
             #[inline(always)]
             fn site(&self) -> &'static FlowSite {
-                self.count.0
+                self.count.site()
             }
 
             /// Receives the next message, waiting for one; `None` once the
             /// channel is closed and empty. Cancel-safe, as tokio's.
             pub async fn recv(&mut self) -> Option<T> {
-                self.waiting = Waiting::default();
+                self.waiting = Wait::default();
                 poll_fn(|cx| self.poll_recv(cx)).await
             }
 
@@ -487,7 +400,7 @@ mod measured {
             /// at least one; 0 once the channel is closed and empty (or
             /// when `limit` is 0). Cancel-safe, as tokio's.
             pub async fn recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
-                self.waiting = Waiting::default();
+                self.waiting = Wait::default();
                 poll_fn(|cx| self.poll_recv_many(cx, buffer, limit)).await
             }
 
@@ -501,11 +414,7 @@ mod measured {
             /// (panics inside an async context, as tokio's).
             pub fn blocking_recv(&mut self) -> Option<T> {
                 let site = self.site();
-                let since = if self.inner.is_empty() {
-                    site.clock()
-                } else {
-                    0
-                };
+                let since = clock_if(site, self.inner.is_empty());
                 let r = self.inner.blocking_recv();
                 site.recv_waited(since);
                 r.map(|env| self.got(env))
@@ -515,11 +424,7 @@ mod measured {
             /// messages.
             pub fn blocking_recv_many(&mut self, buffer: &mut Vec<T>, limit: usize) -> usize {
                 let site = self.site();
-                let since = if self.inner.is_empty() {
-                    site.clock()
-                } else {
-                    0
-                };
+                let since = clock_if(site, self.inner.is_empty());
                 let mut envs = Vec::new();
                 let n = self.inner.blocking_recv_many(&mut envs, limit);
                 site.recv_waited(since);
@@ -535,21 +440,13 @@ mod measured {
                 self.inner.close()
             }
 
-            /// Whether the channel is closed (all senders gone, or
-            /// [`close`](Self::close)).
-            pub fn is_closed(&self) -> bool {
-                self.inner.is_closed()
-            }
-
-            /// Whether no message is queued.
-            pub fn is_empty(&self) -> bool {
-                self.inner.is_empty()
-            }
-
-            /// Messages queued.
-            pub fn len(&self) -> usize {
-                self.inner.len()
-            }
+            delegate!(
+                is_closed,
+                is_empty,
+                len,
+                sender_strong_count,
+                sender_weak_count
+            );
 
             /// Polls for the next message (tokio's `poll_recv`); a wait
             /// is timed from the first `Pending` to the `Ready`.
@@ -576,16 +473,6 @@ mod measured {
                 }
                 p
             }
-
-            /// Senders of the channel alive.
-            pub fn sender_strong_count(&self) -> usize {
-                self.inner.sender_strong_count()
-            }
-
-            /// Weak senders of the channel alive.
-            pub fn sender_weak_count(&self) -> usize {
-                self.inner.sender_weak_count()
-            }
         };
     }
 
@@ -594,7 +481,7 @@ mod measured {
 
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            got(self.site(), env)
+            env.received(self.site())
         }
 
         /// The room left now.
@@ -602,16 +489,7 @@ mod measured {
             self.inner.capacity()
         }
 
-        /// The capacity the channel was made with.
-        pub fn max_capacity(&self) -> usize {
-            self.inner.max_capacity()
-        }
-    }
-
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Receiver { .. }")
-        }
+        delegate!(max_capacity);
     }
 
     /// What an unbounded channel's endpoints share: the messages in it.
@@ -625,7 +503,7 @@ mod measured {
     /// The sending half of a measured unbounded tokio channel.
     pub struct UnboundedSender<T> {
         inner: mpsc::UnboundedSender<Envelope<T>>,
-        count: Senders,
+        count: SenderCount,
         queued: Arc<Queued>,
     }
 
@@ -640,8 +518,8 @@ mod measured {
     /// The receiving half of a measured unbounded tokio channel.
     pub struct UnboundedReceiver<T> {
         inner: mpsc::UnboundedReceiver<Envelope<T>>,
-        count: Receivers,
-        waiting: Waiting,
+        count: ReceiverCount,
+        waiting: Wait,
         queued: Arc<Queued>,
     }
 
@@ -658,13 +536,13 @@ mod measured {
             (
                 UnboundedSender {
                     inner: self.0,
-                    count: Senders::new(site),
+                    count: SenderCount::new(site),
                     queued: queued.clone(),
                 },
                 UnboundedReceiver {
                     inner: self.1,
-                    count: Receivers::new(site),
-                    waiting: Waiting::default(),
+                    count: ReceiverCount::new(site),
+                    waiting: Wait::default(),
                     queued,
                 },
             )
@@ -675,7 +553,7 @@ mod measured {
         /// Sends without waiting (the channel is unbounded); hands the
         /// message back when the receiver is gone.
         pub fn send(&self, message: T) -> Result<(), SendError<T>> {
-            let site = self.count.0;
+            let site = self.count.site();
             match self.inner.send(Envelope::seal(message, site, site.stamp())) {
                 Ok(()) => {
                     // A receive that took it first makes the count low for
@@ -693,50 +571,16 @@ mod measured {
             self.inner.closed().await
         }
 
-        /// Whether the receiver is dropped or closed.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
-        }
-
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-
         /// A sender that does not keep the channel open.
         pub fn downgrade(&self) -> WeakUnboundedSender<T> {
             WeakUnboundedSender {
                 inner: self.inner.downgrade(),
-                site: self.count.0,
+                site: self.count.site(),
                 queued: self.queued.clone(),
             }
         }
 
-        /// Senders of the channel alive.
-        pub fn strong_count(&self) -> usize {
-            self.inner.strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn weak_count(&self) -> usize {
-            self.inner.weak_count()
-        }
-    }
-
-    impl<T> Clone for UnboundedSender<T> {
-        fn clone(&self) -> UnboundedSender<T> {
-            UnboundedSender {
-                inner: self.inner.clone(),
-                count: self.count.clone(),
-                queued: self.queued.clone(),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for UnboundedSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("UnboundedSender { .. }")
-        }
+        delegate!(is_closed, same_channel, strong_count, weak_count);
     }
 
     impl<T> WeakUnboundedSender<T> {
@@ -744,36 +588,12 @@ mod measured {
         pub fn upgrade(&self) -> Option<UnboundedSender<T>> {
             self.inner.upgrade().map(|inner| UnboundedSender {
                 inner,
-                count: Senders::new(self.site),
+                count: SenderCount::new(self.site),
                 queued: self.queued.clone(),
             })
         }
 
-        /// Senders of the channel alive.
-        pub fn strong_count(&self) -> usize {
-            self.inner.strong_count()
-        }
-
-        /// Weak senders of the channel alive.
-        pub fn weak_count(&self) -> usize {
-            self.inner.weak_count()
-        }
-    }
-
-    impl<T> Clone for WeakUnboundedSender<T> {
-        fn clone(&self) -> WeakUnboundedSender<T> {
-            WeakUnboundedSender {
-                inner: self.inner.clone(),
-                site: self.site,
-                queued: self.queued.clone(),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for WeakUnboundedSender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("WeakUnboundedSender { .. }")
-        }
+        delegate!(strong_count, weak_count);
     }
 
     impl<T> UnboundedReceiver<T> {
@@ -782,13 +602,34 @@ mod measured {
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
             self.queued.0.fetch_sub(1, Ordering::Relaxed);
-            got(self.site(), env)
+            env.received(self.site())
         }
     }
 
-    impl<T> fmt::Debug for UnboundedReceiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("UnboundedReceiver { .. }")
+    opaque_debug!(
+        Sender,
+        WeakSender,
+        Permit<'_>,
+        PermitIterator<'_>,
+        OwnedPermit,
+        Receiver,
+        UnboundedSender,
+        WeakUnboundedSender,
+        UnboundedReceiver
+    );
+
+    clone_fields!(
+        Sender { inner, count },
+        WeakSender { inner, site },
+        UnboundedSender {
+            inner,
+            count,
+            queued
+        },
+        WeakUnboundedSender {
+            inner,
+            site,
+            queued
         }
-    }
+    );
 }

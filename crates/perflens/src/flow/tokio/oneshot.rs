@@ -15,10 +15,11 @@ pub use measured::{Receiver, Sender};
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use super::super::{Receivers, Senders, Waiting};
     use super::error::{RecvError, TryRecvError};
+    use crate::flow::kernel::{
+        ReceiverCount, SenderCount, Wait, clock_if, delegate, made, opaque_debug,
+    };
     use crate::flow::{Envelope, Wrap};
-    use ::std::fmt;
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
@@ -28,30 +29,32 @@ mod measured {
     /// The sending half of a measured oneshot channel.
     pub struct Sender<T> {
         inner: oneshot::Sender<Envelope<T>>,
-        count: Senders,
+        count: SenderCount,
     }
 
     /// The receiving half of a measured oneshot channel: a future of the
     /// value.
     pub struct Receiver<T> {
         inner: oneshot::Receiver<Envelope<T>>,
-        count: Receivers,
-        waiting: Waiting,
+        count: ReceiverCount,
+        waiting: Wait,
     }
 
     impl<T> Wrap for (oneshot::Sender<Envelope<T>>, oneshot::Receiver<Envelope<T>>) {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            site.created(Some(1));
+            let (tx, rx) = made(site, Some(1));
+            let tx = Sender {
+                inner: self.0,
+                count: tx,
+            };
+            let waiting = Wait::default();
             (
-                Sender {
-                    inner: self.0,
-                    count: Senders::new(site),
-                },
+                tx,
                 Receiver {
                     inner: self.1,
-                    count: Receivers::new(site),
-                    waiting: Waiting::default(),
+                    count: rx,
+                    waiting,
                 },
             )
         }
@@ -62,7 +65,7 @@ mod measured {
         /// closed).
         pub fn send(self, t: T) -> Result<(), T> {
             let Sender { inner, count } = self;
-            let site = count.0;
+            let site = count.site();
             match inner.send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => {
                     site.sent(Some(1));
@@ -77,29 +80,18 @@ mod measured {
             self.inner.closed().await
         }
 
-        /// Whether the receiver is dropped or closed.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
-        }
-
         /// Polls for the receiver to be dropped or closed.
         pub fn poll_closed(&mut self, cx: &mut Context<'_>) -> Poll<()> {
             self.inner.poll_closed(cx)
         }
-    }
 
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Sender { .. }")
-        }
+        delegate!(is_closed);
     }
 
     impl<T> Receiver<T> {
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            let (value, stamp) = env.open();
-            self.count.0.received(stamp);
-            value
+            env.received(self.count.site())
         }
 
         /// Refuses the value from now on (a later `send` hands it back);
@@ -114,11 +106,6 @@ mod measured {
             self.inner.is_terminated()
         }
 
-        /// Whether no value is waiting in the channel.
-        pub fn is_empty(&self) -> bool {
-            self.inner.is_empty()
-        }
-
         /// Receives the value if it was sent.
         pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
             let r = self.inner.try_recv();
@@ -128,39 +115,29 @@ mod measured {
         /// Receives from outside a runtime, blocking for the value
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(self) -> Result<T, RecvError> {
-            let site = self.count.0;
-            let since = if self.inner.is_empty() {
-                site.clock()
-            } else {
-                0
-            };
+            let site = self.count.site();
+            let since = clock_if(site, self.inner.is_empty());
             let Receiver { inner, count, .. } = self;
             let r = inner.blocking_recv();
             site.recv_waited(since);
-            let r = r.map(|env| {
-                let (value, stamp) = env.open();
-                site.received(stamp);
-                value
-            });
+            let r = r.map(|env| env.received(site));
             drop(count);
             r
         }
+
+        delegate!(is_empty);
     }
 
     impl<T> Future for Receiver<T> {
         type Output = Result<T, RecvError>;
         fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<T, RecvError>> {
             let me = self.get_mut();
-            let site = me.count.0;
+            let site = me.count.site();
             let p = Pin::new(&mut me.inner).poll(cx);
             me.waiting.after(site, &p, FlowSite::recv_waited);
             p.map(|r| r.map(|env| me.got(env)))
         }
     }
 
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Receiver { .. }")
-        }
-    }
+    opaque_debug!(Sender, Receiver);
 }

@@ -22,8 +22,10 @@ pub use measured::{Receiver, Ref, Sender};
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use super::super::{Receivers, Senders, timed};
     use super::error::{RecvError, SendError};
+    use crate::flow::kernel::{
+        ReceiverCount, SenderCount, clone_fields, delegate, made, opaque_debug, timed,
+    };
     use crate::flow::{Envelope, Wrap};
     use ::std::fmt;
     use ::std::ops::Deref;
@@ -33,13 +35,13 @@ mod measured {
     /// The sending half of a measured watch channel.
     pub struct Sender<T> {
         inner: watch::Sender<Envelope<T>>,
-        count: Senders,
+        count: SenderCount,
     }
 
     /// A receiving half of a measured watch channel.
     pub struct Receiver<T> {
         inner: watch::Receiver<Envelope<T>>,
-        count: Receivers,
+        count: ReceiverCount,
     }
 
     /// A borrow of a watch channel's value (holds its read lock, as
@@ -51,15 +53,16 @@ mod measured {
     impl<T> Wrap for (watch::Sender<Envelope<T>>, watch::Receiver<Envelope<T>>) {
         type Measured = (Sender<T>, Receiver<T>);
         fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            site.created(Some(1));
+            let (tx, rx) = made(site, Some(1));
+            let tx = Sender {
+                inner: self.0,
+                count: tx,
+            };
             (
-                Sender {
-                    inner: self.0,
-                    count: Senders::new(site),
-                },
+                tx,
                 Receiver {
                     inner: self.1,
-                    count: Receivers::new(site),
+                    count: rx,
                 },
             )
         }
@@ -68,7 +71,7 @@ mod measured {
     impl<T> Sender<T> {
         #[inline(always)]
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
         }
 
         /// Replaces the value and notifies the receivers; hands the value
@@ -138,11 +141,6 @@ mod measured {
             }
         }
 
-        /// Whether every receiver is gone.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
-        }
-
         /// Completes when every receiver is gone.
         pub async fn closed(&self) {
             self.inner.closed().await
@@ -152,45 +150,17 @@ mod measured {
         pub fn subscribe(&self) -> Receiver<T> {
             Receiver {
                 inner: self.inner.subscribe(),
-                count: Receivers::new(self.site()),
+                count: ReceiverCount::new(self.site()),
             }
         }
 
-        /// Receivers alive.
-        pub fn receiver_count(&self) -> usize {
-            self.inner.receiver_count()
-        }
-
-        /// Senders alive.
-        pub fn sender_count(&self) -> usize {
-            self.inner.sender_count()
-        }
-
-        /// Whether both senders belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-    }
-
-    impl<T> Clone for Sender<T> {
-        fn clone(&self) -> Sender<T> {
-            Sender {
-                inner: self.inner.clone(),
-                count: self.count.clone(),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Sender<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Sender { .. }")
-        }
+        delegate!(is_closed, receiver_count, sender_count, same_channel);
     }
 
     impl<T> Receiver<T> {
         #[inline(always)]
         fn site(&self) -> &'static FlowSite {
-            self.count.0
+            self.count.site()
         }
 
         /// The current value, without marking it seen.
@@ -215,11 +185,6 @@ mod measured {
         /// `Err` when every sender is gone.
         pub fn has_changed(&self) -> Result<bool, RecvError> {
             self.inner.has_changed()
-        }
-
-        /// Whether every sender is gone.
-        pub fn is_closed(&self) -> bool {
-            self.inner.is_closed()
         }
 
         /// Marks the current value unseen.
@@ -263,25 +228,7 @@ mod measured {
             Ok(Ref { inner })
         }
 
-        /// Whether both receivers belong to the same channel.
-        pub fn same_channel(&self, other: &Self) -> bool {
-            self.inner.same_channel(&other.inner)
-        }
-    }
-
-    impl<T> Clone for Receiver<T> {
-        fn clone(&self) -> Receiver<T> {
-            Receiver {
-                inner: self.inner.clone(),
-                count: self.count.clone(),
-            }
-        }
-    }
-
-    impl<T> fmt::Debug for Receiver<T> {
-        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            f.pad("Receiver { .. }")
-        }
+        delegate!(is_closed, same_channel);
     }
 
     impl<T> Ref<'_, T> {
@@ -304,4 +251,8 @@ mod measured {
             fmt::Debug::fmt(&**self, f)
         }
     }
+
+    opaque_debug!(Sender, Receiver);
+
+    clone_fields!(Sender { inner, count }, Receiver { inner, count });
 }
