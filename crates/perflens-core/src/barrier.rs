@@ -4,6 +4,7 @@
 //! stores need no read-modify-write. Where no such barrier exists the
 //! owners swap instead ([`owner_swaps`]).
 
+use perflens_sys::barrier;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Whether owners must swap their thresholds (see
@@ -24,28 +25,6 @@ const BARRIER_PRIVATE: u8 = 1;
 const BARRIER_GLOBAL: u8 = 2;
 const BARRIER_NONE: u8 = 3;
 
-#[cfg(target_os = "linux")]
-mod membarrier {
-    pub const QUERY: libc::c_int = 0;
-    pub const GLOBAL: libc::c_int = 1;
-    pub const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-    pub const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
-
-    /// `membarrier(cmd, 0, 0)`.
-    pub fn call(cmd: libc::c_int) -> libc::c_long {
-        // SAFETY: membarrier takes no pointers; unknown commands fail
-        // with EINVAL, and a kernel without it with ENOSYS.
-        unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                cmd,
-                0 as libc::c_uint,
-                0 as libc::c_int,
-            )
-        }
-    }
-}
-
 /// Finds the process-wide barrier [`gate_all`] uses, once, before the
 /// first session records: Linux's `membarrier`, private expedited (a few
 /// microseconds) or global (a scheduler grace period, milliseconds: only
@@ -55,22 +34,11 @@ pub(crate) fn init() {
     if BARRIER.load(Ordering::Relaxed) != 0 {
         return;
     }
-    #[cfg(target_os = "linux")]
-    let found = {
-        let cmds = membarrier::call(membarrier::QUERY);
-        if cmds > 0
-            && cmds & membarrier::PRIVATE_EXPEDITED as libc::c_long != 0
-            && membarrier::call(membarrier::REGISTER_PRIVATE_EXPEDITED) == 0
-        {
-            BARRIER_PRIVATE
-        } else if cmds > 0 && cmds & membarrier::GLOBAL as libc::c_long != 0 {
-            BARRIER_GLOBAL
-        } else {
-            BARRIER_NONE
-        }
+    let found = match barrier::find() {
+        barrier::Kind::PrivateExpedited => BARRIER_PRIVATE,
+        barrier::Kind::Global => BARRIER_GLOBAL,
+        barrier::Kind::None => BARRIER_NONE,
     };
-    #[cfg(not(target_os = "linux"))]
-    let found = BARRIER_NONE;
     BARRIER.store(found, Ordering::Relaxed);
     OWNER_SWAPS.store(found == BARRIER_NONE, Ordering::Relaxed);
 }
@@ -81,14 +49,13 @@ pub(crate) fn init() {
 /// makes after its barrier sees what preceded this call.
 pub(crate) fn process_barrier() {
     std::sync::atomic::fence(Ordering::SeqCst);
-    #[cfg(target_os = "linux")]
     {
-        let cmd = match BARRIER.load(Ordering::Relaxed) {
-            BARRIER_PRIVATE => membarrier::PRIVATE_EXPEDITED,
-            BARRIER_GLOBAL => membarrier::GLOBAL,
+        let kind = match BARRIER.load(Ordering::Relaxed) {
+            BARRIER_PRIVATE => barrier::Kind::PrivateExpedited,
+            BARRIER_GLOBAL => barrier::Kind::Global,
             _ => return,
         };
-        if membarrier::call(cmd) != 0 {
+        if !barrier::run(kind) {
             // Registered and queried, so this should not happen; if it
             // does, owners swap from now on (a gate racing this very
             // change could still be overwritten once).

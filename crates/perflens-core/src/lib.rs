@@ -42,7 +42,7 @@ mod guard;
 mod hooks;
 mod hot;
 pub use perflens_format::histogram;
-mod memory;
+use perflens_sys::mem as memory;
 mod paths;
 pub mod publish;
 mod published;

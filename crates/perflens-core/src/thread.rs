@@ -247,7 +247,7 @@ fn retire(reg: &mut Registry, block: Block) {
 /// stack cannot outgrow.
 fn stack_cap_for_current_thread() -> u32 {
     match STACK_CAP.load(Ordering::Relaxed) {
-        0 => auto_stack_cap(current_stack_size()),
+        0 => auto_stack_cap(perflens_sys::thread::stack_size()),
         n => n,
     }
 }
@@ -276,29 +276,6 @@ const DEFAULT_AUTO_FRAMES: usize = 1 << 19;
 /// At most this many frames (1 GiB of address space, for a 256 MiB
 /// stack or larger; deeper calls are counted as dropped).
 const MAX_AUTO_FRAMES: usize = 1 << 24;
-
-/// The size of the current thread's stack, if the system tells.
-#[cfg(target_os = "linux")]
-fn current_stack_size() -> Option<usize> {
-    // SAFETY: `attr` is initialised by pthread_getattr_np before use and
-    // destroyed after; the out-pointers point to locals.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr = std::ptr::null_mut();
-        let mut size = 0usize;
-        let ok = libc::pthread_attr_getstack(&attr, &mut addr, &mut size) == 0;
-        libc::pthread_attr_destroy(&mut attr);
-        (ok && size > 0).then_some(size)
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn current_stack_size() -> Option<usize> {
-    None
-}
 
 /// Smallest layout tried when a thread's block cannot be mapped: 64
 /// contexts and 1,024 frames, about 2 MiB.
@@ -358,8 +335,8 @@ fn take_free(reg: &mut Registry, layout: Layout, index: u32, tid: u64) -> Option
 }
 
 fn create_for_current_thread(layout: Layout) -> Option<*mut Header> {
-    let name = os_thread_name();
-    let tid = os_tid();
+    let name = perflens_sys::thread::name();
+    let tid = perflens_sys::thread::tid();
     let block = {
         let mut reg = registry();
         let index = reg.next_index;
@@ -419,42 +396,6 @@ pub(crate) fn deactivate(epoch: u32) {
 /// The current session generation (odd if none).
 pub(crate) fn generation() -> u32 {
     EPOCH.load(Ordering::Acquire)
-}
-
-/// The thread's name without `std::thread::current()`, which may panic
-/// while thread-locals are being destroyed (this can run from inside the
-/// allocator then). Rust names spawned threads at the OS level too (cut to
-/// 15 bytes); the main thread is called `main` as in `std`.
-#[cfg(target_os = "linux")]
-fn os_thread_name() -> Option<String> {
-    // SAFETY: getpid and gettid have no preconditions.
-    if unsafe { libc::getpid() } == unsafe { libc::gettid() } {
-        return Some("main".to_string());
-    }
-    let mut buf = [0u8; 16];
-    // SAFETY: PR_GET_NAME writes at most 16 bytes, NUL-terminated, into
-    // the buffer we pass.
-    if unsafe { libc::prctl(libc::PR_GET_NAME, buf.as_mut_ptr()) } != 0 {
-        return None;
-    }
-    let len = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    Some(String::from_utf8_lossy(&buf[..len]).into_owned()).filter(|n| !n.is_empty())
-}
-
-#[cfg(not(target_os = "linux"))]
-fn os_thread_name() -> Option<String> {
-    None
-}
-
-#[cfg(target_os = "linux")]
-fn os_tid() -> u64 {
-    // SAFETY: gettid has no preconditions.
-    unsafe { libc::gettid() as u64 }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn os_tid() -> u64 {
-    0
 }
 
 /// The calling context a CPU sample taken now on this thread belongs to:

@@ -5,7 +5,9 @@
 
 use crate::arch;
 
-/// `CLOCK_MONOTONIC` in ns, the clock `Instant` reads on Linux.
+/// `CLOCK_MONOTONIC` in ns, the clock `Instant` reads on Linux: the same
+/// in every process of the machine.
+#[cfg(unix)]
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -14,6 +16,17 @@ pub fn monotonic_ns() -> u64 {
     // SAFETY: a valid timespec to fill.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Monotonic ns since this process first asked: comparable within the
+/// process only (no live reader in another process uses it here).
+#[cfg(not(unix))]
+pub fn monotonic_ns() -> u64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as u64
 }
 
 /// Nanoseconds per TSC tick since an anchor taken by
