@@ -55,7 +55,7 @@ impl Profiler for PerflensProfiler {
         let Some(guard) = self.active.take() else {
             return;
         };
-        let result = (|| -> Result<(), crate::Error> {
+        let result = (|| -> Result<(), crate::SamplerError> {
             let report = guard.stop().build()?;
             std::fs::create_dir_all(benchmark_dir)?;
             report.flamegraph(File::create(benchmark_dir.join("flamegraph.svg"))?)?;

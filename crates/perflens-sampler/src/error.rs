@@ -3,7 +3,7 @@ use std::fmt;
 /// Errors of the sampler.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum Error {
+pub enum SamplerError {
     /// This platform has no sampler (Linux on x86_64 only for now).
     Unsupported(&'static str),
     /// A profiling session is already running in this process.
@@ -18,38 +18,42 @@ pub enum Error {
     Io(std::io::Error),
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for SamplerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Unsupported(why) => write!(f, "CPU sampling is not supported here: {why}"),
-            Error::AlreadyRunning => f.write_str("a CPU profiling session is already running"),
-            Error::SignalInUse(sig) => {
+            SamplerError::Unsupported(why) => {
+                write!(f, "CPU sampling is not supported here: {why}")
+            }
+            SamplerError::AlreadyRunning => {
+                f.write_str("a CPU profiling session is already running")
+            }
+            SamplerError::SignalInUse(sig) => {
                 write!(
                     f,
                     "signal {sig} already has a handler; choose another with .signal()"
                 )
             }
-            Error::InvalidConfig(msg) => write!(f, "invalid sampler configuration: {msg}"),
-            Error::NoSource(e) => write!(
+            SamplerError::InvalidConfig(msg) => write!(f, "invalid sampler configuration: {msg}"),
+            SamplerError::NoSource(e) => write!(
                 f,
                 "cannot arm a sampling source (perf_event_open and timer_create failed): {e}"
             ),
-            Error::Io(e) => write!(f, "I/O error: {e}"),
+            SamplerError::Io(e) => write!(f, "I/O error: {e}"),
         }
     }
 }
 
-impl std::error::Error for Error {
+impl std::error::Error for SamplerError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Error::NoSource(e) | Error::Io(e) => Some(e),
+            SamplerError::NoSource(e) | SamplerError::Io(e) => Some(e),
             _ => None,
         }
     }
 }
 
-impl From<std::io::Error> for Error {
+impl From<std::io::Error> for SamplerError {
     fn from(e: std::io::Error) -> Self {
-        Error::Io(e)
+        SamplerError::Io(e)
     }
 }

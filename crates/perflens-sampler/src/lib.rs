@@ -26,7 +26,7 @@
 //! ```
 //!
 //! Supported: Linux on x86_64. Elsewhere the crate builds and
-//! [`ProfilerGuard::new`] returns [`Error::Unsupported`].
+//! [`ProfilerGuard::new`] returns [`SamplerError::Unsupported`].
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -39,7 +39,7 @@ mod arch;
 mod dwarf;
 mod error;
 mod modules;
-mod report;
+mod profile;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 mod sampler;
 mod snapshot;
@@ -53,9 +53,10 @@ pub mod fuzzing;
 
 use std::time::Duration;
 
-pub use error::Error;
-pub use report::{
-    Frames, KERNEL_FRAME, Report, ReportBuilder, ReportTiming, SampleValue, Symbol, ThreadReport,
+pub use error::SamplerError;
+pub use profile::{
+    CpuProfile, CpuProfileBuilder, Frames, KERNEL_FRAME, ProfileTiming, SampleValue, Symbol,
+    ThreadProfile,
 };
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub use sampler::{
@@ -63,7 +64,7 @@ pub use sampler::{
     set_charge_hook, set_context_hook, set_watcher_start_hook,
 };
 
-use report::ReportSource;
+use profile::ProfileSource;
 
 /// The per-thread sampling source a thread used.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,7 +116,7 @@ impl SourcePreference {
 /// to the function that made it. Excluded, each sample stands for one
 /// period of user CPU time, and the rest of the thread's CPU time is
 /// reported apart as kernel time, never on a stack
-/// ([`ThreadReport::kernel_ns`]). The timer source always counts user and
+/// ([`ThreadProfile::kernel_ns`]). The timer source always counts user and
 /// kernel time and signals on the return to user space, like an included
 /// kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
@@ -165,7 +166,7 @@ pub fn std_env(name: &'static str) -> Option<String> {
 
 /// `PERFLENS_CPU_SIGNAL`: a signal number, or `SIGRTMIN+n`.
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-fn signal_from_env(read: EnvReader) -> Result<Option<i32>, Error> {
+fn signal_from_env(read: EnvReader) -> Result<Option<i32>, SamplerError> {
     let Some(v) = read("PERFLENS_CPU_SIGNAL") else {
         return Ok(None);
     };
@@ -180,7 +181,7 @@ fn signal_from_env(read: EnvReader) -> Result<Option<i32>, Error> {
     };
     match parsed {
         Some(sig) if (1..64).contains(&sig) => Ok(Some(sig)),
-        _ => Err(Error::InvalidConfig(format!(
+        _ => Err(SamplerError::InvalidConfig(format!(
             "PERFLENS_CPU_SIGNAL={v:?}: expected a signal number or SIGRTMIN+n"
         ))),
     }
@@ -306,7 +307,7 @@ impl ProfilerGuardBuilder {
     }
 
     /// Starts sampling every thread of the process.
-    pub fn build(self) -> Result<ProfilerGuard, Error> {
+    pub fn build(self) -> Result<ProfilerGuard, SamplerError> {
         ProfilerGuard::start(self)
     }
 }
@@ -321,14 +322,14 @@ pub struct ProfilerGuard {
 
 impl ProfilerGuard {
     /// Starts sampling at `frequency` Hz with default settings.
-    pub fn new(frequency: i32) -> Result<ProfilerGuard, Error> {
+    pub fn new(frequency: i32) -> Result<ProfilerGuard, SamplerError> {
         ProfilerGuardBuilder::default().frequency(frequency).build()
     }
 
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, Error> {
+    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
         if b.frequency <= 0 {
-            return Err(Error::InvalidConfig(format!(
+            return Err(SamplerError::InvalidConfig(format!(
                 "frequency must be positive, got {}",
                 b.frequency
             )));
@@ -337,7 +338,7 @@ impl ProfilerGuard {
             Some(sig) => Some(sig),
             None => b.env.map(signal_from_env).transpose()?.flatten(),
         };
-        let cfg = sampler::Config {
+        let cfg = sampler::SamplerOptions {
             frequency: b.frequency as u32,
             source: b
                 .source
@@ -360,24 +361,24 @@ impl ProfilerGuard {
     }
 
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, Error> {
+    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
         let _ = b;
-        Err(Error::Unsupported(
+        Err(SamplerError::Unsupported(
             "the sampler supports Linux on x86_64 only",
         ))
     }
 
     /// A report of the samples so far; sampling goes on.
-    pub fn report(&self) -> ReportBuilder<'_> {
-        ReportBuilder::new(ReportSource::Live(self), self.blocklist.clone())
+    pub fn report(&self) -> CpuProfileBuilder<'_> {
+        CpuProfileBuilder::new(ProfileSource::Live(self), self.blocklist.clone())
     }
 
     /// Stops sampling and returns a builder for the final report (thread
     /// CPU times then cover exactly the sampled interval).
-    pub fn stop(self) -> ReportBuilder<'static> {
+    pub fn stop(self) -> CpuProfileBuilder<'static> {
         let blocklist = self.blocklist.clone();
         let snap = self.stop_snapshot();
-        ReportBuilder::new(ReportSource::Done(Box::new(snap)), blocklist)
+        CpuProfileBuilder::new(ProfileSource::Done(Box::new(snap)), blocklist)
     }
 
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -394,16 +395,18 @@ impl ProfilerGuard {
     }
 
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-    pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, Error> {
+    pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, SamplerError> {
         match &self.running {
             Some(r) => Ok(r.session().snapshot()),
-            None => Err(Error::InvalidConfig("session already stopped".into())),
+            None => Err(SamplerError::InvalidConfig(
+                "session already stopped".into(),
+            )),
         }
     }
 
     #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-    pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, Error> {
-        Err(Error::Unsupported(
+    pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, SamplerError> {
+        Err(SamplerError::Unsupported(
             "the sampler supports Linux on x86_64 only",
         ))
     }
@@ -413,7 +416,7 @@ impl ProfilerGuard {
 #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
 mod unsupported {
     /// Unsupported target: never arms anything.
-    pub fn arm_current_thread() -> Result<bool, crate::Error> {
+    pub fn arm_current_thread() -> Result<bool, crate::SamplerError> {
         Ok(false)
     }
     /// Unsupported target: stored nowhere.

@@ -13,9 +13,9 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use crate::dwarf::{Frame, LazyDwarf, Lookup};
+use crate::dwarf::{InlinedFrame, LazyDwarf, Lookup};
 use crate::modules::ModuleInfo;
-use crate::report::Symbol;
+use crate::profile::Symbol;
 
 /// Shows a progress line on stderr once symbolizing takes longer than this.
 const PROGRESS_AFTER: Duration = Duration::from_millis(500);
@@ -249,7 +249,7 @@ impl<'m> Symbolizer<'m> {
 
     /// DWARF frames of `probe` in module `mi`: from the lazy reader, else
     /// (a module or an address it cannot answer exactly) from addr2line.
-    fn dwarf_frames(&mut self, mi: usize, probe: u64) -> Vec<Frame> {
+    fn dwarf_frames(&mut self, mi: usize, probe: u64) -> Vec<InlinedFrame> {
         let module = &self.modules[mi];
         let lazy = self
             .lazy

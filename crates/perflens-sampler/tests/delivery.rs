@@ -4,7 +4,7 @@ mod common;
 use common::*;
 use std::time::Duration;
 
-fn run(freq: i32, cpu: Duration) -> (u64, f64, perflens_sampler::ThreadReport) {
+fn run(freq: i32, cpu: Duration) -> (u64, f64, perflens_sampler::ThreadProfile) {
     let (got, expected, t, _) = run_report(freq, cpu);
     (got, expected, t)
 }
@@ -15,8 +15,8 @@ fn run_report(
 ) -> (
     u64,
     f64,
-    perflens_sampler::ThreadReport,
-    perflens_sampler::Report,
+    perflens_sampler::ThreadProfile,
+    perflens_sampler::CpuProfile,
 ) {
     let guard = perflens_sampler::ProfilerGuardBuilder::default()
         .frequency(freq)
@@ -43,7 +43,7 @@ fn run_report(
 /// The samples' CPU is the thread's CPU from its first arming to its
 /// last sample: short of `cpu_ns` by the unfinished last period (two at
 /// most, with the time before the thread was armed), never more.
-fn every_period_accounted(t: &perflens_sampler::ThreadReport, freq: i64) {
+fn every_period_accounted(t: &perflens_sampler::ThreadProfile, freq: i64) {
     let missing = t.cpu_ns as i64 - t.sampled_cpu_ns as i64;
     assert!(
         (0..=2 * 1_000_000_000 / freq).contains(&missing),

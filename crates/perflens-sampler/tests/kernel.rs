@@ -26,7 +26,7 @@ fn read_then_spin(cpu: Duration) {
     busy_for(cpu);
 }
 
-fn profile(kernel: KernelMode) -> (perflens_sampler::Report, u64) {
+fn profile(kernel: KernelMode) -> (perflens_sampler::CpuProfile, u64) {
     let guard = ProfilerGuardBuilder::default()
         .frequency(1000)
         .source(SourcePreference::PerfEvent)

@@ -16,7 +16,7 @@ fn start_stop_repeatedly_and_late_signals_are_harmless() {
         assert!(
             matches!(
                 builder().build(),
-                Err(perflens_sampler::Error::AlreadyRunning)
+                Err(perflens_sampler::SamplerError::AlreadyRunning)
             ),
             "second session must be refused"
         );

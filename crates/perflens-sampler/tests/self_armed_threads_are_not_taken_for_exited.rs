@@ -21,7 +21,7 @@ const STACK: usize = 512 * 1024;
 /// flags. The name tells threads apart that had the same tid: the kernel
 /// hands out tids again once it wraps at pid_max (32,768 here), which a
 /// test creating thousands of threads on a busy machine can reach.
-fn entries(report: &perflens_sampler::Report) -> HashMap<(u64, String), Vec<bool>> {
+fn entries(report: &perflens_sampler::CpuProfile) -> HashMap<(u64, String), Vec<bool>> {
     let mut by_thread: HashMap<(u64, String), Vec<bool>> = HashMap::new();
     for t in &report.threads {
         by_thread

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 /// Runs a CPU-bound thread and a thread that works 100 µs and sleeps
 /// (switching out and in each time) side by side under `source`, for
 /// about 600 ms of wall time; returns the report and both tids.
-fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::Report, u64, u64) {
+fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::CpuProfile, u64, u64) {
     let _s = serial();
     let guard = ProfilerGuardBuilder::default()
         .ignore_env()
@@ -74,8 +74,8 @@ fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::Repor
 /// time: never more than it plus two periods, and no less than `floor`
 /// of it.
 fn samples_add_up(
-    report: &perflens_sampler::Report,
-    t: &perflens_sampler::ThreadReport,
+    report: &perflens_sampler::CpuProfile,
+    t: &perflens_sampler::ThreadProfile,
     floor: f64,
 ) {
     let accounted = t.sampled_cpu_ns + t.kernel_ns;

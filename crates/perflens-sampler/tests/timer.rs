@@ -6,7 +6,7 @@ use common::*;
 use perflens_sampler::{CpuSource, ProfilerGuardBuilder, SourcePreference};
 use std::time::Duration;
 
-fn check_timer_profile(report: &perflens_sampler::Report, me: u64) {
+fn check_timer_profile(report: &perflens_sampler::CpuProfile, me: u64) {
     let t = thread(report, me);
     eprintln!(
         "{t:?}: sampled {:.1} ms of {:.1} ms",

@@ -38,8 +38,8 @@ pub(crate) fn leave_out_current_thread() {
 /// `profile` without the samples and threads of the profiler's own
 /// threads.
 pub(crate) fn without_own_threads(
-    mut profile: perflens_sampler::Report,
-) -> perflens_sampler::Report {
+    mut profile: perflens_sampler::CpuProfile,
+) -> perflens_sampler::CpuProfile {
     let own = OWN_THREADS
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -166,7 +166,7 @@ fn arm_thread() {
 
 /// A stopped sampler whose samples are not symbolized yet.
 pub(crate) struct StoppedCpu {
-    builder: Result<perflens_sampler::ReportBuilder<'static>, String>,
+    builder: Result<perflens_sampler::CpuProfileBuilder<'static>, String>,
     frequency: u32,
 }
 
@@ -237,7 +237,7 @@ fn path_names(snap: &RawSnapshot) -> Vec<Option<String>> {
 }
 
 /// Sums the profile's samples by calling context.
-fn aggregate(profile: &perflens_sampler::Report, frequency: u32) -> CpuInput {
+fn aggregate(profile: &perflens_sampler::CpuProfile, frequency: u32) -> CpuInput {
     let mut by_path: std::collections::BTreeMap<u32, (u64, u64)> = Default::default();
     let (mut outside_samples, mut outside_cpu_ns) = (0, 0);
     for (frames, value) in &profile.data {
@@ -278,7 +278,7 @@ fn aggregate(profile: &perflens_sampler::Report, frequency: u32) -> CpuInput {
 /// timer`, or, when the sampler moved threads that switch often from
 /// their perf events to the timer source, `perf_event, timer on N of M
 /// threads that switch often`.
-fn source_name(threads: &[perflens_sampler::ThreadReport]) -> String {
+fn source_name(threads: &[perflens_sampler::ThreadProfile]) -> String {
     let moved = threads.iter().filter(|t| t.moved_to_timer).count();
     let perf = (threads.iter())
         .filter(|t| t.source == CpuSource::PerfEvent)
@@ -299,7 +299,7 @@ fn source_name(threads: &[perflens_sampler::ThreadReport]) -> String {
 /// with the kernel included), apart (perf with the kernel excluded), or
 /// some of each (also a thread whose perf event excluded it until it was
 /// moved to the timer source). `None` when no thread was sampled.
-fn kernel_time(threads: &[perflens_sampler::ThreadReport]) -> Option<KernelTime> {
+fn kernel_time(threads: &[perflens_sampler::ThreadProfile]) -> Option<KernelTime> {
     let all = threads.len();
     let attributed = (threads.iter())
         .filter(|t| t.kernel_included && t.kernel_ns == 0)
@@ -318,8 +318,8 @@ fn kernel_time(threads: &[perflens_sampler::ThreadReport]) -> Option<KernelTime>
 
 /// Writes `PERFLENS_PPROF`, `PERFLENS_FLAMEGRAPH`,
 /// `PERFLENS_FLAMEGRAPH_PATHS` and `PERFLENS_FOLDED`.
-fn write_files(profile: &perflens_sampler::Report) {
-    type Writer = fn(&perflens_sampler::Report, &mut std::fs::File) -> Result<(), String>;
+fn write_files(profile: &perflens_sampler::CpuProfile) {
+    type Writer = fn(&perflens_sampler::CpuProfile, &mut std::fs::File) -> Result<(), String>;
     let outputs: [(&str, Writer); 4] = [
         ("PERFLENS_PPROF", |p, f| {
             p.write_pprof(f).map_err(|e| e.to_string())

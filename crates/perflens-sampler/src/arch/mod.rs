@@ -10,7 +10,7 @@
 //! - `fn unwind(unwinder, cache, regs, read_stack, out) -> usize`.
 //!
 //! `SUPPORTED` is `false` where no such module exists; the crate still
-//! builds there and `ProfilerGuard::new` returns `Error::Unsupported`.
+//! builds there and `ProfilerGuard::new` returns `SamplerError::Unsupported`.
 
 /// Registers the unwinder starts from, read from the interrupted context.
 #[derive(Clone, Copy, Debug, Default)]

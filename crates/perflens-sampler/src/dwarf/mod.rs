@@ -108,7 +108,7 @@ const MAX_READ: u64 = 64 << 20;
 
 /// One frame of an address: innermost inlined function first.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Frame {
+pub(crate) struct InlinedFrame {
     /// Demangled function name.
     pub name: Option<String>,
     /// Source file.
@@ -121,14 +121,14 @@ pub(crate) struct Frame {
 #[derive(Debug)]
 pub(crate) enum Lookup {
     /// The frames (empty: no debug info covers the address).
-    Frames(Vec<Frame>),
+    Frames(Vec<InlinedFrame>),
     /// Not answerable exactly here: ask `addr2line::Loader`.
     Fallback,
 }
 
 /// Frames of `probe` from an `addr2line::Loader`, converted exactly as the
 /// lazy path produces them.
-pub(crate) fn loader_frames(loader: &addr2line::Loader, probe: u64) -> Vec<Frame> {
+pub(crate) fn loader_frames(loader: &addr2line::Loader, probe: u64) -> Vec<InlinedFrame> {
     let mut out = Vec::new();
     if let Ok(mut frames) = loader.find_frames(probe) {
         while let Ok(Some(f)) = frames.next() {
@@ -140,7 +140,7 @@ pub(crate) fn loader_frames(loader: &addr2line::Loader, probe: u64) -> Vec<Frame
                 .location
                 .as_ref()
                 .map_or((None, None), |l| (l.file.map(str::to_string), l.line));
-            out.push(Frame { name, file, line });
+            out.push(InlinedFrame { name, file, line });
         }
     }
     out

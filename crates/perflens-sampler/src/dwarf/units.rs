@@ -6,7 +6,7 @@ use super::*;
 
 impl<'a> Cache<'a> {
     /// Frames of `probe`; `Err` to fall back to addr2line.
-    pub(super) fn lookup(&mut self, dwarf: &Dwarf<'a>, probe: u64) -> Res<Vec<Frame>> {
+    pub(super) fn lookup(&mut self, dwarf: &Dwarf<'a>, probe: u64) -> Res<Vec<InlinedFrame>> {
         let mut units = Vec::new();
         self.aranges.covering(probe, |_, cu| units.push(cu));
         if let Some(frames) = self.search(dwarf, units, probe)? {
@@ -30,7 +30,7 @@ impl<'a> Cache<'a> {
         dwarf: &Dwarf<'a>,
         mut units: Vec<u64>,
         probe: u64,
-    ) -> Res<Option<Vec<Frame>>> {
+    ) -> Res<Option<Vec<InlinedFrame>>> {
         units.sort_unstable();
         units.dedup();
         let mut order = Vec::with_capacity(units.len());
@@ -151,7 +151,7 @@ impl<'a> Cache<'a> {
         dwarf: &Dwarf<'a>,
         off: u64,
         probe: u64,
-    ) -> Res<Option<Vec<Frame>>> {
+    ) -> Res<Option<Vec<InlinedFrame>>> {
         let cu = self.cu(dwarf, off)?;
         let func = cu
             .funcs
@@ -178,7 +178,7 @@ impl<'a> Cache<'a> {
         };
         let Some(function) = function else {
             return Ok(location.map(|(file, line)| {
-                vec![Frame {
+                vec![InlinedFrame {
                     name: None,
                     file,
                     line,
@@ -201,13 +201,13 @@ impl<'a> Cache<'a> {
         let frames = frames
             .into_iter()
             .map(|(name, file, line)| {
-                Ok(Frame {
+                Ok(InlinedFrame {
                     name: name.map(|n| self.name(n, lang)).transpose()?,
                     file,
                     line,
                 })
             })
-            .collect::<Res<Vec<Frame>>>()?;
+            .collect::<Res<Vec<InlinedFrame>>>()?;
         Ok(Some(frames))
     }
 }

@@ -24,12 +24,12 @@ use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
-use super::session::{SESSION, Session};
+use super::session::{SESSION, SamplerState};
 use super::sources::is_our_trap;
-use super::{Config, MAX_DEPTH, gettid, last_err, monotonic_ns};
-use crate::Error;
+use super::{MAX_DEPTH, SamplerOptions, gettid, last_err, monotonic_ns};
+use crate::SamplerError;
 use crate::arch;
-use crate::report::{HANDLER_BUCKET_NS, HANDLER_BUCKETS};
+use crate::profile::{HANDLER_BUCKET_NS, HANDLER_BUCKETS};
 
 /// Handlers currently executing (any thread). `stop` waits for zero after
 /// unpublishing the session.
@@ -142,7 +142,7 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, uc: *mut c
     unsafe { *errno = saved };
 }
 
-impl Session {
+impl SamplerState {
     /// The signal path. Async-signal-safe: atomics, `read`/`timer_getoverrun`
     /// syscalls, validated stack reads, writes into this thread's ring.
     pub(super) fn sample(&self, uc: *mut c_void) {
@@ -221,9 +221,11 @@ impl Session {
 /// Returns the disposition it replaced (`SIG_DFL` or `SIG_IGN`), or
 /// `None` if it was already ours. The handler stays installed for the
 /// life of the process, so a late signal never meets the default action.
-fn take_signal(sig: i32) -> Result<Option<libc::sighandler_t>, Error> {
+fn take_signal(sig: i32) -> Result<Option<libc::sighandler_t>, SamplerError> {
     if !(1..64).contains(&sig) {
-        return Err(Error::InvalidConfig(format!("signal {sig} out of range")));
+        return Err(SamplerError::InvalidConfig(format!(
+            "signal {sig} out of range"
+        )));
     }
     if INSTALLED.load(Ordering::Acquire) & (1u64 << sig) != 0 {
         return Ok(None);
@@ -233,10 +235,10 @@ fn take_signal(sig: i32) -> Result<Option<libc::sighandler_t>, Error> {
     unsafe {
         let mut old: libc::sigaction = std::mem::zeroed();
         if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
-            return Err(Error::Io(last_err()));
+            return Err(SamplerError::Io(last_err()));
         }
         if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
-            return Err(Error::SignalInUse(sig));
+            return Err(SamplerError::SignalInUse(sig));
         }
         if sig == libc::SIGTRAP {
             TRAP_WAS_IGNORED.store(old.sa_sigaction == libc::SIG_IGN, Ordering::Relaxed);
@@ -246,7 +248,7 @@ fn take_signal(sig: i32) -> Result<Option<libc::sighandler_t>, Error> {
         sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
         libc::sigemptyset(&mut sa.sa_mask);
         if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-            return Err(Error::Io(last_err()));
+            return Err(SamplerError::Io(last_err()));
         }
         INSTALLED.fetch_or(1u64 << sig, Ordering::AcqRel);
         Ok(Some(old.sa_sigaction))
@@ -269,7 +271,7 @@ fn traced() -> bool {
 /// Whether this session may deliver perf samples as SIGTRAP: allowed by
 /// the configuration, no tracer attached, and SIGTRAP not handled by the
 /// program itself.
-pub(super) fn trap_delivery(cfg: &Config) -> bool {
+pub(super) fn trap_delivery(cfg: &SamplerOptions) -> bool {
     cfg.trap && !traced() && take_signal(libc::SIGTRAP).is_ok()
 }
 
@@ -277,7 +279,7 @@ pub(super) fn trap_delivery(cfg: &Config) -> bool {
 /// `install_handler`). Async-signal-safe.
 extern "C" fn swallow_sigio(_: libc::c_int) {}
 
-pub(super) fn install_handler(sig: i32) -> Result<(), Error> {
+pub(super) fn install_handler(sig: i32) -> Result<(), SamplerError> {
     if take_signal(sig)?.is_none() {
         return Ok(());
     }

@@ -16,7 +16,7 @@
 //! - [`session`]: a session's lifecycle (start, snapshot, stop, free).
 //!
 //! Memory ownership, the rule every file keeps: everything the signal
-//! handler touches lives in the `Session` (slots, rings, unwind caches,
+//! handler touches lives in the `SamplerState` (slots, rings, unwind caches,
 //! unwinders, maps snapshots) and is allocated, under the session's
 //! mutex, before the thread it serves is armed. The handler allocates
 //! nothing and frees nothing: it only reads atomics, reads the interrupted
@@ -51,7 +51,7 @@ use crate::{KernelMode, SourcePreference};
 pub(crate) const MAX_DEPTH: usize = 256;
 
 #[derive(Clone, Debug)]
-pub(crate) struct Config {
+pub(crate) struct SamplerOptions {
     pub frequency: u32,
     pub source: SourcePreference,
     /// Whether perf events include kernel mode.

@@ -36,7 +36,7 @@
 //! The move, under the session's mutex: the perf event is disabled (no
 //! further overflow), the new timer's id is stored in the slot before its
 //! source (a handler that reads the new source reads the new id, see
-//! `Session::sample_weight`), the timer is started, and the perf fd is
+//! `SamplerState::sample_weight`), the timer is started, and the perf fd is
 //! closed once the thread's handler is not running (a signal the event
 //! queued before it was disabled may still arrive: it is taken as a timer
 //! sample, of one period). A perf event that excluded the kernel left the
@@ -45,7 +45,7 @@
 
 use std::sync::atomic::Ordering;
 
-use super::session::{Session, Shared};
+use super::session::{SamplerState, Shared};
 use super::sources::{self, SOURCE_PERF, SOURCE_TIMER};
 use super::thread_cpu_ns;
 use crate::CpuSource;
@@ -123,7 +123,7 @@ pub(super) fn quick_look(on_perf: bool, judged: bool, ran: bool) -> bool {
     on_perf && !judged && ran
 }
 
-impl Session {
+impl SamplerState {
     /// Whether the watcher's pass `pass` looks at the thread in slot
     /// `idx`: every [`CHECK_EVERY_PASSES`] passes, and every pass in which
     /// a perf-sampled thread not yet judged ran. Whether it ran is read
@@ -230,7 +230,7 @@ impl Session {
         let e = sh.owned[idx].entry;
         if slot.user_only.load(Ordering::Relaxed) {
             // Until now the kernel's time was on no sample: keep it as the
-            // thread's kernel time (what `ThreadReport::kernel_ns` is for
+            // thread's kernel time (what `ThreadProfile::kernel_ns` is for
             // a thread that excluded the kernel throughout).
             let cpu = thread_cpu_ns(tid).map_or(0, |c| c.saturating_sub(sh.threads[e].cpu_at_arm));
             let sampled =

@@ -2,9 +2,9 @@
 //!
 //! Each armed thread has a ring of `ring_words` (a power of two) `u64`
 //! words with one writer and one reader. The writer is the thread's own
-//! signal handler ([`Session::push`]), which never blocks: a sample that
+//! signal handler ([`SamplerState::push`]), which never blocks: a sample that
 //! does not fit is counted as dropped (with its weight). The reader is
-//! whoever holds the session's mutex ([`Session::drain`]: the watcher on
+//! whoever holds the session's mutex ([`SamplerState::drain`]: the watcher on
 //! every pass, a snapshot, `disarm`). `head` and `tail` count words since
 //! the thread was armed; the writer publishes `head` with Release after
 //! writing a record, the reader publishes `tail` after copying it out.
@@ -21,11 +21,11 @@
 
 use std::sync::atomic::Ordering;
 
-use super::session::{Session, Shared};
+use super::session::{SamplerState, Shared};
 use super::slot::Slot;
 use crate::snapshot::SampleKey;
 
-impl Session {
+impl SamplerState {
     /// Stores a sample in the slot's ring; false (and counted as
     /// dropped) when the ring is full.
     pub(super) fn push(&self, slot: &Slot, weight: u64, context: u64, frames: &[u64]) -> bool {

@@ -1,11 +1,11 @@
 //! A session's lifecycle: start, snapshot, stop and free.
 //!
-//! `Running::start` allocates the `Session` (slot table, shared state,
+//! `Running::start` allocates the `SamplerState` (slot table, shared state,
 //! first unwinder), publishes it in `SESSION` for the signal handler, arms
 //! every thread listed in `/proc/self/task` and starts the watcher.
 //! `LIFECYCLE` serializes start, stop and `arm_current_thread`.
 //!
-//! Ownership: the `Session` is one heap allocation owned by `Running`
+//! Ownership: the `SamplerState` is one heap allocation owned by `Running`
 //! through a raw pointer. Handlers reach it through `SESSION` and count
 //! themselves in `IN_HANDLERS` before loading the pointer; the watcher
 //! borrows it until joined. Shutdown therefore goes: stop and join the
@@ -27,15 +27,15 @@ use super::handler::{IN_HANDLERS, install_handler, trap_delivery};
 use super::slot::{Slot, SlotOwned};
 use super::stack::current_stack_bounds;
 use super::watcher::{self, list_tids, refresh_name};
-use super::{Config, gettid, thread_cpu_ns};
+use super::{SamplerOptions, gettid, thread_cpu_ns};
 use crate::arch::{self, Unwinder};
 use crate::modules::{self, MapsSnapshot, MemBytes, ModuleInfo, ModuleSet};
-use crate::report::HANDLER_BUCKETS;
+use crate::profile::HANDLER_BUCKETS;
 use crate::snapshot::{SampleKey, SampleValue, Snapshot, ThreadEntry};
-use crate::{Error, KernelMode};
+use crate::{KernelMode, SamplerError};
 
 /// The running session (null when none). Read by the handler.
-pub(super) static SESSION: AtomicPtr<Session> = AtomicPtr::new(std::ptr::null_mut());
+pub(super) static SESSION: AtomicPtr<SamplerState> = AtomicPtr::new(std::ptr::null_mut());
 /// Serializes session start and stop.
 static LIFECYCLE: Mutex<()> = Mutex::new(());
 
@@ -52,8 +52,8 @@ pub(super) struct Shared {
     pub(super) arm_errors: u64,
 }
 
-pub(crate) struct Session {
-    pub(super) cfg: Config,
+pub(crate) struct SamplerState {
+    pub(super) cfg: SamplerOptions,
     pub(super) period_ns: u64,
     /// perf events may signal with SIGTRAP ([`Delivery::Trap`](super::sources::Delivery::Trap)); cleared
     /// when the kernel refuses it.
@@ -79,13 +79,13 @@ pub(crate) struct Session {
     /// Time spent in the handler's sampling path (ns) and its calls.
     pub(super) handler_ns: AtomicU64,
     pub(super) handler_calls: AtomicU64,
-    /// Handler durations in [`HANDLER_BUCKET_NS`](crate::report::HANDLER_BUCKET_NS) steps (last: longer).
+    /// Handler durations in [`HANDLER_BUCKET_NS`](crate::profile::HANDLER_BUCKET_NS) steps (last: longer).
     pub(super) handler_hist: [AtomicU64; HANDLER_BUCKETS],
     pub(super) started: Instant,
     pub(super) started_wall: SystemTime,
 }
 
-impl Session {
+impl SamplerState {
     pub(super) fn lock(&self) -> MutexGuard<'_, Shared> {
         self.shared.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -167,7 +167,7 @@ impl Session {
 
 /// A running session; stops it when dropped.
 pub(crate) struct Running {
-    session: *mut Session,
+    session: *mut SamplerState,
     watcher: Option<JoinHandle<()>>,
     done: bool,
 }
@@ -179,19 +179,19 @@ unsafe impl Send for Running {}
 unsafe impl Sync for Running {}
 
 impl Running {
-    pub(crate) fn start(cfg: Config) -> Result<Running, Error> {
+    pub(crate) fn start(cfg: SamplerOptions) -> Result<Running, SamplerError> {
         if !arch::SUPPORTED {
-            return Err(Error::Unsupported("no sampler for this target"));
+            return Err(SamplerError::Unsupported("no sampler for this target"));
         }
         if cfg.frequency == 0 || cfg.frequency > 100_000 {
-            return Err(Error::InvalidConfig(format!(
+            return Err(SamplerError::InvalidConfig(format!(
                 "frequency {} not in 1..=100000",
                 cfg.frequency
             )));
         }
         let _life = LIFECYCLE.lock().unwrap_or_else(|e| e.into_inner());
         if !SESSION.load(Ordering::Acquire).is_null() {
-            return Err(Error::AlreadyRunning);
+            return Err(SamplerError::AlreadyRunning);
         }
         install_handler(cfg.signal)?;
         let trap = trap_delivery(&cfg);
@@ -211,7 +211,7 @@ impl Running {
             64 << 20
         };
         let nslots = cfg.max_threads.max(1) * 2;
-        let session = Box::new(Session {
+        let session = Box::new(SamplerState {
             period_ns,
             trap_ok: AtomicBool::new(trap),
             kernel_ok: AtomicBool::new(cfg.kernel != KernelMode::Exclude),
@@ -250,7 +250,7 @@ impl Running {
         SESSION.store(ptr, Ordering::SeqCst);
         // SAFETY: `ptr` was just created from a Box and is freed only in
         // `Running::drop`.
-        let s: &Session = unsafe { &*ptr };
+        let s: &SamplerState = unsafe { &*ptr };
         let mut running = Running {
             session: ptr,
             watcher: None,
@@ -274,7 +274,7 @@ impl Running {
             if sh.by_tid.is_empty() {
                 drop(sh);
                 drop(running);
-                return Err(first_err.unwrap_or(Error::NoSource(io::Error::other(
+                return Err(first_err.unwrap_or(SamplerError::NoSource(io::Error::other(
                     "no thread could be armed",
                 ))));
             }
@@ -284,7 +284,7 @@ impl Running {
         Ok(running)
     }
 
-    pub(crate) fn session(&self) -> &Session {
+    pub(crate) fn session(&self) -> &SamplerState {
         // SAFETY: valid until drop.
         unsafe { &*self.session }
     }
@@ -303,7 +303,7 @@ impl Running {
         }
         self.done = true;
         // SAFETY: the session stays allocated until `drop` frees it.
-        let s: &Session = unsafe { &*self.session };
+        let s: &SamplerState = unsafe { &*self.session };
         s.stop.store(true, Ordering::Release);
         if let Some(w) = self.watcher.take() {
             w.thread().unpark();
@@ -348,7 +348,7 @@ impl Drop for Running {
 /// running. Returns `Ok(true)` if the thread is (now) sampled. Runtimes
 /// call this at thread start so no sample is missed before the watcher's
 /// next scan.
-pub fn arm_current_thread() -> Result<bool, Error> {
+pub fn arm_current_thread() -> Result<bool, SamplerError> {
     let p = SESSION.load(Ordering::Acquire);
     if p.is_null() {
         return Ok(false);

@@ -4,7 +4,7 @@
 //! The table is a fixed array of `2 * max_threads` [`Slot`]s, open
 //! addressing on the tid with linear probing; a disarmed slot becomes a
 //! tombstone that lookups probe past and arming may reuse. The handler
-//! only reads it ([`Session::lookup`], atomics); everything else changes
+//! only reads it ([`SamplerState::lookup`], atomics); everything else changes
 //! it under the session's mutex.
 //!
 //! Ownership: a [`Slot`] holds what the handler reads, as atomics and raw
@@ -21,14 +21,14 @@ use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize, Ordering,
 };
 
-use super::session::{Session, Shared};
+use super::session::{SamplerState, Shared};
 use super::sources::{self, SOURCE_NONE, SOURCE_PERF};
 use super::watcher::{refresh_name, thread_name};
 use super::{thread_alive, thread_cpu_ns};
 use crate::arch::{self, UnwindCache};
 use crate::modules::MapsSnapshot;
 use crate::snapshot::ThreadEntry;
-use crate::{CpuSource, Error};
+use crate::{CpuSource, SamplerError};
 
 pub(super) const TID_EMPTY: i32 = 0;
 pub(super) const TID_TOMBSTONE: i32 = -1;
@@ -45,10 +45,10 @@ pub(super) struct Slot {
     pub(super) maps: AtomicPtr<MapsSnapshot>,
     /// The thread's CPU clock (ns) at its last sample, or when it was
     /// armed; read and replaced by its handler (perf with the kernel
-    /// included, see `Session::sample_weight`).
+    /// included, see `SamplerState::sample_weight`).
     pub(super) last_cpu: AtomicU64,
     /// The source is a perf event that excludes the kernel: each sample
-    /// weighs one period (see `Session::sample_weight`).
+    /// weighs one period (see `SamplerState::sample_weight`).
     pub(super) user_only: AtomicBool,
     pub(super) ring: AtomicPtr<AtomicU64>,
     pub(super) ring_mask: AtomicUsize,
@@ -118,7 +118,7 @@ fn hash_tid(tid: i32, len: usize) -> usize {
     (tid as u32 as usize).wrapping_mul(0x9E37_79B9) % len
 }
 
-impl Session {
+impl SamplerState {
     /// The slot of thread `tid`, if armed (linear probing from its hash).
     /// Signal-safe: atomic loads only.
     pub(super) fn lookup(&self, tid: i32) -> Option<&Slot> {
@@ -159,7 +159,7 @@ impl Session {
         tid: i32,
         bounds: Option<(u64, u64)>,
         maps: Option<&Arc<MapsSnapshot>>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), SamplerError> {
         if let Some(&idx) = sh.by_tid.get(&tid) {
             if let Some((lo, hi)) = bounds {
                 // Called on the thread itself: exact bounds, current name.
@@ -173,7 +173,7 @@ impl Session {
         }
         let Some(idx) = self.free_slot_index(tid) else {
             sh.arm_errors += 1;
-            return Err(Error::InvalidConfig(format!(
+            return Err(SamplerError::InvalidConfig(format!(
                 "more than max_threads ({}) threads",
                 self.slots.len() / 2
             )));
@@ -229,7 +229,7 @@ impl Session {
                 sh.arm_errors += 1;
                 slot.maps.store(std::ptr::null_mut(), Ordering::Relaxed);
                 sh.owned[idx].maps = None;
-                return Err(Error::NoSource(e));
+                return Err(SamplerError::NoSource(e));
             }
         };
         slot.source.store(source, Ordering::Relaxed);
@@ -274,7 +274,7 @@ impl Session {
         if let Err(e) = enabled {
             sh.arm_errors += 1;
             self.disarm(sh, idx, false);
-            return Err(Error::NoSource(e));
+            return Err(SamplerError::NoSource(e));
         }
         Ok(())
     }

@@ -34,7 +34,7 @@
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
-use super::session::Session;
+use super::session::SamplerState;
 use super::slot::Slot;
 use crate::arch;
 
@@ -71,7 +71,7 @@ fn current_altstack() -> Option<(u64, u64)> {
     Some((lo, lo.checked_add(ss.ss_size as u64)?))
 }
 
-impl Session {
+impl SamplerState {
     /// The range the handler may read for the interrupted `sp`: `[sp,
     /// top)` of the known stack that holds `sp`, or `None` (counted) if
     /// no known stack does. Signal-safe: no allocation, no lock; at most

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
-use super::session::Session;
+use super::session::SamplerState;
 use super::{gettid, thread_alive, thread_cpu_ns};
 use crate::SourcePreference;
 use crate::modules::{self, MapsSnapshot};
@@ -72,7 +72,7 @@ pub(super) fn list_tids() -> Vec<i32> {
     out
 }
 
-impl Session {
+impl SamplerState {
     /// One watcher pass: arm new threads, disarm exited ones, drain rings,
     /// reload modules if new ones were loaded.
     ///
@@ -142,8 +142,8 @@ impl Session {
 
 /// Starts the watcher thread of `session`, which must stay allocated until
 /// the thread is joined (it runs until `session.stop` is set).
-pub(super) fn spawn(session: &Session) -> io::Result<JoinHandle<()>> {
-    let addr = session as *const Session as usize;
+pub(super) fn spawn(session: &SamplerState) -> io::Result<JoinHandle<()>> {
+    let addr = session as *const SamplerState as usize;
     std::thread::Builder::new()
         .name("perflens-sampler".into())
         .spawn(move || {
@@ -155,7 +155,7 @@ pub(super) fn spawn(session: &Session) -> io::Result<JoinHandle<()>> {
                 f();
             }
             // SAFETY: the session outlives the watcher (joined in drop).
-            let s: &Session = unsafe { &*(addr as *const Session) };
+            let s: &SamplerState = unsafe { &*(addr as *const SamplerState) };
             s.watcher_tid.store(gettid(), Ordering::Relaxed);
             while !s.stop.load(Ordering::Acquire) {
                 s.rescan();

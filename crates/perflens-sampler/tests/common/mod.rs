@@ -55,7 +55,7 @@ pub fn tid() -> u64 {
 }
 
 /// Finds the thread report of `tid`.
-pub fn thread(report: &perflens_sampler::Report, tid: u64) -> &perflens_sampler::ThreadReport {
+pub fn thread(report: &perflens_sampler::CpuProfile, tid: u64) -> &perflens_sampler::ThreadProfile {
     report
         .threads
         .iter()
@@ -64,7 +64,7 @@ pub fn thread(report: &perflens_sampler::Report, tid: u64) -> &perflens_sampler:
 }
 
 /// Samples of thread `tid` in the report's stacks.
-pub fn samples_of(report: &perflens_sampler::Report, tid: u64) -> u64 {
+pub fn samples_of(report: &perflens_sampler::CpuProfile, tid: u64) -> u64 {
     report
         .data
         .iter()
@@ -76,7 +76,7 @@ pub fn samples_of(report: &perflens_sampler::Report, tid: u64) -> u64 {
 /// Samples of thread `tid` whose stack has a frame named `...leaf` and a
 /// frame for which `outer` holds (an unwind that reached that far).
 pub fn samples_through(
-    report: &perflens_sampler::Report,
+    report: &perflens_sampler::CpuProfile,
     tid: u64,
     leaf: &str,
     outer: impl Fn(&str) -> bool,

@@ -2,9 +2,9 @@
 //!
 //! Each armed thread has exactly one source, recorded in its slot as
 //! `source` (which kind) and `handle` (perf fd or kernel timer id). The
-//! slot owns the handle: [`Session::open_source`] creates it disabled
+//! slot owns the handle: [`SamplerState::open_source`] creates it disabled
 //! before the thread is published, [`enable`] starts it once the slot is
-//! ready, the thread's own handler reads it ([`Session::sample_weight`]),
+//! ready, the thread's own handler reads it ([`SamplerState::sample_weight`]),
 //! and `disarm` stops it ([`stop`]) and releases it ([`release`]) once no
 //! handler can be using it any more.
 //!
@@ -23,7 +23,7 @@ use std::sync::atomic::Ordering;
 
 pub(super) use perf::{Delivery, is_our_trap};
 
-use super::session::Session;
+use super::session::SamplerState;
 use super::slot::Slot;
 use crate::{KernelMode, SourcePreference};
 
@@ -31,7 +31,7 @@ pub(super) const SOURCE_NONE: u8 = 0;
 pub(super) const SOURCE_PERF: u8 = 1;
 pub(super) const SOURCE_TIMER: u8 = 2;
 
-impl Session {
+impl SamplerState {
     /// Opens the configured source for thread `tid`, disabled: nothing
     /// fires until [`enable`]. Returns the kind, the handle, the signal
     /// its samples will arrive with, and whether its samples include
@@ -94,7 +94,7 @@ impl Session {
     ///
     /// A sample weighs the thread's CPU time since its last sample, read
     /// from the thread's own CPU clock (the scheduler's account, as in
-    /// `ThreadReport::cpu_ns`), whatever its source, so that the samples
+    /// `ThreadProfile::cpu_ns`), whatever its source, so that the samples
     /// of a thread always add up to its CPU time. Neither source's own
     /// count does: a perf cpu-clock count runs on the CPU's local clock,
     /// which keeps running while a virtual machine's CPU is taken away
@@ -107,7 +107,7 @@ impl Session {
     /// since the last sample includes kernel time, which belongs to
     /// whatever made the system calls, not to this stack. (Overflows the
     /// kernel merged into one are lost to the stacks too; they end up in
-    /// the thread's kernel line, see `ThreadReport::kernel_ns`.)
+    /// the thread's kernel line, see `ThreadProfile::kernel_ns`.)
     pub(super) fn sample_weight(&self, slot: &Slot) -> u64 {
         // The source first: a thread moved to the timer source gets its
         // timer's id stored before the source (`moves.rs`).
@@ -148,7 +148,7 @@ fn own_cpu_ns() -> Option<u64> {
     (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
-/// Starts a source opened by [`Session::open_source`].
+/// Starts a source opened by [`SamplerState::open_source`].
 pub(super) fn enable(source: u8, handle: i32, period_ns: u64) -> io::Result<()> {
     if source == SOURCE_PERF {
         perf::perf_enable(handle)

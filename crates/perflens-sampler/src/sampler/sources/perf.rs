@@ -8,7 +8,7 @@
 //! `exclude_kernel` the kernel skips an overflow that falls in kernel mode
 //! (no sample for it, the count goes on), so the time since the last
 //! sample would include kernel time spent anywhere since then: such a
-//! sample weighs one period instead (see `Session::sample_weight`).
+//! sample weighs one period instead (see `SamplerState::sample_weight`).
 //! Without it the overflow is taken in kernel mode too, and the signal is
 //! delivered on the return to user space, on the stack that made the
 //! system call; the sample then weighs the thread's CPU clock since the

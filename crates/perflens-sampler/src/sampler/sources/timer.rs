@@ -2,7 +2,7 @@
 //! timer on the thread's CPU clock (`timer_create` with
 //! `SIGEV_THREAD_ID`) whose expiry signals that thread. A sample weighs
 //! the thread's CPU time since its last one, as a perf event's does
-//! (`Session::sample_weight`); 1 + the timer's overrun count periods only
+//! (`SamplerState::sample_weight`); 1 + the timer's overrun count periods only
 //! where the thread's clock cannot be read.
 //!
 //! The kernel timer id is owned by the thread's slot: created when the

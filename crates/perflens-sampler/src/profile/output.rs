@@ -2,20 +2,20 @@
 
 use super::*;
 
-impl Report {
+impl CpuProfile {
     /// Folded lines (`thread;root;...;leaf value`): the native stacks as
     /// they were, value in CPU microseconds (at least 1 per stack with
     /// samples), sorted, one line per distinct stack. The measured path a
     /// sample was taken in is not a frame here (it would split identical
     /// stacks above `_start`): pprof carries it as the `perflens_path`
-    /// label, and [`Report::folded_lines_by_path`] puts it first. Kernel
-    /// time not on any stack ([`ThreadReport::kernel_ns`]) is a
+    /// label, and [`CpuProfile::folded_lines_by_path`] puts it first. Kernel
+    /// time not on any stack ([`ThreadProfile::kernel_ns`]) is a
     /// `thread;[kernel]` line of its own.
     pub fn folded_lines(&self) -> Vec<String> {
         self.folded(false)
     }
 
-    /// [`Report::folded_lines`] with the measured path as a frame of its
+    /// [`CpuProfile::folded_lines`] with the measured path as a frame of its
     /// own after the thread (`thread;[main -> parse];root;...;leaf`): a
     /// flamegraph split by measured path first.
     pub fn folded_lines_by_path(&self) -> Vec<String> {
@@ -53,8 +53,8 @@ impl Report {
         lines
     }
 
-    /// Writes folded stacks (see [`Report::folded_lines`]).
-    pub fn write_folded(&self, mut w: impl Write) -> Result<(), Error> {
+    /// Writes folded stacks (see [`CpuProfile::folded_lines`]).
+    pub fn write_folded(&self, mut w: impl Write) -> Result<(), SamplerError> {
         for l in self.folded_lines() {
             writeln!(w, "{l}")?;
         }
@@ -62,7 +62,7 @@ impl Report {
     }
 
     /// Writes a flamegraph SVG (widths are CPU time).
-    pub fn flamegraph(&self, w: impl Write) -> Result<(), Error> {
+    pub fn flamegraph(&self, w: impl Write) -> Result<(), SamplerError> {
         let mut opts = inferno::flamegraph::Options::default();
         opts.count_name = "µs CPU".to_string();
         opts.title = "CPU".to_string();
@@ -74,21 +74,21 @@ impl Report {
         &self,
         w: impl Write,
         opts: &mut inferno::flamegraph::Options<'_>,
-    ) -> Result<(), Error> {
+    ) -> Result<(), SamplerError> {
         let lines = self.folded_lines();
         inferno::flamegraph::from_lines(opts, lines.iter().map(String::as_str), w)
-            .map_err(Error::Io)
+            .map_err(SamplerError::Io)
     }
 
     /// A second flamegraph, split by measured path first (see
-    /// [`Report::folded_lines_by_path`]).
-    pub fn flamegraph_by_path(&self, w: impl Write) -> Result<(), Error> {
+    /// [`CpuProfile::folded_lines_by_path`]).
+    pub fn flamegraph_by_path(&self, w: impl Write) -> Result<(), SamplerError> {
         let mut opts = inferno::flamegraph::Options::default();
         opts.count_name = "µs CPU".to_string();
         opts.title = "CPU by measured path".to_string();
         let lines = self.folded_lines_by_path();
         inferno::flamegraph::from_lines(&mut opts, lines.iter().map(String::as_str), w)
-            .map_err(Error::Io)
+            .map_err(SamplerError::Io)
     }
 
     /// The profile as uncompressed `profile.proto` bytes.
@@ -222,14 +222,14 @@ impl Report {
 
     /// The profile as gzipped `profile.proto` bytes (what `go tool pprof`
     /// reads).
-    pub fn pprof(&self) -> Result<Vec<u8>, Error> {
+    pub fn pprof(&self) -> Result<Vec<u8>, SamplerError> {
         let mut out = Vec::new();
         self.write_pprof(&mut out)?;
         Ok(out)
     }
 
     /// Writes the gzipped pprof profile.
-    pub fn write_pprof(&self, w: impl Write) -> Result<(), Error> {
+    pub fn write_pprof(&self, w: impl Write) -> Result<(), SamplerError> {
         let mut gz = flate2::write::GzEncoder::new(w, flate2::Compression::default());
         gz.write_all(&self.pprof_proto())?;
         gz.finish()?;

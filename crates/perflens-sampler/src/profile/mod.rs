@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime};
 use crate::modules::ModuleInfo;
 use crate::snapshot::Snapshot;
 use crate::symbolize::Symbolizer;
-use crate::{CpuSource, Error};
+use crate::{CpuSource, SamplerError};
 use perflens_format::proto::{Msg, Strings};
 
 /// One (possibly inlined) function at one address.
@@ -67,7 +67,7 @@ pub struct SampleValue {
 
 /// Per-thread statistics.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ThreadReport {
+pub struct ThreadProfile {
     /// Kernel thread id.
     pub tid: u64,
     /// Thread name.
@@ -121,7 +121,7 @@ pub struct ThreadReport {
 
 /// Session timing.
 #[derive(Clone, Debug)]
-pub struct ReportTiming {
+pub struct ProfileTiming {
     /// Sampling frequency in Hz.
     pub frequency: u32,
     /// Sampling period in nanoseconds of CPU time.
@@ -143,13 +143,13 @@ pub(crate) const HANDLER_BUCKETS: usize = 256;
 
 /// A symbolized profile.
 #[derive(Clone, Debug)]
-pub struct Report {
+pub struct CpuProfile {
     /// Samples per distinct stack.
     pub data: HashMap<Frames, SampleValue>,
     /// Per-thread statistics (including exited threads).
-    pub threads: Vec<ThreadReport>,
+    pub threads: Vec<ThreadProfile>,
     /// Timing.
-    pub timing: ReportTiming,
+    pub timing: ProfileTiming,
     /// CPU time used by the sampler's own watcher thread (not sampled).
     pub sampler_cpu_ns: u64,
     /// Wall time spent inside the signal handler's sampling path, summed
@@ -158,7 +158,7 @@ pub struct Report {
     /// Handler runs that found a session.
     pub handler_calls: u64,
     /// Handler durations: counts per 100 ns step (the last entry counts
-    /// everything longer); see [`Report::handler_quantile_ns`].
+    /// everything longer); see [`CpuProfile::handler_quantile_ns`].
     pub handler_hist: Vec<u64>,
     modules: Vec<ModuleInfo>,
 }
@@ -166,9 +166,9 @@ pub struct Report {
 type PostProcessor = Box<dyn Fn(&mut Frames)>;
 type ContextNamer = Box<dyn Fn(u64) -> Option<String>>;
 
-/// Builds a [`Report`]; obtained from `ProfilerGuard::report`.
-pub struct ReportBuilder<'a> {
-    source: ReportSource<'a>,
+/// Builds a [`CpuProfile`]; obtained from `ProfilerGuard::report`.
+pub struct CpuProfileBuilder<'a> {
+    source: ProfileSource<'a>,
     blocklist: Vec<String>,
     post: Option<PostProcessor>,
     namer: Option<ContextNamer>,
@@ -176,7 +176,7 @@ pub struct ReportBuilder<'a> {
     progress: bool,
 }
 
-pub(crate) enum ReportSource<'a> {
+pub(crate) enum ProfileSource<'a> {
     #[cfg_attr(
         not(all(target_os = "linux", target_arch = "x86_64")),
         allow(dead_code)
@@ -185,9 +185,9 @@ pub(crate) enum ReportSource<'a> {
     Done(Box<Snapshot>),
 }
 
-impl<'a> ReportBuilder<'a> {
-    pub(crate) fn new(source: ReportSource<'a>, blocklist: Vec<String>) -> Self {
-        ReportBuilder {
+impl<'a> CpuProfileBuilder<'a> {
+    pub(crate) fn new(source: ProfileSource<'a>, blocklist: Vec<String>) -> Self {
+        CpuProfileBuilder {
             source,
             blocklist,
             post: None,
@@ -219,10 +219,10 @@ impl<'a> ReportBuilder<'a> {
     }
 
     /// Symbolizes and aggregates.
-    pub fn build(self) -> Result<Report, Error> {
+    pub fn build(self) -> Result<CpuProfile, SamplerError> {
         let snap = match self.source {
-            ReportSource::Live(g) => g.snapshot()?,
-            ReportSource::Done(s) => *s,
+            ProfileSource::Live(g) => g.snapshot()?,
+            ProfileSource::Done(s) => *s,
         };
         let threads: HashMap<i32, &crate::snapshot::ThreadEntry> =
             snap.threads.iter().map(|t| (t.tid, t)).collect();
@@ -287,7 +287,7 @@ impl<'a> ReportBuilder<'a> {
         let threads = snap
             .threads
             .iter()
-            .map(|t| ThreadReport {
+            .map(|t| ThreadProfile {
                 tid: t.tid as u64,
                 name: t.name.clone(),
                 source: t.source,
@@ -308,10 +308,10 @@ impl<'a> ReportBuilder<'a> {
                 moved_to_timer: t.moved_to_timer,
             })
             .collect();
-        Ok(Report {
+        Ok(CpuProfile {
             data,
             threads,
-            timing: ReportTiming {
+            timing: ProfileTiming {
                 frequency: snap.frequency,
                 period_ns: snap.period_ns,
                 start_time: snap.started_wall,
@@ -330,7 +330,7 @@ fn folded_name(s: &Symbol) -> String {
     s.name.replace(';', ":")
 }
 
-impl Report {
+impl CpuProfile {
     /// The `q` quantile (0..=1) of the signal handler's duration, as the
     /// upper end of its 100 ns step; `None` if the handler never ran.
     pub fn handler_quantile_ns(&self, q: f64) -> Option<u64> {
@@ -365,7 +365,7 @@ impl Report {
     /// end to this report's. For a profile of a window of a session that
     /// goes on (an HTTP `/debug/pprof/profile?seconds=N` while the
     /// program samples itself).
-    pub fn since(&self, earlier: &Report) -> Report {
+    pub fn since(&self, earlier: &CpuProfile) -> CpuProfile {
         let mut data = HashMap::new();
         for (k, v) in &self.data {
             let before = earlier.data.get(k).copied().unwrap_or_default();
@@ -382,7 +382,7 @@ impl Report {
                 let Some(b) = earlier.threads.iter().find(|b| b.tid == t.tid) else {
                     return t.clone();
                 };
-                ThreadReport {
+                ThreadProfile {
                     samples: t.samples.saturating_sub(b.samples),
                     sampled_cpu_ns: t.sampled_cpu_ns.saturating_sub(b.sampled_cpu_ns),
                     kernel_ns: t.kernel_ns.saturating_sub(b.kernel_ns),
@@ -395,10 +395,10 @@ impl Report {
             })
             .collect();
         let start = earlier.timing.start_time + earlier.timing.duration;
-        Report {
+        CpuProfile {
             data,
             threads,
-            timing: ReportTiming {
+            timing: ProfileTiming {
                 start_time: start,
                 duration: self.timing.duration.saturating_sub(earlier.timing.duration),
                 ..self.timing.clone()
@@ -419,14 +419,14 @@ impl Report {
     }
 
     /// CPU time of the threads that excluded the kernel that no sample
-    /// stands for (the sum of [`ThreadReport::kernel_ns`]): on no stack.
+    /// stands for (the sum of [`ThreadProfile::kernel_ns`]): on no stack.
     pub fn kernel_unattributed_ns(&self) -> u64 {
         self.threads.iter().map(|t| t.kernel_ns).sum()
     }
 
-    /// One `[kernel]` stack per thread with [`ThreadReport::kernel_ns`]
+    /// One `[kernel]` stack per thread with [`ThreadProfile::kernel_ns`]
     /// (no samples, its CPU time), for the outputs that show kernel time
-    /// apart. Never part of [`Report::data`]: it is not sampled time.
+    /// apart. Never part of [`CpuProfile::data`]: it is not sampled time.
     fn kernel_entries(&self) -> Vec<(Frames, SampleValue)> {
         (self.threads.iter())
             .filter(|t| t.kernel_ns > 0)

@@ -13,8 +13,8 @@ fn stack(name: &str, tid: u64) -> Frames {
     }
 }
 
-fn thread(tid: u64, samples: u64, cpu_ns: u64) -> ThreadReport {
-    ThreadReport {
+fn thread(tid: u64, samples: u64, cpu_ns: u64) -> ThreadProfile {
+    ThreadProfile {
         tid,
         name: "t".into(),
         source: CpuSource::Timer,
@@ -32,8 +32,8 @@ fn thread(tid: u64, samples: u64, cpu_ns: u64) -> ThreadReport {
     }
 }
 
-fn report(data: &[(&str, u64)], threads: Vec<ThreadReport>, secs: u64) -> Report {
-    Report {
+fn report(data: &[(&str, u64)], threads: Vec<ThreadProfile>, secs: u64) -> CpuProfile {
+    CpuProfile {
         data: (data.iter())
             .map(|&(n, s)| {
                 let v = SampleValue {
@@ -44,7 +44,7 @@ fn report(data: &[(&str, u64)], threads: Vec<ThreadReport>, secs: u64) -> Report
             })
             .collect(),
         threads,
-        timing: ReportTiming {
+        timing: ProfileTiming {
             frequency: 1000,
             period_ns: 1_000_000,
             start_time: SystemTime::UNIX_EPOCH,
