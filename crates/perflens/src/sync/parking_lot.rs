@@ -57,6 +57,35 @@ mod measured {
         RwLockWriteGuard = pl::RwLockWriteGuard, shared = false, DerefMut
     }
 
+    /// The blocking acquisition `$lock` (a first try, else the cold
+    /// `$contended`, which waits) and the try alone, `$try`, each
+    /// returning a `$guard`.
+    macro_rules! acquire {
+        ($(#[$m:meta])* $lock:ident, $contended:ident, $(#[$t:meta])* $try:ident -> $guard:ident) => {
+            $(#[$m])*
+            #[inline]
+            pub fn $lock(&self) -> $guard<'_, T> {
+                match self.inner.$try() {
+                    Some(g) => $guard::new(g, &self.site, Held::now()),
+                    None => self.$contended(),
+                }
+            }
+
+            #[cold]
+            #[inline(never)]
+            fn $contended(&self) -> $guard<'_, T> {
+                let (g, held) = contended(&self.site, || self.inner.$lock());
+                $guard::new(g, &self.site, held)
+            }
+
+            $(#[$t])*
+            #[inline]
+            pub fn $try(&self) -> Option<$guard<'_, T>> {
+                Some($guard::new(self.inner.$try()?, &self.site, Held::now()))
+            }
+        };
+    }
+
     lock_common!(Mutex, RwLock);
     inner_common!(Mutex, RwLock);
 
@@ -72,30 +101,11 @@ mod measured {
     }
 
     impl<T: ?Sized> Mutex<T> {
-        /// Blocks until the lock is acquired.
-        #[inline]
-        pub fn lock(&self) -> MutexGuard<'_, T> {
-            match self.inner.try_lock() {
-                Some(g) => MutexGuard::new(g, &self.site, Held::now()),
-                None => self.lock_contended(),
-            }
-        }
-
-        #[cold]
-        #[inline(never)]
-        fn lock_contended(&self) -> MutexGuard<'_, T> {
-            let (g, held) = contended(&self.site, || self.inner.lock());
-            MutexGuard::new(g, &self.site, held)
-        }
-
-        /// The lock if it is free now.
-        #[inline]
-        pub fn try_lock(&self) -> Option<MutexGuard<'_, T>> {
-            Some(MutexGuard::new(
-                self.inner.try_lock()?,
-                &self.site,
-                Held::now(),
-            ))
+        acquire! {
+            /// Blocks until the lock is acquired.
+            lock, lock_contended,
+            /// The lock if it is free now.
+            try_lock -> MutexGuard
         }
 
         /// The lock, waiting for it `timeout` at most.
@@ -166,30 +176,18 @@ mod measured {
     }
 
     impl<T: ?Sized> RwLock<T> {
-        /// Blocks until shared access is acquired.
-        #[inline]
-        pub fn read(&self) -> RwLockReadGuard<'_, T> {
-            match self.inner.try_read() {
-                Some(g) => RwLockReadGuard::new(g, &self.site, Held::now()),
-                None => self.read_contended(),
-            }
+        acquire! {
+            /// Blocks until shared access is acquired.
+            read, read_contended,
+            /// Shared access if it is available now.
+            try_read -> RwLockReadGuard
         }
 
-        #[cold]
-        #[inline(never)]
-        fn read_contended(&self) -> RwLockReadGuard<'_, T> {
-            let (g, held) = contended(&self.site, || self.inner.read());
-            RwLockReadGuard::new(g, &self.site, held)
-        }
-
-        /// Shared access if it is available now.
-        #[inline]
-        pub fn try_read(&self) -> Option<RwLockReadGuard<'_, T>> {
-            Some(RwLockReadGuard::new(
-                self.inner.try_read()?,
-                &self.site,
-                Held::now(),
-            ))
+        acquire! {
+            /// Blocks until exclusive access is acquired.
+            write, write_contended,
+            /// Exclusive access if it is available now.
+            try_write -> RwLockWriteGuard
         }
 
         /// Shared access, waiting `timeout` at most.
@@ -199,32 +197,6 @@ mod measured {
             }
             let (g, held) = contended_opt(&self.site, || self.inner.try_read_for(timeout))?;
             Some(RwLockReadGuard::new(g, &self.site, held))
-        }
-
-        /// Blocks until exclusive access is acquired.
-        #[inline]
-        pub fn write(&self) -> RwLockWriteGuard<'_, T> {
-            match self.inner.try_write() {
-                Some(g) => RwLockWriteGuard::new(g, &self.site, Held::now()),
-                None => self.write_contended(),
-            }
-        }
-
-        #[cold]
-        #[inline(never)]
-        fn write_contended(&self) -> RwLockWriteGuard<'_, T> {
-            let (g, held) = contended(&self.site, || self.inner.write());
-            RwLockWriteGuard::new(g, &self.site, held)
-        }
-
-        /// Exclusive access if it is available now.
-        #[inline]
-        pub fn try_write(&self) -> Option<RwLockWriteGuard<'_, T>> {
-            Some(RwLockWriteGuard::new(
-                self.inner.try_write()?,
-                &self.site,
-                Held::now(),
-            ))
         }
 
         /// Exclusive access, waiting `timeout` at most.

@@ -101,6 +101,76 @@ mod measured {
         }
     }
 
+    /// An exclusive guard `$guard` of `$lock`, one pointer: std's guard
+    /// (`$std`) and the acquisition are kept in the lock's holder, by
+    /// `$lock::$make`, until the measured guard's drop releases them.
+    macro_rules! kept_guard {
+        ($(#[$m:meta])* $guard:ident of $lock:ident = $($std:ident)::+, made by $make:ident) => {
+            $(#[$m])*
+            #[clippy::has_significant_drop]
+            pub struct $guard<'a, T: ?Sized + 'a> {
+                lock: &'a $lock<T>,
+                _not_send: PhantomData<$($std)::+<'a, ()>>,
+            }
+
+            // SAFETY: the guard hands out `&T` to whoever shares it, as
+            // std's.
+            unsafe impl<T: ?Sized + Sync> Sync for $guard<'_, T> {}
+
+            impl<T: ?Sized> $lock<T> {
+                /// The guard of a new acquisition: keeps std's guard and
+                /// `held` in the lock.
+                #[inline(always)]
+                fn $make<'a>(&'a self, g: $($std)::+<'a, ()>, held: Held) -> $guard<'a, T> {
+                    // SAFETY: this thread holds the lock exclusively
+                    // (`g`); the guard stays in the holder until the
+                    // measured guard's drop releases it, before the lock
+                    // can go (the measured guard borrows it for 'a), so
+                    // its lifetime may be forgotten meanwhile.
+                    unsafe {
+                        let g = ::std::mem::transmute::<
+                            $($std)::+<'a, ()>,
+                            $($std)::+<'static, ()>,
+                        >(g);
+                        self.holder.keep(g, held);
+                    }
+                    $guard {
+                        lock: self,
+                        _not_send: PhantomData,
+                    }
+                }
+            }
+
+            impl<T: ?Sized> Deref for $guard<'_, T> {
+                type Target = T;
+                #[inline(always)]
+                fn deref(&self) -> &T {
+                    // SAFETY: this guard's thread holds the lock
+                    // exclusively.
+                    unsafe { &*self.lock.data.get() }
+                }
+            }
+
+            impl<T: ?Sized> DerefMut for $guard<'_, T> {
+                #[inline(always)]
+                fn deref_mut(&mut self) -> &mut T {
+                    // SAFETY: as above, and the guard is borrowed mutably.
+                    unsafe { &mut *self.lock.data.get() }
+                }
+            }
+
+            impl<T: ?Sized> Drop for $guard<'_, T> {
+                #[inline(always)]
+                fn drop(&mut self) {
+                    let l = self.lock;
+                    // SAFETY: this guard's thread holds the lock, by the
+                    // guard `$make` kept; the guard is dropped once.
+                    unsafe { l.holder.release(&l.site) };
+                }
+            }
+        };
+    }
+
     /// A measured [`std::sync::Mutex`]: the same methods, errors and
     /// poisoning; each acquisition is counted and timed (see
     /// [`crate::sync`]).
@@ -128,17 +198,12 @@ mod measured {
     impl<T: ?Sized> UnwindSafe for Mutex<T> {}
     impl<T: ?Sized> RefUnwindSafe for Mutex<T> {}
 
-    /// The guard of a measured [`Mutex`]: the lock's hold ends when it is
-    /// dropped. Neither `Send` nor (unless `T` is) `Sync`, as std's.
-    #[must_use = "if unused the Mutex will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct MutexGuard<'a, T: ?Sized + 'a> {
-        lock: &'a Mutex<T>,
-        _not_send: PhantomData<ss::MutexGuard<'a, ()>>,
+    kept_guard! {
+        /// The guard of a measured [`Mutex`]: the lock's hold ends when it
+        /// is dropped. Neither `Send` nor (unless `T` is) `Sync`, as std's.
+        #[must_use = "if unused the Mutex will immediately unlock"]
+        MutexGuard of Mutex = ss::MutexGuard, made by guard
     }
-
-    // SAFETY: the guard hands out `&T` to whoever shares it, as std's.
-    unsafe impl<T: ?Sized + Sync> Sync for MutexGuard<'_, T> {}
 
     impl<T> Mutex<T> {
         /// A new unlocked mutex, named after the place of this call (or
@@ -155,25 +220,6 @@ mod measured {
     }
 
     impl<T: ?Sized> Mutex<T> {
-        /// The guard of a new acquisition: keeps std's guard and `held`
-        /// in the mutex.
-        #[inline(always)]
-        fn guard<'a>(&'a self, g: ss::MutexGuard<'a, ()>, held: Held) -> MutexGuard<'a, T> {
-            // SAFETY: this thread holds `lock` (`g`); the guard stays in
-            // the holder until the measured guard's drop releases it,
-            // before the mutex can go (the measured guard borrows it for
-            // 'a), so its lifetime may be forgotten meanwhile.
-            unsafe {
-                let g =
-                    ::std::mem::transmute::<ss::MutexGuard<'a, ()>, ss::MutexGuard<'static, ()>>(g);
-                self.holder.keep(g, held);
-            }
-            MutexGuard {
-                lock: self,
-                _not_send: PhantomData,
-            }
-        }
-
         /// Blocks until the lock is acquired (as std's; poisoned: the
         /// error holds the guard).
         #[inline]
@@ -200,34 +246,6 @@ mod measured {
         #[inline]
         pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
             map_try(self.lock.try_lock(), |g| self.guard(g, Held::now()))
-        }
-    }
-
-    impl<T: ?Sized> Deref for MutexGuard<'_, T> {
-        type Target = T;
-        #[inline(always)]
-        fn deref(&self) -> &T {
-            // SAFETY: this guard's thread holds the lock.
-            unsafe { &*self.lock.data.get() }
-        }
-    }
-
-    impl<T: ?Sized> DerefMut for MutexGuard<'_, T> {
-        #[inline(always)]
-        fn deref_mut(&mut self) -> &mut T {
-            // SAFETY: this guard's thread holds the lock, and the guard
-            // is borrowed mutably.
-            unsafe { &mut *self.lock.data.get() }
-        }
-    }
-
-    impl<T: ?Sized> Drop for MutexGuard<'_, T> {
-        #[inline(always)]
-        fn drop(&mut self) {
-            let m = self.lock;
-            // SAFETY: this guard's thread holds the lock, by the guard
-            // `Mutex::guard` kept; the guard is dropped once.
-            unsafe { m.holder.release(&m.site) };
         }
     }
 
@@ -266,16 +284,11 @@ mod measured {
     // SAFETY: the guard hands out `&T` to whoever shares it, as std's.
     unsafe impl<T: ?Sized + Sync> Sync for RwLockReadGuard<'_, T> {}
 
-    /// The exclusive guard of a measured [`RwLock`].
-    #[must_use = "if unused the RwLock will immediately unlock"]
-    #[clippy::has_significant_drop]
-    pub struct RwLockWriteGuard<'a, T: ?Sized + 'a> {
-        lock: &'a RwLock<T>,
-        _not_send: PhantomData<ss::RwLockWriteGuard<'a, ()>>,
+    kept_guard! {
+        /// The exclusive guard of a measured [`RwLock`].
+        #[must_use = "if unused the RwLock will immediately unlock"]
+        RwLockWriteGuard of RwLock = ss::RwLockWriteGuard, made by write_guard
     }
-
-    // SAFETY: as the read guard.
-    unsafe impl<T: ?Sized + Sync> Sync for RwLockWriteGuard<'_, T> {}
 
     impl<T> RwLock<T> {
         /// A new unlocked lock, named after the place of this call (or
@@ -302,29 +315,6 @@ mod measured {
                 inner: ManuallyDrop::new(g),
                 lock: self,
                 held,
-            }
-        }
-
-        /// The write guard of a new acquisition: keeps std's guard and
-        /// `held` in the lock.
-        #[inline(always)]
-        fn write_guard<'a>(
-            &'a self,
-            g: ss::RwLockWriteGuard<'a, ()>,
-            held: Held,
-        ) -> RwLockWriteGuard<'a, T> {
-            // SAFETY: as `Mutex::guard`: this thread holds the lock
-            // exclusively (`g`) until the measured guard's drop.
-            unsafe {
-                let g = ::std::mem::transmute::<
-                    ss::RwLockWriteGuard<'a, ()>,
-                    ss::RwLockWriteGuard<'static, ()>,
-                >(g);
-                self.holder.keep(g, held);
-            }
-            RwLockWriteGuard {
-                lock: self,
-                _not_send: PhantomData,
             }
         }
 
@@ -402,34 +392,6 @@ mod measured {
                 unsafe { ManuallyDrop::drop(&mut self.inner) };
                 self.held
             });
-        }
-    }
-
-    impl<T: ?Sized> Deref for RwLockWriteGuard<'_, T> {
-        type Target = T;
-        #[inline(always)]
-        fn deref(&self) -> &T {
-            // SAFETY: this guard's thread holds exclusive access.
-            unsafe { &*self.lock.data.get() }
-        }
-    }
-
-    impl<T: ?Sized> DerefMut for RwLockWriteGuard<'_, T> {
-        #[inline(always)]
-        fn deref_mut(&mut self) -> &mut T {
-            // SAFETY: this guard's thread holds exclusive access, and the
-            // guard is borrowed mutably.
-            unsafe { &mut *self.lock.data.get() }
-        }
-    }
-
-    impl<T: ?Sized> Drop for RwLockWriteGuard<'_, T> {
-        #[inline(always)]
-        fn drop(&mut self) {
-            let l = self.lock;
-            // SAFETY: this guard's thread holds the lock exclusively, by
-            // the guard `RwLock::write_guard` kept; dropped once.
-            unsafe { l.holder.release(&l.site) };
         }
     }
 
