@@ -1,6 +1,6 @@
 //! The programmatic session: start, snapshot at any time, finish.
 
-use crate::settings;
+use crate::settings::Settings;
 use perflens_core::{ClockSource, Mode, Recording, RecordingOptions, Recursion};
 use perflens_report::{Report, ReportOptions};
 
@@ -34,8 +34,8 @@ pub struct SessionBuilder {
 /// `PERFLENS_FLOW_LATENCY`: `Some(n)` for a number, `off`/`false`
 /// (0) or `on`/`true` (the default); a warning and `None` for anything
 /// else.
-fn env_flow_latency() -> Option<u32> {
-    let v = settings::var("PERFLENS_FLOW_LATENCY")?;
+fn env_flow_latency(env: &Settings) -> Option<u32> {
+    let v = env.text("PERFLENS_FLOW_LATENCY")?;
     match v.trim() {
         "" => None,
         "true" | "yes" | "on" => Some(perflens_core::flow::DEFAULT_LATENCY_EVERY),
@@ -54,8 +54,8 @@ fn env_flow_latency() -> Option<u32> {
 
 /// `PERFLENS_LIVE` / `PERFLENS_LIVE_KEEP`: `Some(on)` when set to a
 /// boolean; a warning and `None` for anything else.
-fn env_flag(name: &'static str) -> Option<bool> {
-    let v = settings::var(name)?;
+fn env_flag(env: &Settings, name: &'static str) -> Option<bool> {
+    let v = env.text(name)?;
     match v.trim() {
         "" => None,
         "1" | "true" | "yes" | "on" => Some(true),
@@ -246,21 +246,22 @@ impl SessionBuilder {
             // A variable of a feature not compiled in, or a typo.
             crate::settings::warn_once();
         }
-        let (mut config, warnings) = if self.use_env {
-            self.config.apply_env(settings::var)
-        } else {
-            (self.config, Vec::new())
+        // The program's settings, read once for everything decided here.
+        let env = self.use_env.then(Settings::from_env);
+        let (mut config, warnings) = match &env {
+            Some(env) => self.config.apply_env(|name| env.text(name)),
+            None => (self.config, Vec::new()),
         };
         let (mut live, mut keep) = (self.live, self.live_keep);
-        if self.use_env {
-            live = env_flag("PERFLENS_LIVE").unwrap_or(live);
-            keep = env_flag("PERFLENS_LIVE_KEEP").unwrap_or(keep);
+        if let Some(env) = &env {
+            live = env_flag(env, "PERFLENS_LIVE").unwrap_or(live);
+            keep = env_flag(env, "PERFLENS_LIVE_KEEP").unwrap_or(keep);
         }
         // Process-wide: each session sets it, so an earlier session's
         // setting does not linger.
         let mut flow_latency = self.flow_latency;
-        if self.use_env {
-            flow_latency = env_flow_latency().unwrap_or(flow_latency);
+        if let Some(env) = &env {
+            flow_latency = env_flow_latency(env).unwrap_or(flow_latency);
         }
         perflens_core::flow::set_latency_every(flow_latency);
         config.live = live.then_some(perflens_core::PublishOptions { keep, root: None });
@@ -300,7 +301,7 @@ impl SessionBuilder {
         };
         #[cfg(feature = "http")]
         let http_addr = {
-            let var = |name: &'static str| self.use_env.then(|| settings::var(name)).flatten();
+            let var = |name: &'static str| env.as_ref().and_then(|env| env.text(name));
             let addr = var("PERFLENS_HTTP").or(self.http.clone());
             match addr.as_deref().map(crate::http::parse_addr).transpose() {
                 Ok(a) => a.map(|a| {

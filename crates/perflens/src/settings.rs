@@ -1,5 +1,6 @@
 //! The `PERFLENS_*` environment variables: one table of every name
-//! perflens knows ([`KNOWN`]), with the facade feature a build needs for
+//! perflens knows ([`KNOWN`]) and the program's settings read from it
+//! ([`Settings`], one field per variable), with the facade feature a build needs for
 //! it to do anything, and the check a session runs when it starts
 //! ([`check_env`]): a variable whose feature is not compiled in, or a name
 //! perflens does not know (a typo), is named on stderr instead of being
@@ -48,69 +49,138 @@ impl Feature {
     }
 }
 
-/// Every `PERFLENS_*` variable, with what a build needs to read it. The
-/// program's settings first (a typo is matched to the first of the
-/// closest names), then the repository's own. Documented in
-/// docs/configuration.md, which a test checks against this table.
-pub(crate) const KNOWN: &[(&str, Feature)] = &[
-    // Outputs.
-    ("PERFLENS_JSON", Feature::Enabled),
-    ("PERFLENS_JSON_EVERY", Feature::Enabled),
-    ("PERFLENS_HTML", Feature::Enabled),
-    ("PERFLENS_FORMAT", Feature::Enabled),
-    ("PERFLENS_PERCENTILES", Feature::Enabled),
-    ("PERFLENS_LIMIT", Feature::Enabled),
-    ("PERFLENS_WAIT_MIN", Feature::Enabled),
-    // The live view.
-    ("PERFLENS_LIVE", Feature::Enabled),
-    ("PERFLENS_LIVE_KEEP", Feature::Enabled),
-    // Recording.
-    ("PERFLENS_MODE", Feature::Enabled),
-    ("PERFLENS_SAMPLE_EVERY", Feature::Enabled),
-    ("PERFLENS_SAMPLE_WARMUP", Feature::Enabled),
-    ("PERFLENS_NODES", Feature::Enabled),
-    ("PERFLENS_PATHS", Feature::Enabled),
-    ("PERFLENS_STACK_DEPTH", Feature::Enabled),
-    ("PERFLENS_RECURSION", Feature::Enabled),
-    ("PERFLENS_CLOCK", Feature::Enabled),
-    ("PERFLENS_FLOW_LATENCY", Feature::Enabled),
-    // Trace mode.
-    ("PERFLENS_TRACE", Feature::Enabled),
-    ("PERFLENS_TRACE_BUFFER", Feature::Enabled),
-    ("PERFLENS_TRACE_SHORT_THREAD_MS", Feature::Enabled),
-    // CPU sampling.
-    ("PERFLENS_CPU_HZ", Feature::Cpu),
-    ("PERFLENS_CPU_SOURCE", Feature::Cpu),
-    ("PERFLENS_CPU_KERNEL", Feature::Cpu),
-    ("PERFLENS_CPU_SIGNAL", Feature::Cpu),
-    ("PERFLENS_PPROF", Feature::Cpu),
-    ("PERFLENS_FLAMEGRAPH", Feature::Cpu),
-    ("PERFLENS_FLAMEGRAPH_PATHS", Feature::Cpu),
-    ("PERFLENS_FOLDED", Feature::Cpu),
-    // The HTTP server.
-    ("PERFLENS_HTTP", Feature::Http),
-    ("PERFLENS_HTTP_TOKEN", Feature::Http),
-    ("PERFLENS_HTTP_PATH_LABELS", Feature::Http),
-    // Examples, benchmarks and scripts.
-    ("PERFLENS_EXAMPLE_ITERS", Feature::Repository),
-    ("PERFLENS_BENCH_ROUNDS", Feature::Repository),
-    ("PERFLENS_BENCH_ONLY", Feature::Repository),
-    ("PERFLENS_BENCH_BACKEND", Feature::Repository),
-    ("PERFLENS_BENCH_PRODUCERS", Feature::Repository),
-    ("PERFLENS_BENCH_REFRESHES", Feature::Repository),
-    ("PERFLENS_BENCH_INTERVAL_MS", Feature::Repository),
-    ("PERFLENS_BENCH_AGE_S", Feature::Repository),
-    ("PERFLENS_BENCH_TABS", Feature::Repository),
-    ("PERFLENS_REFRESH_TARGET", Feature::Repository),
-    ("PERFLENS_FUZZ_SECONDS", Feature::Repository),
-    ("PERFLENS_BLESS", Feature::Repository),
-    // Tests: what a test sets for the child process it spawns (besides
-    // the `*_CHILD` names of `REPOSITORY_FAMILIES`).
-    ("PERFLENS_DWARF_RSS_MODE", Feature::Repository),
-    ("PERFLENS_STOP_OWN_HANDLER", Feature::Repository),
-    ("PERFLENS_TEST_IGNORE_SIGTRAP", Feature::Repository),
-    ("PERFLENS_TOP_STOP", Feature::Repository),
-];
+/// Declares the settings: [`Settings`], with one field per program
+/// setting, and [`KNOWN`], every name with what a build needs to read it,
+/// from one list, so a field cannot exist without its name or the other
+/// way round.
+macro_rules! settings {
+    (
+        program { $( $(#[$doc:meta])* $field:ident: $name:literal, $feature:ident; )* }
+        repository { $( $repo:literal, )* }
+    ) => {
+        /// Every program setting (`PERFLENS_*`) as the environment held it
+        /// when [`Settings::from_env`] read it: one field per variable,
+        /// named after it, `None` when unset or empty. The session reads
+        /// one when it starts, and so does whatever reads a setting later
+        /// (the report at exit, the stop signals): this is the one reader
+        /// of perflens's environment.
+        #[derive(Clone, Debug, Default, PartialEq, Eq)]
+        pub(crate) struct Settings {
+            $( pub(crate) $field: Option<std::ffi::OsString>, )*
+        }
+
+        impl Settings {
+            /// Reads every program setting from the process's environment.
+            pub(crate) fn from_env() -> Settings {
+                Settings {
+                    $( $field: std::env::var_os($name).filter(|v| !v.is_empty()), )*
+                }
+            }
+
+            /// The value of the variable `name`; `None` for a name that is
+            /// not a program setting.
+            pub(crate) fn get(&self, name: &str) -> Option<&std::ffi::OsString> {
+                match name {
+                    $( $name => self.$field.as_ref(), )*
+                    _ => None,
+                }
+            }
+
+            /// [`Settings::get`] as text: `None` when unset, blank, or not
+            /// UTF-8 (as [`var`] reads a variable).
+            pub(crate) fn text(&self, name: &str) -> Option<String> {
+                let v = self.get(name)?.to_str()?;
+                (!v.trim().is_empty()).then(|| v.to_string())
+            }
+
+            /// Reads the one variable `name` (the same as
+            /// `Settings::from_env().get(name)`, without the others).
+            fn read(name: &str) -> Option<std::ffi::OsString> {
+                match name {
+                    $( $name => std::env::var_os($name).filter(|v| !v.is_empty()), )*
+                    _ => None,
+                }
+            }
+
+            /// Each field's name and its variable's, in declaration order.
+            #[cfg(test)]
+            pub(crate) const FIELDS: &[(&str, &str)] = &[ $( (stringify!($field), $name), )* ];
+        }
+
+        /// Every `PERFLENS_*` variable, with what a build needs to read it:
+        /// the program's settings first (a typo is matched to the first of
+        /// the closest names), then the repository's own. Documented in
+        /// docs/configuration.md, which a test checks against this table.
+        pub(crate) const KNOWN: &[(&str, Feature)] = &[
+            $( ($name, Feature::$feature), )*
+            $( ($repo, Feature::Repository), )*
+        ];
+    };
+}
+
+settings! {
+    program {
+        // Outputs.
+        json: "PERFLENS_JSON", Enabled;
+        json_every: "PERFLENS_JSON_EVERY", Enabled;
+        html: "PERFLENS_HTML", Enabled;
+        format: "PERFLENS_FORMAT", Enabled;
+        percentiles: "PERFLENS_PERCENTILES", Enabled;
+        limit: "PERFLENS_LIMIT", Enabled;
+        wait_min: "PERFLENS_WAIT_MIN", Enabled;
+        // The live view.
+        live: "PERFLENS_LIVE", Enabled;
+        live_keep: "PERFLENS_LIVE_KEEP", Enabled;
+        // Recording.
+        mode: "PERFLENS_MODE", Enabled;
+        sample_every: "PERFLENS_SAMPLE_EVERY", Enabled;
+        sample_warmup: "PERFLENS_SAMPLE_WARMUP", Enabled;
+        nodes: "PERFLENS_NODES", Enabled;
+        paths: "PERFLENS_PATHS", Enabled;
+        stack_depth: "PERFLENS_STACK_DEPTH", Enabled;
+        recursion: "PERFLENS_RECURSION", Enabled;
+        clock: "PERFLENS_CLOCK", Enabled;
+        flow_latency: "PERFLENS_FLOW_LATENCY", Enabled;
+        // Trace mode.
+        trace: "PERFLENS_TRACE", Enabled;
+        trace_buffer: "PERFLENS_TRACE_BUFFER", Enabled;
+        trace_short_thread_ms: "PERFLENS_TRACE_SHORT_THREAD_MS", Enabled;
+        // CPU sampling.
+        cpu_hz: "PERFLENS_CPU_HZ", Cpu;
+        cpu_source: "PERFLENS_CPU_SOURCE", Cpu;
+        cpu_kernel: "PERFLENS_CPU_KERNEL", Cpu;
+        cpu_signal: "PERFLENS_CPU_SIGNAL", Cpu;
+        pprof: "PERFLENS_PPROF", Cpu;
+        flamegraph: "PERFLENS_FLAMEGRAPH", Cpu;
+        flamegraph_paths: "PERFLENS_FLAMEGRAPH_PATHS", Cpu;
+        folded: "PERFLENS_FOLDED", Cpu;
+        // The HTTP server.
+        http: "PERFLENS_HTTP", Http;
+        http_token: "PERFLENS_HTTP_TOKEN", Http;
+        http_path_labels: "PERFLENS_HTTP_PATH_LABELS", Http;
+    }
+    repository {
+        // Examples, benchmarks and scripts.
+        "PERFLENS_EXAMPLE_ITERS",
+        "PERFLENS_BENCH_ROUNDS",
+        "PERFLENS_BENCH_ONLY",
+        "PERFLENS_BENCH_BACKEND",
+        "PERFLENS_BENCH_PRODUCERS",
+        "PERFLENS_BENCH_REFRESHES",
+        "PERFLENS_BENCH_INTERVAL_MS",
+        "PERFLENS_BENCH_AGE_S",
+        "PERFLENS_BENCH_TABS",
+        "PERFLENS_REFRESH_TARGET",
+        "PERFLENS_FUZZ_SECONDS",
+        "PERFLENS_BLESS",
+        // Tests: what a test sets for the child process it spawns (besides
+        // the `*_CHILD` names of `REPOSITORY_FAMILIES`).
+        "PERFLENS_DWARF_RSS_MODE",
+        "PERFLENS_STOP_OWN_HANDLER",
+        "PERFLENS_TEST_IGNORE_SIGTRAP",
+        "PERFLENS_TOP_STOP",
+    }
+}
 
 /// Families of names that belong to this repository, known as a whole:
 /// the benchmarks' knobs (`PERFLENS_BENCH_*`) and the markers a test
@@ -130,14 +200,16 @@ const PREFIX: &str = "PERFLENS_";
 /// unset.
 pub(crate) fn var(name: &'static str) -> Option<String> {
     debug_assert_known(name);
-    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
+    Settings::read(name)
+        .and_then(|v| v.into_string().ok())
+        .filter(|v| !v.trim().is_empty())
 }
 
 /// [`var`] for a path, which may be any bytes; `None` when unset or
 /// empty.
 pub(crate) fn var_os(name: &'static str) -> Option<std::ffi::OsString> {
     debug_assert_known(name);
-    std::env::var_os(name).filter(|v| !v.is_empty())
+    Settings::read(name)
 }
 
 fn debug_assert_known(name: &str) {

@@ -318,3 +318,63 @@ fn every_known_name_is_documented() {
         "not in docs/configuration.md: {missing:?}"
     );
 }
+
+/// Set in the child process of [`every_setting_is_a_field_read_from_its_own_variable`].
+const FIELDS_CHILD: &str = "PERFLENS_SETTINGS_FIELDS_CHILD";
+
+/// `Settings` has a field for each program setting of `KNOWN` and no
+/// other, named after its variable, and `from_env` fills each field from
+/// its own variable: a child process gets every setting set to a value
+/// of its own and checks each field.
+#[test]
+fn every_setting_is_a_field_read_from_its_own_variable() {
+    let program: Vec<&str> = (KNOWN.iter())
+        .filter(|(_, f)| *f != Feature::Repository)
+        .map(|(n, _)| *n)
+        .collect();
+    let fields: Vec<&str> = Settings::FIELDS.iter().map(|(_, n)| *n).collect();
+    assert_eq!(
+        fields, program,
+        "Settings' fields are KNOWN's program settings"
+    );
+    for (field, name) in Settings::FIELDS {
+        assert_eq!(
+            format!("PERFLENS_{}", field.to_uppercase()),
+            *name,
+            "field {field} is named after its variable"
+        );
+    }
+    if std::env::var_os(FIELDS_CHILD).is_some() {
+        let settings = Settings::from_env();
+        for (field, name) in Settings::FIELDS {
+            assert_eq!(
+                settings.text(name).as_deref(),
+                Some(format!("value of {name}").as_str()),
+                "field {field}"
+            );
+        }
+        // Blank is unset, as everywhere in perflens; a name that is not a
+        // program setting reads as nothing.
+        assert_eq!(settings.text("PERFLENS_BLESS"), None);
+        return;
+    }
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child
+        .args([
+            "--exact",
+            "settings::tests::every_setting_is_a_field_read_from_its_own_variable",
+            "--test-threads=1",
+        ])
+        .env(FIELDS_CHILD, "1")
+        .env("PERFLENS_BLESS", "1");
+    for name in &program {
+        child.env(name, format!("value of {name}"));
+    }
+    let out = child.output().unwrap();
+    assert!(
+        out.status.success() && String::from_utf8_lossy(&out.stdout).contains("1 passed"),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
