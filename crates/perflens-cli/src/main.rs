@@ -119,9 +119,9 @@ fn run(args: &[String]) -> Result<(), Failure> {
         Some("list") => live_cmd::list(&args[1..]),
         Some("snapshot") => live_cmd::snapshot(&args[1..]),
         Some("top") => top::run(&args[1..]).map_err(|e| match e {
-            top::Error::Usage(m) => Failure::Usage(m),
-            top::Error::Input(m) => Failure::Input(m),
-            top::Error::Terminal(e) => Failure::Output(e),
+            top::TopError::Usage(m) => Failure::Usage(m),
+            top::TopError::Input(m) => Failure::Input(m),
+            top::TopError::Terminal(e) => Failure::Output(e),
         }),
         Some("-h" | "--help" | "help") => {
             println!("{USAGE}");

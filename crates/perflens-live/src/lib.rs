@@ -34,7 +34,7 @@ mod read;
 
 pub use map::Mapping;
 pub use names::{Names, ThreadRecord};
-pub use read::Live;
+pub use read::LiveSnapshot;
 
 use block_file::BlockFile;
 
@@ -91,19 +91,19 @@ pub struct SessionInfo {
 
 /// Why a session cannot be read. Every message is one line.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Error(pub String);
+pub struct LiveError(pub String);
 
-impl std::fmt::Display for Error {
+impl std::fmt::Display for LiveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for LiveError {}
 
-impl From<String> for Error {
-    fn from(s: String) -> Error {
-        Error(s)
+impl From<String> for LiveError {
+    fn from(s: String) -> LiveError {
+        LiveError(s)
     }
 }
 
@@ -189,7 +189,7 @@ impl LiveSession {
     /// Opens the session in directory `dir`: a directory of this user
     /// with no access for others, holding a session file of a version
     /// this reader reads. One-line errors otherwise.
-    pub fn open(dir: &Path) -> Result<LiveSession, Error> {
+    pub fn open(dir: &Path) -> Result<LiveSession, LiveError> {
         perflens_sys::live_dir::check_private_dir(dir)?;
         let header = Mapping::open(&dir.join("session"), SESSION_FILE_BYTES)?;
         // SAFETY: the mapping holds at least SESSION_FILE_BYTES, page
@@ -198,14 +198,14 @@ impl LiveSession {
         // SAFETY: as above; volatile: the writer may be writing.
         let magic = unsafe { std::ptr::read_volatile(&h.magic) };
         if magic != SESSION_MAGIC {
-            return Err(Error(format!(
+            return Err(LiveError(format!(
                 "{}: not a perflens live session (wrong magic, or not written yet)",
                 dir.display()
             )));
         }
         std::sync::atomic::fence(Ordering::Acquire);
         if h.version != SESSION_VERSION {
-            return Err(Error(format!(
+            return Err(LiveError(format!(
                 "{}: session written by format v{}; this reader reads v{SESSION_VERSION}",
                 dir.display(),
                 h.version
@@ -213,7 +213,7 @@ impl LiveSession {
         }
         let want = size_of::<SessionHeader>();
         if h.header_size as usize != want {
-            return Err(Error(format!(
+            return Err(LiveError(format!(
                 "{}: session header of {} bytes; format v{SESSION_VERSION} has {want} (corrupt)",
                 dir.display(),
                 h.header_size
@@ -221,7 +221,7 @@ impl LiveSession {
         }
         let block_layout = perflens_format::block::LAYOUT_VERSION;
         if h.block_layout != block_layout {
-            return Err(Error(format!(
+            return Err(LiveError(format!(
                 "{}: written by layout v{}; this reader reads v{block_layout}",
                 dir.display(),
                 h.block_layout
@@ -292,7 +292,7 @@ impl LiveSession {
     }
 
     /// Reads the names committed so far that were not read yet.
-    fn read_names(&mut self) -> Result<(), Error> {
+    fn read_names(&mut self) -> Result<(), LiveError> {
         let committed = self.header().names_len.load(Ordering::Acquire);
         if committed <= self.names.parsed {
             return Ok(());
@@ -305,10 +305,10 @@ impl LiveSession {
         // allocation failure.
         let size = file
             .metadata()
-            .map_err(|e| Error(format!("cannot stat {}: {e}", path.display())))?
+            .map_err(|e| LiveError(format!("cannot stat {}: {e}", path.display())))?
             .len();
         if size < committed {
-            return Err(Error(format!(
+            return Err(LiveError(format!(
                 "{}: {size} of the {committed} committed bytes are there: truncated",
                 path.display()
             )));
@@ -328,11 +328,13 @@ impl LiveSession {
                     Ok(0) => break,
                     Ok(n) => got += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(Error(format!("cannot read {}: {e}", path.display()))),
+                    Err(e) => {
+                        return Err(LiveError(format!("cannot read {}: {e}", path.display())));
+                    }
                 }
             }
             if got < want {
-                return Err(Error(format!(
+                return Err(LiveError(format!(
                     "{}: {} of the {committed} committed bytes are there: truncated",
                     path.display(),
                     from + got as u64
@@ -342,7 +344,7 @@ impl LiveSession {
             if self.names.parsed == from {
                 // Not even one record in a chunk (cannot happen: a chunk
                 // holds the largest record); never loop on it.
-                return Err(Error(format!(
+                return Err(LiveError(format!(
                     "{}: no record parsed (corrupt)",
                     path.display()
                 )));
@@ -354,10 +356,10 @@ impl LiveSession {
     /// Maps the block files of threads that appeared since the last read.
     /// A session that has ended without being kept removes its files: a
     /// thread that started just before (and was not mapped yet) cannot be
-    /// read any more, and is counted in [`Live::unread_threads`]. A block
+    /// read any more, and is counted in [`LiveSnapshot::unread_threads`]. A block
     /// file missing from an entry that is still there (a kept one) is an
     /// error.
-    fn map_blocks(&mut self) -> Result<(), Error> {
+    fn map_blocks(&mut self) -> Result<(), LiveError> {
         let done = self.blocks.len() + self.unread_threads;
         for t in &self.names.threads[done.min(self.names.threads.len())..] {
             let path = self.dir.join(&t.file);
@@ -468,8 +470,8 @@ impl LiveSession {
         Some(input)
     }
 
-    fn truncated(&self) -> Error {
-        Error(format!(
+    fn truncated(&self) -> LiveError {
+        LiveError(format!(
             "{}: a file changed size while being read (truncated)",
             self.dir.display()
         ))
@@ -478,7 +480,7 @@ impl LiveSession {
     /// The session's report now, as the program's own
     /// `Session::snapshot()` (or, once finished, its final report) gives
     /// it.
-    pub fn report(&mut self, options: &ReportOptions) -> Result<Report, Error> {
+    pub fn report(&mut self, options: &ReportOptions) -> Result<Report, LiveError> {
         let live = self.raw_snapshot(true)?;
         Ok(live.report(options))
     }
@@ -486,26 +488,26 @@ impl LiveSession {
 
 /// Opens a file of the session for reading after the same checks as a
 /// mapping: ours, private, regular, no symlink.
-fn open_checked(path: &Path) -> Result<std::fs::File, Error> {
+fn open_checked(path: &Path) -> Result<std::fs::File, LiveError> {
     use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
         .open(path)
-        .map_err(|e| Error(format!("cannot open {}: {e}", path.display())))?;
+        .map_err(|e| LiveError(format!("cannot open {}: {e}", path.display())))?;
     let md = file
         .metadata()
-        .map_err(|e| Error(format!("cannot stat {}: {e}", path.display())))?;
+        .map_err(|e| LiveError(format!("cannot stat {}: {e}", path.display())))?;
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     if !md.is_file() {
-        return Err(Error(format!(
+        return Err(LiveError(format!(
             "{} is not a regular file; refused",
             path.display()
         )));
     }
     if md.uid() != me || md.mode() & 0o077 != 0 {
-        return Err(Error(format!(
+        return Err(LiveError(format!(
             "{} belongs to uid {} with mode {:o}; refused (must be ours, 0600)",
             path.display(),
             md.uid(),
@@ -518,18 +520,18 @@ fn open_checked(path: &Path) -> Result<std::fs::File, Error> {
 /// Finds a session by pid or by path (a session directory). With `None`,
 /// the only running session; an error names the choices when there are
 /// several or none.
-pub fn find(root: &Path, which: Option<&str>) -> Result<PathBuf, Error> {
+pub fn find(root: &Path, which: Option<&str>) -> Result<PathBuf, LiveError> {
     match which {
         Some(w) if Path::new(w).is_dir() => Ok(PathBuf::from(w)),
         Some(w) => {
             let pid: u32 = w
                 .parse()
-                .map_err(|_| Error(format!("{w}: neither a pid nor a session directory")))?;
+                .map_err(|_| LiveError(format!("{w}: neither a pid nor a session directory")))?;
             let mut found: Vec<SessionInfo> =
                 list(root).into_iter().filter(|s| s.pid == pid).collect();
             // The newest session of that pid (a program may run several).
             found.pop().map(|s| s.dir).ok_or_else(|| {
-                Error(format!(
+                LiveError(format!(
                     "no live session of pid {pid} in {}",
                     root.display()
                 ))
@@ -543,11 +545,11 @@ pub fn find(root: &Path, which: Option<&str>) -> Result<PathBuf, Error> {
                 .collect();
             match running.as_slice() {
                 [one] => Ok(one.dir.clone()),
-                [] => Err(Error(format!(
+                [] => Err(LiveError(format!(
                     "no running live session in {} (start the program with PERFLENS_LIVE=1)",
                     root.display()
                 ))),
-                many => Err(Error(format!(
+                many => Err(LiveError(format!(
                     "{} running sessions: name one by pid ({})",
                     many.len(),
                     many.iter()

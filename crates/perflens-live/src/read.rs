@@ -11,7 +11,7 @@ impl LiveSession {
     /// with the CPU samples per path. `all_histograms: false` reads only
     /// the inclusive-time histograms (calls, time percentiles): the
     /// exclusive-time and bytes-per-call ones are then empty.
-    pub fn raw_snapshot(&mut self, all_histograms: bool) -> Result<Live, Error> {
+    pub fn raw_snapshot(&mut self, all_histograms: bool) -> Result<LiveSnapshot, LiveError> {
         self.raw_snapshot_with(if all_histograms {
             Histograms::All
         } else {
@@ -21,7 +21,7 @@ impl LiveSession {
 
     /// [`LiveSession::raw_snapshot`], filling only the histograms `what`
     /// names (the others are left empty).
-    pub fn raw_snapshot_with(&mut self, what: Histograms) -> Result<Live, Error> {
+    pub fn raw_snapshot_with(&mut self, what: Histograms) -> Result<LiveSnapshot, LiveError> {
         // Threads first, then their blocks, then the names again: every
         // path a block's node names was written before the node.
         self.read_names()?;
@@ -84,7 +84,7 @@ impl LiveSession {
                 if m.faulted() {
                     self.truncated()
                 } else {
-                    Error(format!("{}: {e}", self.dir.display()))
+                    LiveError(format!("{}: {e}", self.dir.display()))
                 }
             })?;
             if let Some(t) = t {
@@ -100,7 +100,7 @@ impl LiveSession {
         if self.header.faulted() || self.blocks.iter().any(|b| b.map.faulted()) {
             return Err(self.truncated());
         }
-        check_sums(&threads).map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+        check_sums(&threads).map_err(|e| LiveError(format!("{}: {e}", self.dir.display())))?;
         self.read_names()?;
         threads.sort_by_key(|t| t.index);
         block_of.sort_by_key(|&(index, _)| index);
@@ -109,7 +109,7 @@ impl LiveSession {
         let paths = self.names.paths(callsites.len())?;
         for t in &threads {
             if let Some(n) = t.nodes.iter().find(|n| n.path as usize >= paths.len()) {
-                return Err(Error(format!(
+                return Err(LiveError(format!(
                     "{}: thread {} has a node of path {} of {} (corrupt)",
                     self.dir.display(),
                     t.index,
@@ -177,7 +177,7 @@ impl LiveSession {
             unrecorded_calls: h.unrecorded_calls.load(Ordering::Relaxed),
             alloc,
         };
-        Ok(Live {
+        Ok(LiveSnapshot {
             snapshot,
             await_sites: self.names.await_sites(),
             cpu,
@@ -209,9 +209,9 @@ impl LiveSession {
     /// reads as empty.
     pub fn self_histograms(
         &self,
-        live: &Live,
+        live: &LiveSnapshot,
         nodes: &[(usize, usize)],
-    ) -> Result<Vec<Histogram>, Error> {
+    ) -> Result<Vec<Histogram>, LiveError> {
         // The pages' residency as the snapshot's read found it, not asked
         // again: a view reads these in several steps (the rows that order
         // the screen, then the rows on it), and each asked anew cost a
@@ -253,7 +253,7 @@ impl LiveSession {
                     &ask,
                 )
             }
-            .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+            .map_err(|e| LiveError(format!("{}: {e}", self.dir.display())))?;
             if m.faulted() {
                 return Err(self.truncated());
             }
@@ -277,10 +277,10 @@ impl LiveSession {
     /// a preempted call's, many lines past the percentiles a view shows.
     pub fn self_quantile_histograms(
         &self,
-        live: &Live,
+        live: &LiveSnapshot,
         frames: &[&[(usize, usize)]],
         q: f64,
-    ) -> Result<Vec<Histogram>, Error> {
+    ) -> Result<Vec<Histogram>, LiveError> {
         use perflens_format::histogram::BUCKETS;
         use perflens_format::read::{HIST_LINES, LiveSelfLines};
         let read = live.read_id;
@@ -309,7 +309,7 @@ impl LiveSession {
                     // SAFETY: as in `raw_snapshot`; the mapping outlives
                     // this call.
                     let l = unsafe { LiveSelfLines::open(m.base(), m.len(), &live.read, &oks[b]) }
-                        .map_err(|e| Error(format!("{}: {e}", self.dir.display())))?;
+                        .map_err(|e| LiveError(format!("{}: {e}", self.dir.display())))?;
                     lines[b] = Some(l);
                 }
                 if node.timed_calls > 0 && matches!(lines[b], Some(Some(_))) {
@@ -367,7 +367,7 @@ impl LiveSession {
 
 /// A raw snapshot read from a live session, with its CPU samples.
 #[derive(Clone, Debug)]
-pub struct Live {
+pub struct LiveSnapshot {
     pub snapshot: RawSnapshot,
     /// Where the await sites named so far are in the source (see
     /// [`LiveSession::await_sites`]): the report's Waits rows read them.
@@ -394,7 +394,7 @@ pub struct Live {
     block_of: Vec<usize>,
 }
 
-impl Live {
+impl LiveSnapshot {
     /// What this snapshot lacks, in one line, when it lacks anything.
     pub fn missing(&self) -> Option<String> {
         let mut parts = Vec::new();
@@ -420,7 +420,7 @@ impl Live {
     }
 }
 
-impl Live {
+impl LiveSnapshot {
     /// The report of this snapshot.
     pub fn report(&self, options: &ReportOptions) -> Report {
         let mut report =

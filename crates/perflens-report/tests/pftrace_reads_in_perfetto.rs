@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use perflens_report::trace::pftrace::{
-    Annotation, AnnotationValue, Event, PftraceWriter, SCHEMA_NUMBERS,
+    Annotation, AnnotationValue, PftraceWriter, SCHEMA_NUMBERS, TrackEvent,
 };
 
 /// The module the script imports.
@@ -58,38 +58,38 @@ fn write_trace(path: &Path) -> std::io::Result<()> {
     w.slice_begin(
         1_000,
         MAIN,
-        &Event {
+        &TrackEvent {
             name: "main",
-            ..Event::default()
+            ..TrackEvent::default()
         },
     )?;
     w.slice_begin(
         1_100,
         MAIN,
-        &Event {
+        &TrackEvent {
             name: "parse",
             annotations: &parse,
-            ..Event::default()
+            ..TrackEvent::default()
         },
     )?;
-    let await_fetch = Event {
+    let await_fetch = TrackEvent {
         name: "await fetch",
         flow_ids: &[FLOW],
-        ..Event::default()
+        ..TrackEvent::default()
     };
     w.slice_begin(1_200, TASK, &await_fetch)?;
-    let poll = Event {
+    let poll = TrackEvent {
         name: "poll fetch",
         terminating_flow_ids: &[FLOW],
-        ..Event::default()
+        ..TrackEvent::default()
     };
     w.slice_begin(1_300, WORKER, &poll)?;
     w.slice_end(1_400, WORKER)?;
     w.slice_end(1_500, TASK)?;
-    let select = Event {
+    let select = TrackEvent {
         name: "select branch dropped",
         annotations: &dropped,
-        ..Event::default()
+        ..TrackEvent::default()
     };
     w.instant(1_600, TASK, &select)?;
     w.slice_end(1_700, MAIN)?;

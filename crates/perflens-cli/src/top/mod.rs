@@ -45,7 +45,7 @@ pub const DEFAULT_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Why `perflens top` could not run.
 #[derive(Debug)]
-pub enum Error {
+pub enum TopError {
     /// The command line is wrong.
     Usage(String),
     /// The target cannot be watched (one line).
@@ -54,18 +54,18 @@ pub enum Error {
     Terminal(std::io::Error),
 }
 
-impl From<std::io::Error> for Error {
+impl From<std::io::Error> for TopError {
     fn from(e: std::io::Error) -> Self {
-        Error::Terminal(e)
+        TopError::Terminal(e)
     }
 }
 
 /// Runs `perflens top` with the arguments after `top`.
-pub fn run(args: &[String]) -> Result<(), Error> {
+pub fn run(args: &[String]) -> Result<(), TopError> {
     let (target, interval) = parse_args(args)?;
     let mut source = open(target.as_deref())?;
     if !std::io::stdout().is_terminal() {
-        return Err(Error::Input(
+        return Err(TopError::Input(
             "top draws a full-screen view: its output must be a terminal".into(),
         ));
     }
@@ -97,7 +97,7 @@ pub fn keep_freed_memory() {
 }
 
 /// The target (`None`: the one running live session) and the interval.
-fn parse_args(args: &[String]) -> Result<(Option<String>, Duration), Error> {
+fn parse_args(args: &[String]) -> Result<(Option<String>, Duration), TopError> {
     let mut target = None;
     let mut interval = DEFAULT_INTERVAL;
     let mut it = args.iter();
@@ -106,18 +106,18 @@ fn parse_args(args: &[String]) -> Result<(Option<String>, Duration), Error> {
             "--interval" => {
                 let v = it
                     .next()
-                    .ok_or_else(|| Error::Usage("--interval needs a value".into()))?;
+                    .ok_or_else(|| TopError::Usage("--interval needs a value".into()))?;
                 interval = parse_interval(v).ok_or_else(|| {
-                    Error::Usage(format!(
+                    TopError::Usage(format!(
                         "--interval {v}: expected milliseconds (500) or a duration with a unit (500ms, 2s)"
                     ))
                 })?;
             }
             flag if flag.starts_with("--") => {
-                return Err(Error::Usage(format!("unknown option `{flag}`")));
+                return Err(TopError::Usage(format!("unknown option `{flag}`")));
             }
             t if target.is_none() => target = Some(t.to_string()),
-            extra => return Err(Error::Usage(format!("unexpected argument `{extra}`"))),
+            extra => return Err(TopError::Usage(format!("unexpected argument `{extra}`"))),
         }
     }
     Ok((target, interval))
@@ -143,18 +143,18 @@ pub fn parse_interval(v: &str) -> Option<Duration> {
 /// `.json` file that is not there yet is waited for (the program may
 /// not have written it yet); anything else that cannot be read is
 /// refused in one line.
-fn open(target: Option<&str>) -> Result<Box<dyn Source>, Error> {
+fn open(target: Option<&str>) -> Result<Box<dyn Source>, TopError> {
     let root = perflens_live::root();
-    let live = |dir: std::path::PathBuf| -> Result<Box<dyn Source>, Error> {
-        let source = LiveSource::open(&dir).map_err(Error::Input)?;
+    let live = |dir: std::path::PathBuf| -> Result<Box<dyn Source>, TopError> {
+        let source = LiveSource::open(&dir).map_err(TopError::Input)?;
         Ok(Box::new(source))
     };
     let Some(target) = target else {
-        return live(perflens_live::find(&root, None).map_err(|e| Error::Input(e.0))?);
+        return live(perflens_live::find(&root, None).map_err(|e| TopError::Input(e.0))?);
     };
     let path = Path::new(target);
     if path.is_dir() || target.bytes().all(|b| b.is_ascii_digit()) {
-        return live(perflens_live::find(&root, Some(target)).map_err(|e| Error::Input(e.0))?);
+        return live(perflens_live::find(&root, Some(target)).map_err(|e| TopError::Input(e.0))?);
     }
     let mut source = JsonFile::new(path);
     let is_json = path
@@ -165,8 +165,8 @@ fn open(target: Option<&str>) -> Result<Box<dyn Source>, Error> {
     }
     match source.read() {
         Ok(_) => Ok(Box::new(source)),
-        Err(e) if is_json => Err(Error::Input(e)),
-        Err(e) => Err(Error::Input(format!(
+        Err(e) if is_json => Err(TopError::Input(e)),
+        Err(e) => Err(TopError::Input(format!(
             "{e} (top reads a live session by pid, or a JSON report file: PERFLENS_JSON=FILE.json)"
         ))),
     }
@@ -254,7 +254,7 @@ impl Drop for Screen {
 
 /// The event loop: a key redraws at once; the source is read every
 /// interval; the screen is drawn only when something changed.
-fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), Error> {
+fn watch(app: &mut App, source: &mut dyn Source) -> Result<(), TopError> {
     let _screen = Screen::enter()?;
     let mut terminal = Terminal::new(CrosstermBackend::new(std::io::stdout()))?;
     terminal.clear()?;

@@ -1,19 +1,19 @@
 //! Where `perflens top` gets its pictures from.
 //!
-//! The view depends only on a [`Frame`]: a [`Report`] and a few facts
-//! about the target. A [`Source`] hands out a new frame on every refresh;
+//! The view depends only on a [`Capture`]: a [`Report`] and a few facts
+//! about the target. A [`Source`] hands out a new capture on every refresh;
 //! [`JsonFile`] reads the JSON report a program rewrites while it runs
 //! (`PERFLENS_JSON=path PERFLENS_JSON_EVERY=seconds`); [`LiveSource`]
 //! maps a live session (`PERFLENS_LIVE=1`) read-only and reads it at
 //! every refresh, without touching the process.
 
-use perflens_live::{Histograms, Live, LiveSession, State};
+use perflens_live::{Histograms, LiveSession, LiveSnapshot, State};
 use perflens_report::{FrameTree, Report, ReportOptions};
 use std::path::{Path, PathBuf};
 
-/// One picture of the target.
+/// One refresh of the target: one picture of it.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Frame {
+pub struct Capture {
     /// What the target measured so far.
     pub report: Report,
     /// What the source was asked to put in it (a live source leaves out
@@ -90,7 +90,7 @@ impl Needs {
 /// A supplier of pictures of one target.
 pub trait Source {
     /// The current picture, or why there is none (one line).
-    fn read(&mut self) -> Result<Frame, String>;
+    fn read(&mut self) -> Result<Capture, String>;
     /// What is being watched, for the header (one line).
     fn describe(&self) -> String;
     /// What the next reads must hold (all of it unless told).
@@ -121,7 +121,7 @@ pub struct LiveSource {
     /// The last read, while its tree lacks Self percentiles (read later,
     /// where they are seen), and the calling contexts of each of its
     /// tree's nodes, once asked for.
-    last: Option<(Live, Option<Contexts>)>,
+    last: Option<(LiveSnapshot, Option<Contexts>)>,
 }
 
 /// The calling contexts (thread, node: indices into a snapshot's threads
@@ -133,7 +133,7 @@ struct Contexts {
 }
 
 impl Contexts {
-    fn new(live: &Live, tree: &FrameTree) -> Contexts {
+    fn new(live: &LiveSnapshot, tree: &FrameTree) -> Contexts {
         let node_of = |path: u32| tree.node_of_path.get(path as usize).copied().flatten();
         let nodes = || {
             (live.snapshot.threads.iter().enumerate()).flat_map(|(t, thread)| {
@@ -186,7 +186,7 @@ impl LiveSource {
 }
 
 impl Source for LiveSource {
-    fn read(&mut self) -> Result<Frame, String> {
+    fn read(&mut self) -> Result<Capture, String> {
         // The function rows' time percentiles come from the inclusive
         // histograms; without those rows, their counts (the timed calls)
         // are all a view needs of them.
@@ -235,7 +235,7 @@ impl Source for LiveSource {
                 self.last = Some((live, None));
             }
         }
-        Ok(Frame {
+        Ok(Capture {
             report,
             holds: self.needs,
             tree,
@@ -282,7 +282,7 @@ impl Source for LiveSource {
 
 /// Reads the exclusive-time histograms (the waits) of the lock sites'
 /// nodes of `live`, read without them, into its snapshot.
-fn lock_waits(session: &LiveSession, live: &mut Live) -> Result<(), String> {
+fn lock_waits(session: &LiveSession, live: &mut LiveSnapshot) -> Result<(), String> {
     use perflens_format::FlowKind;
     use perflens_format::snapshot::CallsiteKind;
     let snap = &live.snapshot;
@@ -331,7 +331,7 @@ impl JsonFile {
 }
 
 impl Source for JsonFile {
-    fn read(&mut self) -> Result<Frame, String> {
+    fn read(&mut self) -> Result<Capture, String> {
         let path = self.path.display();
         let file =
             std::fs::File::open(&self.path).map_err(|e| format!("cannot open {path}: {e}"))?;
@@ -346,7 +346,7 @@ impl Source for JsonFile {
             running: !report.finished,
             warning: None,
         };
-        Ok(Frame {
+        Ok(Capture {
             report,
             holds: Needs::ALL,
             tree: None,

@@ -3,7 +3,7 @@
 //! threads, the source, and what an error or the target's end leaves.
 
 use super::parse_interval;
-use super::source::{Frame, JsonFile, Needs, Source, Target};
+use super::source::{Capture, JsonFile, Needs, Source, Target};
 use super::state::{App, Key, Row, Values};
 use super::table::TableId;
 use perflens_report::Report;
@@ -88,9 +88,9 @@ fn report_with(
     Report::from_json_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
-fn frame(report: Report) -> Frame {
+fn frame(report: Report) -> Capture {
     let running = !report.finished;
-    Frame {
+    Capture {
         report,
         holds: Needs::ALL,
         tree: None,

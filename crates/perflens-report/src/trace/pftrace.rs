@@ -47,13 +47,13 @@
 //! the rotation moves only the few bytes of one small message.
 //!
 //! ```
-//! use perflens_report::trace::pftrace::{Annotation, AnnotationValue, Event, PftraceWriter};
+//! use perflens_report::trace::pftrace::{Annotation, AnnotationValue, TrackEvent, PftraceWriter};
 //!
 //! let mut w = PftraceWriter::new(Vec::new());
 //! w.process(1, 4242, "demo")?;
 //! w.thread(2, 1, 4242, 4243, "main")?;
 //! let bytes = [Annotation { name: "bytes", value: AnnotationValue::Uint(4096) }];
-//! w.slice_begin(1_000, 2, &Event { name: "parse", annotations: &bytes, ..Event::default() })?;
+//! w.slice_begin(1_000, 2, &TrackEvent { name: "parse", annotations: &bytes, ..TrackEvent::default() })?;
 //! w.slice_end(2_000, 2)?;
 //! let file = w.finish()?;
 //! assert_eq!(file[0], 0x0a); // every packet is field 1 of `Trace`
@@ -276,11 +276,11 @@ pub enum AnnotationValue<'a> {
 
 /// What a slice's begin or an instant says besides its time and track.
 ///
-/// Every field may be left at its default (`..Event::default()`): an
+/// Every field may be left at its default (`..TrackEvent::default()`): an
 /// empty name is written as an empty string, and empty lists write
 /// nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Event<'a> {
+pub struct TrackEvent<'a> {
     /// The slice's label in the viewer.
     pub name: &'a str,
     /// Values shown with the event.
@@ -376,7 +376,12 @@ impl<W: Write> PftraceWriter<W> {
     }
 
     /// Begins a slice on `track_uuid` at `ts_ns`.
-    pub fn slice_begin(&mut self, ts_ns: u64, track_uuid: u64, ev: &Event<'_>) -> io::Result<()> {
+    pub fn slice_begin(
+        &mut self,
+        ts_ns: u64,
+        track_uuid: u64,
+        ev: &TrackEvent<'_>,
+    ) -> io::Result<()> {
         self.track_event(ts_ns, track_uuid, event::TYPE_SLICE_BEGIN, Some(ev))
     }
 
@@ -386,7 +391,7 @@ impl<W: Write> PftraceWriter<W> {
     }
 
     /// An event with no duration on `track_uuid` at `ts_ns`.
-    pub fn instant(&mut self, ts_ns: u64, track_uuid: u64, ev: &Event<'_>) -> io::Result<()> {
+    pub fn instant(&mut self, ts_ns: u64, track_uuid: u64, ev: &TrackEvent<'_>) -> io::Result<()> {
         self.track_event(ts_ns, track_uuid, event::TYPE_INSTANT, Some(ev))
     }
 
@@ -404,7 +409,7 @@ impl<W: Write> PftraceWriter<W> {
         ts_ns: u64,
         track_uuid: u64,
         kind: u64,
-        ev: Option<&Event<'_>>,
+        ev: Option<&TrackEvent<'_>>,
     ) -> io::Result<()> {
         self.packet(Some(ts_ns), |p| {
             put_message(p, packet::TRACK_EVENT, |e| {

@@ -26,7 +26,7 @@ pub use keys::Key;
 use sort::Sort;
 pub use tabs::{FlowView, FnView, Tab, Values};
 
-use super::source::{Frame, Needs, Target};
+use super::source::{Capture, Needs, Target};
 use super::table::{KeyHash, RawRow, RowKey, TableId};
 use perflens_report::{FrameTree, Report};
 use std::collections::HashSet;
@@ -36,8 +36,8 @@ use std::time::Duration;
 pub struct App {
     interval: Duration,
     source: String,
-    current: Option<Frame>,
-    previous: Option<Frame>,
+    current: Option<Capture>,
+    previous: Option<Capture>,
     error: Option<String>,
     tab: Tab,
     fn_view: FnView,
@@ -115,7 +115,7 @@ impl App {
     /// previous, for rates; the same picture again only updates the
     /// target's facts. An error keeps the last picture and is shown until
     /// the next good read.
-    pub fn update(&mut self, read: Result<Frame, String>) {
+    pub fn update(&mut self, read: Result<Capture, String>) {
         self.update_with(read, None);
     }
 
@@ -124,33 +124,33 @@ impl App {
     /// rows are first ordered by what the picture holds, and
     /// [`App::fill_self_percentiles`] reads them and orders the rows
     /// again).
-    pub fn update_with(&mut self, read: Result<Frame, String>, fill: Option<Fill>) {
+    pub fn update_with(&mut self, read: Result<Capture, String>, fill: Option<Fill>) {
         match read {
-            Ok(frame) => {
+            Ok(capture) => {
                 self.error = None;
                 match self.current.take() {
                     // The same picture (the file was not rewritten since):
                     // the rates stay those of the last interval.
-                    Some(cur) if cur.report.elapsed_ns == frame.report.elapsed_ns => {
-                        let same = cur == frame;
-                        self.current = Some(frame);
+                    Some(cur) if cur.report.elapsed_ns == capture.report.elapsed_ns => {
+                        let same = cur == capture;
+                        self.current = Some(capture);
                         if same {
                             return;
                         }
                         self.raw = None;
                     }
-                    Some(cur) if cur.report.elapsed_ns < frame.report.elapsed_ns => {
+                    Some(cur) if cur.report.elapsed_ns < capture.report.elapsed_ns => {
                         self.previous = Some(cur);
                         let before = std::mem::replace(&mut self.raw_previous, self.raw.take());
                         self.spare = before.map(|(_, rows)| rows).unwrap_or_default();
-                        self.current = Some(frame);
+                        self.current = Some(capture);
                     }
                     // A new session (the clock went back): no rate yet.
                     _ => {
                         self.previous = None;
                         self.raw_previous = None;
                         self.raw = None;
-                        self.current = Some(frame);
+                        self.current = Some(capture);
                     }
                 }
                 self.rebuild_with(fill);

@@ -7,7 +7,7 @@
 use super::cells::Shown;
 use super::view_model::{LazyKeys, Picture, ViewModel};
 use super::{App, Fill, Table};
-use crate::top::source::Frame;
+use crate::top::source::Capture;
 use crate::top::table::{self, Raw, RawRow, TableId};
 use perflens_report::FrameTree;
 
@@ -43,8 +43,9 @@ impl App {
         // tab was not on screen then): no rows yet, or no rates yet.
         let mut spare = std::mem::take(&mut self.spare);
         let mut raw_of = |cache: &mut Option<(TableId, Vec<RawRow>)>,
-                          frame: Option<&Frame>,
-                          holds: fn(&Frame, TableId) -> bool| match frame {
+                          frame: Option<&Capture>,
+                          holds: fn(&Capture, TableId) -> bool| match frame
+        {
             Some(f) if !holds(f, id) => *cache = None,
             Some(f) if cache.as_ref().is_none_or(|(t, _)| *t != id) => {
                 let spare = std::mem::take(&mut spare);
@@ -237,7 +238,7 @@ impl App {
 }
 
 /// Whether a picture holds what table `id` shows.
-fn holds(frame: &Frame, id: TableId) -> bool {
+fn holds(frame: &Capture, id: TableId) -> bool {
     match id {
         TableId::Paths => frame.holds.hot_paths,
         TableId::Timing | TableId::Alloc | TableId::Cpu | TableId::Async => frame.holds.functions,
@@ -249,6 +250,6 @@ fn holds(frame: &Frame, id: TableId) -> bool {
 /// Whether a picture holds the counters table `id`'s rates come from:
 /// a flow site's are exact in any picture (only its percentiles need
 /// [`Needs::flow`]), so the tab has rates at its first picture.
-fn counts(frame: &Frame, id: TableId) -> bool {
+fn counts(frame: &Capture, id: TableId) -> bool {
     matches!(id, TableId::Channels | TableId::Locks) || holds(frame, id)
 }

@@ -236,7 +236,7 @@ fn widths_from_numbers_are_those_of_their_texts() {
 
 use super::view_model::{LazyKeys, Picture, ViewModel};
 use super::{App, FlowView, FnView, Key, Sort, Tab, Values};
-use crate::top::source::{Frame, Needs, Target};
+use crate::top::source::{Capture, Needs, Target};
 use crate::top::table::{KeyHash, TableId};
 use perflens_report::Report;
 use std::cell::RefCell;
@@ -268,8 +268,8 @@ fn report(elapsed_ns: u64, functions: usize) -> Report {
     Report::from_json_str(&json).unwrap_or_else(|e| panic!("{e}: {json}"))
 }
 
-fn frame(report: Report) -> Frame {
-    Frame {
+fn frame(report: Report) -> Capture {
+    Capture {
         report,
         holds: Needs::ALL,
         tree: None,

@@ -10,11 +10,11 @@ fn slice_end_then_slice_begin_exact_bytes() {
         name: "c",
         value: AnnotationValue::Bool(true),
     }];
-    let ev = Event {
+    let ev = TrackEvent {
         name: "a",
         annotations: &ann,
         flow_ids: &[0x0102_0304_0506_0708],
-        ..Event::default()
+        ..TrackEvent::default()
     };
     w.slice_begin(300, 3, &ev).unwrap();
     let got = w.finish().unwrap();
@@ -97,7 +97,9 @@ fn write_errors_propagate() {
     }
     let mut w = PftraceWriter::new(Broken);
     assert_eq!(
-        w.instant(1, 1, &Event::default()).unwrap_err().to_string(),
+        w.instant(1, 1, &TrackEvent::default())
+            .unwrap_err()
+            .to_string(),
         "disk full"
     );
     assert!(w.finish().is_err());

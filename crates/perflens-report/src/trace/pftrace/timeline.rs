@@ -93,9 +93,9 @@ pub fn write_timeline(
             w.instant(
                 at,
                 track,
-                &Event {
+                &TrackEvent {
                     name: &label,
-                    ..Event::default()
+                    ..TrackEvent::default()
                 },
             )?;
         }
@@ -111,10 +111,10 @@ pub fn write_timeline(
                     break;
                 }
                 let ids = [id];
-                let ev = Event {
+                let ev = TrackEvent {
                     name: "created",
                     flow_ids: &ids,
-                    ..Event::default()
+                    ..TrackEvent::default()
                 };
                 w.instant(at, track, &ev)?;
                 made.next();
@@ -145,11 +145,11 @@ pub fn write_timeline(
                 marks.push(flag("truncated"));
             }
             marks.extend_from_slice(whose);
-            let ev = Event {
+            let ev = TrackEvent {
                 name: &s.name,
                 annotations: &marks,
                 terminating_flow_ids: arriving,
-                ..Event::default()
+                ..TrackEvent::default()
             };
             w.slice_begin(s.begin_ns, track, &ev)?;
             open.push((s.depth, s.end_ns));
@@ -198,11 +198,11 @@ pub fn write_timeline(
                     Some(_) => from_awaits.get(&(t.index, s.begin_ns)).unwrap_or(&no_ids),
                     None => &no_ids,
                 };
-                let ev = Event {
+                let ev = TrackEvent {
                     name: &name,
                     annotations: &picked,
                     flow_ids: leaving,
-                    ..Event::default()
+                    ..TrackEvent::default()
                 };
                 w.slice_begin(s.begin_ns, track, &ev)?;
                 open.push((s.depth, s.end_ns));
