@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::dwarf::{InlinedFrame, LazyDwarf, Lookup};
@@ -272,13 +272,17 @@ impl<'m> Symbolizer<'m> {
     }
 
     /// Symbolizes many addresses (leaf or return address) with a progress
-    /// line on stderr if it takes a while.
+    /// line on stderr if it takes a while and stderr is a terminal.
     pub(crate) fn symbolize_all(
         &mut self,
         addrs: &[(u64, bool)],
         progress: bool,
     ) -> HashMap<(u64, bool), Vec<Symbol>> {
         let start = Instant::now();
+        // A progress line is for a person watching: on a terminal only,
+        // never into a file or a pipe, where it would land in the middle
+        // of what the program writes there (a JSON report on stderr).
+        let progress = progress && std::io::stderr().is_terminal();
         let mut shown = false;
         let mut out = HashMap::with_capacity(addrs.len());
         for (i, &(addr, is_return)) in addrs.iter().enumerate() {

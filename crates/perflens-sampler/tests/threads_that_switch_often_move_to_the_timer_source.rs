@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 /// Runs a CPU-bound thread and a thread that works 100 µs and sleeps
 /// (switching out and in each time) side by side under `source`, for
-/// about 600 ms of wall time; returns the report and both tids.
+/// about 600 ms of wall time, and longer until the CPU-bound one has used
+/// 300 ms of CPU (a loaded machine may give it less in 600 ms); returns
+/// the report and both tids.
 fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::CpuProfile, u64, u64) {
     let _s = serial();
     let guard = ProfilerGuardBuilder::default()
@@ -25,6 +27,7 @@ fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::CpuPr
         .expect("start");
     let stop = AtomicBool::new(false);
     let (busy, switching) = (AtomicU64::new(0), AtomicU64::new(0));
+    let busy_cpu_ns = AtomicU64::new(0);
     // The threads stay alive until the sampler has stopped, so that their
     // CPU time is read from their clocks, not taken from their samples.
     let (finished, released) = (Barrier::new(3), Barrier::new(3));
@@ -33,6 +36,7 @@ fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::CpuPr
             busy.store(tid(), Ordering::Relaxed);
             while !stop.load(Ordering::Relaxed) {
                 busy_for(Duration::from_millis(5));
+                busy_cpu_ns.store(thread_cpu_ns(), Ordering::Relaxed);
             }
             finished.wait();
             released.wait();
@@ -54,7 +58,13 @@ fn run(source: SourcePreference, kernel: KernelMode) -> (perflens_sampler::CpuPr
             released.wait();
         });
         let start = Instant::now();
-        while start.elapsed() < Duration::from_millis(600) {
+        while start.elapsed() < Duration::from_millis(600)
+            || busy_cpu_ns.load(Ordering::Relaxed) < 300_000_000
+        {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the CPU-bound thread got under 300 ms of CPU in a minute"
+            );
             std::thread::sleep(Duration::from_millis(10));
         }
         stop.store(true, Ordering::Relaxed);
@@ -248,4 +258,16 @@ fn a_moved_thread_that_settles_goes_back_to_its_perf_event() {
     assert_eq!(t.source, CpuSource::PerfEvent, "{t:?}");
     assert!(!t.moved_to_timer, "{t:?}");
     samples_add_up(&report, t, 0.9);
+}
+
+/// CPU time of the calling thread.
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec to fill.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "CLOCK_THREAD_CPUTIME_ID");
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
