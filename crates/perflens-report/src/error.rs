@@ -82,13 +82,13 @@ impl fmt::Display for ReportError {
                 f,
                 "The report has schema {found:?}, but this perflens reads only {:?}; \
                  use the perflens version that wrote it.",
-                crate::model::SCHEMA
+                crate::schema::SCHEMA
             ),
             ReportError::InvalidReport { message } => write!(
                 f,
                 "The report is not a valid {} document ({message}); it may have been \
                  edited or written by a broken tool.",
-                crate::model::SCHEMA
+                crate::schema::SCHEMA
             ),
             ReportError::InvalidOption { message } => f.write_str(message),
         }

@@ -119,11 +119,12 @@ mod model;
 mod percentiles;
 pub mod pprof;
 pub mod prometheus;
+mod schema;
 mod table;
 pub mod trace;
 mod tree;
-mod waits;
 
+pub use build::waits::parse_wait_min;
 pub use cpu::{CpuInput, CpuThreadInput};
 pub use error::ReportError;
 pub use format::{
@@ -142,4 +143,3 @@ pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use prometheus::write_prometheus;
 pub use table::write_table;
 pub use tree::{FrameNode, FrameTree};
-pub use waits::parse_wait_min;

@@ -45,6 +45,7 @@ use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
 mod paths;
 mod rows;
+pub(crate) mod waits;
 
 use paths::{hot_paths, thread_row};
 use rows::{empty_row, function_rows};
@@ -392,9 +393,9 @@ impl Report {
             .filter(|_| !merged.is_empty())
             .map(|_| inclusive_alloc(snap, &merged));
         let (tree, rows) = resolve_rows(snap);
-        let (waits, wait_min_ns) = if crate::waits::has_sites(snap) {
+        let (waits, wait_min_ns) = if waits::has_sites(snap) {
             let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
-            crate::waits::waits(&tree, &names, sites, options, &quantile)
+            waits::waits(&tree, &names, sites, options, &quantile)
         } else {
             (Vec::new(), None)
         };

@@ -39,8 +39,7 @@ pub use cpu::{CpuFigures, CpuSummary, CpuThreadRow, KernelTime};
 pub use flow::{ChannelRow, FutureRow, LockRow, StreamRow};
 pub use waits::WaitRow;
 
-/// The schema string written to and required in every JSON report.
-pub const SCHEMA: &str = "perflens.report/1";
+pub use crate::schema::SCHEMA;
 
 /// Rows per terminal table when [`ReportOptions::limit`] is not changed.
 pub const DEFAULT_LIMIT: usize = 20;

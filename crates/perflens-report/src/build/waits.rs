@@ -38,7 +38,7 @@ use std::collections::HashMap;
 use perflens_format::histogram::Histogram;
 use perflens_format::snapshot::{AwaitSiteInfo, CallsiteKind, Mode};
 
-use crate::build::{Tree, merge_hist, scale};
+use super::{Tree, merge_hist, scale};
 use crate::model::{ReportOptions, WaitRow};
 
 /// The figures of one site while they are summed.
