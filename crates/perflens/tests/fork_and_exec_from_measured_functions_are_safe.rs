@@ -58,9 +58,17 @@ fn forks() -> libc::pid_t {
         } else {
             1
         };
-        // Exits through `exit` (atexit handlers, stdio, thread-local
-        // destructors of this thread), as a program would.
-        std::process::exit(code);
+        // Exits through libc's `exit` (atexit handlers, stdio, thread-local
+        // destructors of this thread: perflens's own among them), as a
+        // C program would. Not `std::process::exit`: its runtime cleanup
+        // takes a lock of std's stack-overflow handler that another
+        // parent thread may have held at the fork (the churn thread
+        // spawns threads all the time, and each spawn takes it), and
+        // nobody releases it in the child. A child hung there in 1 loop
+        // run of 20 (gdb: `thread_info::delete_current_info` from
+        // `rt::cleanup`), a hang of std's, not of perflens.
+        // SAFETY: ends the process; nothing runs after it.
+        unsafe { libc::exit(code) };
     }
     pid
 }
@@ -337,7 +345,9 @@ fn a_forked_child_can_end_the_session_it_inherited() {
             .unavailable_reason()
             .is_some_and(|r| r.contains("forked"))
             && report.function(&name("in_child")).map(|r| r.calls) == Some(1);
-        std::process::exit(if ok { CHILD_OK } else { 1 });
+        // libc's `exit`, not std's: see `forks`.
+        // SAFETY: ends the process; nothing runs after it.
+        unsafe { libc::exit(if ok { CHILD_OK } else { 1 }) };
     }
     let status = wait_for(pid, Duration::from_secs(10));
     let bg = background_for(Duration::from_millis(30));
