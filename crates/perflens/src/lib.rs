@@ -137,6 +137,8 @@ mod http;
 #[cfg(feature = "enabled")]
 mod main_guard;
 #[cfg(feature = "enabled")]
+mod outputs;
+#[cfg(feature = "enabled")]
 mod session;
 #[cfg(feature = "enabled")]
 mod settings;

@@ -1,22 +1,11 @@
 //! What `#[perflens::main]` expands to: a session that prints its report
 //! when `main` returns.
 
+pub use crate::outputs::Format;
+use crate::outputs::{emit, write_outputs_env};
 use crate::session::Session;
 use crate::settings;
 use perflens_core::Mode;
-use perflens_report::{Report, ReportOptions};
-use std::io::Write;
-
-/// Terminal output at the end of `main`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
-    /// Timing and hot-path tables (default).
-    Table,
-    /// The JSON report.
-    Json,
-    /// Nothing (use `PERFLENS_JSON` to keep a file).
-    None,
-}
 
 /// Options of `#[perflens::main(...)]`; `PERFLENS_*` variables override them.
 #[derive(Clone, Debug, Default)]
@@ -117,140 +106,5 @@ impl Drop for MainGuard {
         let report = session.finish_quietly();
         emit(&report, format);
         write_outputs_env(&report, trace.as_deref());
-    }
-}
-
-/// Prints the report in `format` to stderr (the session wrote
-/// `PERFLENS_JSON`). Failures are reported on stderr; they never panic.
-pub(crate) fn emit(report: &Report, format: Format) {
-    let stderr = std::io::stderr();
-    let mut out = stderr.lock();
-    let res = match format {
-        Format::Table => perflens_report::write_table(report, &mut out),
-        Format::Json => perflens_report::write_json(report, &mut out).and_then(|_| writeln!(out)),
-        Format::None => Ok(()),
-    };
-    if let Err(e) = res {
-        let _ = writeln!(out, "[perflens] could not print the report: {e}");
-    }
-}
-
-/// Writes the files the environment asks for at the end of a session:
-/// `PERFLENS_JSON`, then `PERFLENS_HTML` (with the timeline of `trace`,
-/// the session's trace, when it is a Chrome JSON trace). Never panics.
-pub(crate) fn write_outputs_env(report: &Report, trace: Option<&std::path::Path>) {
-    write_json_env(report);
-    write_html_env(report, trace);
-}
-
-/// The largest trace embedded in the HTML report (a larger one is left
-/// to Perfetto: a page holding it would not open quickly).
-const HTML_TRACE_MAX: u64 = 64 << 20;
-
-/// Writes the HTML report to `PERFLENS_HTML`, if set, and says so (or why
-/// not) on stderr. Never panics.
-fn write_html_env(report: &Report, trace: Option<&std::path::Path>) {
-    let Some(path) = settings::var_os("PERFLENS_HTML") else {
-        return;
-    };
-    let shown = path.to_string_lossy().into_owned();
-    let trace_text = trace.and_then(|t| {
-        let json = t.extension().is_some_and(|e| e == "json");
-        let size = std::fs::metadata(t).map(|m| m.len()).unwrap_or(0);
-        if !json {
-            eprintln!(
-                "[perflens] HTML report: {} is not a JSON trace, the page has no timeline",
-                t.display()
-            );
-            return None;
-        }
-        if size > HTML_TRACE_MAX {
-            eprintln!(
-                "[perflens] HTML report: the trace ({} MiB) is too large to embed; open {} in Perfetto",
-                size >> 20,
-                t.display()
-            );
-            return None;
-        }
-        std::fs::read_to_string(t).ok()
-    });
-    let program = (std::env::current_exe().ok())
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "program".into());
-    let written = std::fs::File::create(&path).and_then(|f| {
-        let mut w = std::io::BufWriter::new(f);
-        let title = format!("perflens: {program}");
-        perflens_report::write_html(report, &title, trace_text.as_deref(), &mut w)?;
-        w.flush()
-    });
-    match written {
-        Ok(()) => eprintln!("[perflens] HTML report written to {shown}"),
-        Err(e) => eprintln!("[perflens] could not write PERFLENS_HTML={shown}: {e}"),
-    }
-}
-
-/// Writes the JSON report to `PERFLENS_JSON`, if set, and says so (or
-/// why not) on stderr. Never panics.
-pub(crate) fn write_json_env(report: &Report) {
-    let Some(path) = settings::var_os("PERFLENS_JSON") else {
-        return;
-    };
-    let stderr = std::io::stderr();
-    let mut out = stderr.lock();
-    let written = std::fs::File::create(&path).and_then(|f| {
-        let mut w = std::io::BufWriter::new(f);
-        perflens_report::write_json(report, &mut w)?;
-        w.flush()
-    });
-    match written {
-        Ok(()) => {
-            let _ = writeln!(
-                out,
-                "[perflens] JSON report written to {}",
-                path.to_string_lossy()
-            );
-        }
-        Err(e) => {
-            let _ = writeln!(
-                out,
-                "[perflens] could not write PERFLENS_JSON={}: {e}",
-                path.to_string_lossy()
-            );
-        }
-    }
-}
-
-/// Applies `PERFLENS_PERCENTILES`, `PERFLENS_LIMIT` and
-/// `PERFLENS_WAIT_MIN`.
-pub(crate) fn apply_report_env(options: &mut ReportOptions) {
-    // An empty variable is unset.
-    let var = settings::var;
-    if let Some(v) = var("PERFLENS_PERCENTILES") {
-        let parsed: Result<Vec<f64>, _> = v
-            .split(',')
-            .map(|p| p.trim().trim_start_matches('p').parse::<f64>())
-            .collect();
-        match parsed {
-            Ok(p) if !p.is_empty() && p.iter().all(|x| *x > 0.0 && *x <= 100.0) => {
-                options.percentiles = p
-            }
-            _ => eprintln!(
-                "[perflens] PERFLENS_PERCENTILES={v} is not a comma-separated list of numbers in (0, 100]; ignored."
-            ),
-        }
-    }
-    if let Some(v) = var("PERFLENS_LIMIT") {
-        match v.trim().parse::<usize>() {
-            Ok(n) => options.limit = Some(n),
-            Err(_) => eprintln!("[perflens] PERFLENS_LIMIT={v} is not a whole number; ignored."),
-        }
-    }
-    if let Some(v) = var("PERFLENS_WAIT_MIN") {
-        match perflens_report::parse_wait_min(&v) {
-            Some(ns) => options.wait_min_ns = ns,
-            None => eprintln!(
-                "[perflens] PERFLENS_WAIT_MIN={v} is not a duration (500us, 1ms, 2s, 0; a bare number is ms); ignored."
-            ),
-        }
     }
 }

@@ -282,7 +282,7 @@ impl SessionBuilder {
         }
         let mut options = self.options;
         if self.use_env {
-            crate::main_guard::apply_report_env(&mut options);
+            crate::outputs::apply_report_env(&mut options);
         }
         for w in warnings {
             eprintln!("[perflens] {w}");
@@ -452,7 +452,7 @@ impl Session {
         let trace = self.trace.clone();
         let report = self.finish_quietly();
         if use_env {
-            crate::main_guard::write_outputs_env(&report, trace.as_deref());
+            crate::outputs::write_outputs_env(&report, trace.as_deref());
         }
         report
     }

@@ -25,7 +25,7 @@
 //! signal's report to be written, since returning would end the process
 //! under it).
 
-use crate::main_guard::{Format, emit, write_outputs_env};
+use crate::outputs::{Format, emit, write_outputs_env};
 use crate::session::Session;
 use crate::settings;
 use std::sync::Mutex;
