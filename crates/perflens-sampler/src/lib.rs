@@ -38,6 +38,7 @@
 mod arch;
 mod dwarf;
 mod error;
+mod mapped;
 mod modules;
 mod profile;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]

@@ -11,31 +11,7 @@ use crate::symbolize::Symbolizer;
 use crate::{CpuSource, SamplerError};
 use perflens_format::proto::{Msg, Strings};
 
-/// One (possibly inlined) function at one address.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Symbol {
-    /// Demangled function name (or `module+0xoffset` when unknown).
-    pub name: String,
-    /// Source file, if debug info has it.
-    pub filename: Option<String>,
-    /// Source line, if debug info has it.
-    pub lineno: Option<u32>,
-}
-
-impl Symbol {
-    pub(crate) fn unknown(name: String) -> Symbol {
-        Symbol {
-            name,
-            filename: None,
-            lineno: None,
-        }
-    }
-
-    /// The demangled name (pprof-rs compatibility).
-    pub fn name(&self) -> String {
-        self.name.clone()
-    }
-}
+pub use crate::symbolize::Symbol;
 
 /// One distinct stack of one thread (and context value).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
