@@ -1,0 +1,146 @@
+//! tokio's unbounded mpsc channel, measured: its endpoints share a count
+//! of the messages in it (tokio's unbounded channel does not tell its
+//! length).
+
+use super::*;
+
+/// What an unbounded channel's endpoints share: the messages in it.
+struct Queued(AtomicIsize);
+
+fn queued() -> Arc<Queued> {
+    let _internal = perflens_core::Internal::enter();
+    Arc::new(Queued(AtomicIsize::new(0)))
+}
+
+/// The sending half of a measured unbounded tokio channel.
+pub struct UnboundedSender<T> {
+    inner: mpsc::UnboundedSender<Envelope<T>>,
+    count: SenderCount,
+    queued: Arc<Queued>,
+}
+
+/// An unbounded sender that does not keep the channel open; not
+/// counted as a sender.
+pub struct WeakUnboundedSender<T> {
+    inner: mpsc::WeakUnboundedSender<Envelope<T>>,
+    site: &'static FlowSite,
+    queued: Arc<Queued>,
+}
+
+/// The receiving half of a measured unbounded tokio channel.
+pub struct UnboundedReceiver<T> {
+    inner: mpsc::UnboundedReceiver<Envelope<T>>,
+    count: ReceiverCount,
+    waiting: Wait,
+    queued: Arc<Queued>,
+}
+
+impl<T> Wrap
+    for (
+        mpsc::UnboundedSender<Envelope<T>>,
+        mpsc::UnboundedReceiver<Envelope<T>>,
+    )
+{
+    type Measured = (UnboundedSender<T>, UnboundedReceiver<T>);
+    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
+        site.created(None);
+        let queued = queued();
+        (
+            UnboundedSender {
+                inner: self.0,
+                count: SenderCount::new(site),
+                queued: queued.clone(),
+            },
+            UnboundedReceiver {
+                inner: self.1,
+                count: ReceiverCount::new(site),
+                waiting: Wait::default(),
+                queued,
+            },
+        )
+    }
+}
+
+impl<T> UnboundedSender<T> {
+    /// Sends without waiting (the channel is unbounded); hands the
+    /// message back when the receiver is gone.
+    pub fn send(&self, message: T) -> Result<(), SendError<T>> {
+        let site = self.count.site();
+        match self.inner.send(Envelope::seal(message, site, site.stamp())) {
+            Ok(()) => {
+                // A receive that took it first makes the count low for
+                // a moment, never high.
+                let q = self.queued.0.fetch_add(1, Ordering::Relaxed) + 1;
+                site.sent(Some(q.max(0) as usize));
+                Ok(())
+            }
+            Err(SendError(env)) => Err(SendError(env.into_value())),
+        }
+    }
+
+    /// Completes when the receiver is dropped or closed.
+    pub async fn closed(&self) {
+        self.inner.closed().await
+    }
+
+    /// A sender that does not keep the channel open.
+    pub fn downgrade(&self) -> WeakUnboundedSender<T> {
+        WeakUnboundedSender {
+            inner: self.inner.downgrade(),
+            site: self.count.site(),
+            queued: self.queued.clone(),
+        }
+    }
+
+    delegate!(is_closed, same_channel, strong_count, weak_count);
+}
+
+impl<T> WeakUnboundedSender<T> {
+    /// A sender, if the channel has one left.
+    pub fn upgrade(&self) -> Option<UnboundedSender<T>> {
+        self.inner.upgrade().map(|inner| UnboundedSender {
+            inner,
+            count: SenderCount::new(self.site),
+            queued: self.queued.clone(),
+        })
+    }
+
+    delegate!(strong_count, weak_count);
+}
+
+impl<T> UnboundedReceiver<T> {
+    receiver_methods!();
+
+    #[inline(always)]
+    fn got(&self, env: Envelope<T>) -> T {
+        self.queued.0.fetch_sub(1, Ordering::Relaxed);
+        env.received(self.site())
+    }
+}
+
+opaque_debug!(
+    Sender,
+    WeakSender,
+    Permit<'_>,
+    PermitIterator<'_>,
+    OwnedPermit,
+    Receiver,
+    UnboundedSender,
+    WeakUnboundedSender,
+    UnboundedReceiver
+);
+
+clone_fields!(
+    Sender { inner, count },
+    WeakSender { inner, site },
+    UnboundedSender {
+        inner,
+        count,
+        queued
+    },
+    WeakUnboundedSender {
+        inner,
+        site,
+        queued
+    }
+);
