@@ -89,32 +89,36 @@ impl Callsite {
         self.register_locked(&mut reg, kind, name, None)
     }
 
-    /// Registers an await site under `name` (`file:line:col`), with
-    /// where it is: taken once per site per process.
-    #[cold]
-    #[inline(never)]
-    pub(crate) fn register_await(&'static self, name: String, info: AwaitInfo) -> u32 {
-        let _internal = crate::hot::Internal::enter();
-        let mut reg = registry();
-        let t = self.tagged.load(Ordering::Relaxed);
-        if t != UNREGISTERED {
-            return t & !crate::block::TAG;
-        }
-        self.register_locked(&mut reg, CallsiteKind::Await, name, Some(info))
+    /// A callsite its owner names when it registers it (an await or a
+    /// flow site, through [`Callsite::id_or`]).
+    pub(crate) const fn named_by_owner() -> Callsite {
+        Callsite::new("", unnamed)
     }
 
-    /// Registers a flow site (`kind` is [`CallsiteKind::Flow`]) under its
-    /// row name: taken once per site per process.
+    /// The registered id; on first use, registers the callsite as what
+    /// `describe` says (its name, kind and, for an await site, where it
+    /// is): taken once per site per process.
+    #[inline(always)]
+    pub(crate) fn id_or(&'static self, describe: impl FnOnce() -> Described) -> u32 {
+        let t = self.tagged.load(Ordering::Relaxed);
+        if t != UNREGISTERED {
+            t & !crate::block::TAG
+        } else {
+            self.register_described(describe)
+        }
+    }
+
     #[cold]
     #[inline(never)]
-    pub(crate) fn register_flow(&'static self, name: String, kind: CallsiteKind) -> u32 {
+    fn register_described(&'static self, describe: impl FnOnce() -> Described) -> u32 {
         let _internal = crate::hot::Internal::enter();
+        let (name, kind, info) = describe();
         let mut reg = registry();
         let t = self.tagged.load(Ordering::Relaxed);
         if t != UNREGISTERED {
             return t & !crate::block::TAG;
         }
-        self.register_locked(&mut reg, kind, name, None)
+        self.register_locked(&mut reg, kind, name, info)
     }
 
     /// Adds this callsite to the locked registry and publishes it.
@@ -140,6 +144,20 @@ impl Callsite {
         self.tagged.store(crate::block::tag(id), Ordering::Relaxed);
         id
     }
+}
+
+/// What a callsite named by its owner registers as: its name, its kind
+/// and, for an await site, where it is.
+pub(crate) type Described = (String, CallsiteKind, Option<AwaitInfo>);
+
+/// The `here` of a callsite named by its owner: never called.
+fn unnamed() -> &'static str {
+    ""
+}
+
+/// A site's name from where it is in the source: `file:line:col`.
+pub(crate) fn located(file: &str, line: u32, column: u32) -> String {
+    format!("{file}:{line}:{column}")
 }
 
 /// Where an await site is in the source, as its static holds it.

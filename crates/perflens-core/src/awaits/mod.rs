@@ -61,10 +61,11 @@
 //! allocation after the site's first use on a thread, no lock, no panic.
 
 use crate::block::{AWAIT_FRAME, NodePath, ShadowFrame, TIMED_MASK, bump};
-use crate::callsite::{AwaitInfo, Callsite, UNREGISTERED};
+use crate::callsite::{AwaitInfo, Callsite, located};
 use crate::clock;
 use crate::frame;
 use crate::hot::{self, FAST_COUNT, FAST_TRACE, Hot};
+use crate::snapshot::CallsiteKind;
 use crate::trace::{self, AWAIT_BEGIN, AWAIT_DROP, AWAIT_END, TraceEvent};
 use std::future::{Future, IntoFuture};
 use std::mem::MaybeUninit;
@@ -82,18 +83,12 @@ pub struct AwaitSite {
     expr: &'static str,
 }
 
-/// The `here` of an await site's callsite: never called (sites are named
-/// by [`AwaitSite::id`]).
-fn no_here() -> &'static str {
-    ""
-}
-
 impl AwaitSite {
     /// The site of the `.await` at `file:line:column`, awaiting `expr`
     /// (the expression's text, shortened).
     pub const fn new(file: &'static str, line: u32, column: u32, expr: &'static str) -> AwaitSite {
         AwaitSite {
-            cs: Callsite::new("", no_here),
+            cs: Callsite::named_by_owner(),
             file,
             line,
             column,
@@ -105,30 +100,16 @@ impl AwaitSite {
     /// `file:line:col`.
     #[inline(always)]
     fn id(&'static self) -> u32 {
-        let t = self.cs.tagged();
-        if t != UNREGISTERED {
-            t & !crate::block::TAG
-        } else {
-            self.register()
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn register(&'static self) -> u32 {
-        let name = {
-            let _internal = crate::hot::Internal::enter();
-            format!("{}:{}:{}", self.file, self.line, self.column)
-        };
-        self.cs.register_await(
-            name,
-            AwaitInfo {
+        self.cs.id_or(|| {
+            let info = AwaitInfo {
                 file: self.file,
                 line: self.line,
                 column: self.column,
                 expr: self.expr,
-            },
-        )
+            };
+            let name = located(self.file, self.line, self.column);
+            (name, CallsiteKind::Await, Some(info))
+        })
     }
 }
 

@@ -44,7 +44,7 @@
 //! sampled); count mode and `PERFLENS_FLOW_LATENCY=0` read no clock.
 
 use crate::block::{Node, bump};
-use crate::callsite::{Callsite, UNREGISTERED};
+use crate::callsite::{Callsite, located};
 use crate::clock;
 use crate::frame;
 use crate::hot::{self, FAST_COUNT, Hot};
@@ -147,12 +147,6 @@ pub struct FlowSite {
     latency: bool,
 }
 
-/// The `here` of a flow site's callsite: never called (sites are named by
-/// their label or place).
-fn no_here() -> &'static str {
-    ""
-}
-
 impl FlowSite {
     /// A site of `kind` named `label`, or, if `label` is empty,
     /// `file:line:column`. `latency: false` makes its channels read no
@@ -166,7 +160,7 @@ impl FlowSite {
         latency: bool,
     ) -> FlowSite {
         FlowSite {
-            cs: Callsite::new("", no_here),
+            cs: Callsite::named_by_owner(),
             kind,
             label,
             file,
@@ -181,29 +175,18 @@ impl FlowSite {
         self.kind
     }
 
-    /// The registered callsite id, registering on first use.
+    /// The registered callsite id, registering on first use (as its
+    /// label, else as `file:line:col`).
     #[inline(always)]
     fn id(&'static self) -> u32 {
-        let t = self.cs.tagged();
-        if t != UNREGISTERED {
-            t & !crate::block::TAG
-        } else {
-            self.register()
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn register(&'static self) -> u32 {
-        let name = {
-            let _internal = crate::hot::Internal::enter();
-            if self.label.is_empty() {
-                format!("{}:{}:{}", self.file, self.line, self.column)
+        self.cs.id_or(|| {
+            let name = if self.label.is_empty() {
+                located(self.file, self.line, self.column)
             } else {
                 self.label.to_string()
-            }
-        };
-        self.cs.register_flow(name, CallsiteKind::Flow(self.kind))
+            };
+            (name, CallsiteKind::Flow(self.kind), None)
+        })
     }
 
     /// This thread's node for the site when it is the site the thread
