@@ -22,6 +22,9 @@ pub(crate) struct Regs {
     pub sp: u64,
     /// Frame pointer.
     pub fp: u64,
+    /// Link register (aarch64: the return address of a function that has
+    /// not saved it yet; 0 where the architecture has none).
+    pub lr: u64,
 }
 
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -29,8 +32,13 @@ mod x86_64;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 pub(crate) use self::x86_64::*;
 
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+mod aarch64;
+#[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+pub(crate) use self::aarch64::*;
+
 /// Whether this target has an architecture module (and so a sampler).
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
-pub(crate) const SUPPORTED: bool = true;
-#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
-pub(crate) const SUPPORTED: bool = false;
+pub(crate) const SUPPORTED: bool = cfg!(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+));

@@ -34,6 +34,7 @@ pub(crate) unsafe fn regs_from_ucontext(uc: *mut c_void) -> Regs {
         pc: gregs[libc::REG_RIP as usize] as u64,
         sp: gregs[libc::REG_RSP as usize] as u64,
         fp: gregs[libc::REG_RBP as usize] as u64,
+        lr: 0,
     }
 }
 
