@@ -9,6 +9,9 @@
 //! session started (the longer the baseline, the smaller the error; a
 //! baseline shorter than [`MIN_CALIBRATION`] is extended by sleeping).
 //!
+//! On aarch64 the generic timer's virtual counter (`cntvct_el0`) plays
+//! the TSC's part, at the rate `cntfrq_el0` gives (no calibration).
+//!
 //! Everywhere else, or when `PERFLENS_CLOCK=instant`, ticks are
 //! nanoseconds of `std::time::Instant` since a process-wide epoch.
 
@@ -102,6 +105,10 @@ use perflens_sys::clock::monotonic_ns;
 pub fn ns_per_tick() -> f64 {
     if !USE_TSC.load(Ordering::Relaxed) {
         return 1.0;
+    }
+    if let Some(hz) = arch::counter_hz() {
+        // aarch64: the architecture gives the rate.
+        return 1e9 / hz as f64;
     }
     let a = *anchor();
     let since = a.instant.elapsed();

@@ -42,8 +42,10 @@ impl Mode {
 /// Where timestamps came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClockSource {
-    /// The CPU's invariant time-stamp counter, calibrated against the
-    /// monotonic clock.
+    /// The CPU's invariant counter: on x86_64 the time-stamp counter
+    /// (`tsc`), calibrated against the monotonic clock; on aarch64 the
+    /// generic timer's virtual counter (`cntvct`), at the rate
+    /// `cntfrq_el0` gives.
     Tsc,
     /// `std::time::Instant` (nanoseconds since a process epoch).
     Instant,
@@ -53,6 +55,7 @@ impl ClockSource {
     /// Short name used in reports and `PERFLENS_CLOCK`.
     pub fn name(&self) -> &'static str {
         match self {
+            ClockSource::Tsc if cfg!(target_arch = "aarch64") => "cntvct",
             ClockSource::Tsc => "tsc",
             ClockSource::Instant => "instant",
         }

@@ -131,10 +131,10 @@ impl RecordingOptions {
         }
         if let Some(c) = var("PERFLENS_CLOCK") {
             match c.trim() {
-                "tsc" => self.clock = Some(ClockSource::Tsc),
+                "tsc" | "cntvct" => self.clock = Some(ClockSource::Tsc),
                 "instant" => self.clock = Some(ClockSource::Instant),
                 _ => warnings.push(format!(
-                    "PERFLENS_CLOCK={c} is not one of tsc, instant; ignored."
+                    "PERFLENS_CLOCK={c} is not one of tsc, cntvct, instant; ignored."
                 )),
             }
         }

@@ -21,3 +21,12 @@ pub fn tsc_is_invariant() -> bool {
     let edx = core::arch::x86_64::__cpuid(0x8000_0007).edx;
     edx & (1 << 8) != 0
 }
+
+/// The TSC's rate is not architectural: calibrated against the monotonic
+/// clock instead.
+pub fn counter_hz() -> Option<u64> {
+    None
+}
+
+/// The counter's name in reports.
+pub const COUNTER_NAME: &str = "tsc";
