@@ -16,6 +16,7 @@ use common::trace::{self, Trace};
 use perflens::{Report, Session};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 #[perflens::measure]
@@ -37,19 +38,36 @@ async fn c() {
     to_the_other_worker().await;
 }
 
-/// Moves the task that awaits it to the other worker: a task spawned
-/// here goes to this worker's LIFO slot (which no other worker steals)
-/// and blocks it for 60 ms as soon as this task suspends; 10 ms later a
-/// thread outside the runtime wakes this task, and the idle worker polls
-/// it.
+/// Moves the task that awaits it to the other worker, whatever the
+/// machine's load: a task spawned here goes to this worker's LIFO slot
+/// (which no other worker steals), so it runs as soon as this task
+/// suspends, and blocks this worker until the task has resumed; only
+/// then does a thread outside the runtime wake this task, so the idle
+/// worker is the one that polls it.
 async fn to_the_other_worker() {
+    static BLOCKING: AtomicBool = AtomicBool::new(false);
+    static RESUMED: AtomicBool = AtomicBool::new(false);
+    BLOCKING.store(false, Ordering::SeqCst);
+    RESUMED.store(false, Ordering::SeqCst);
+    // Waits for `flag` (at most a minute: a broken assumption fails the
+    // test's assertions, it does not hang it).
+    fn wait_for(flag: &AtomicBool) {
+        let start = std::time::Instant::now();
+        while !flag.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(60) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
     let (tx, rx) = tokio::sync::oneshot::channel();
-    tokio::spawn(async { std::thread::sleep(Duration::from_millis(60)) });
+    tokio::spawn(async {
+        BLOCKING.store(true, Ordering::SeqCst);
+        wait_for(&RESUMED);
+    });
     std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(10));
+        wait_for(&BLOCKING);
         tx.send(()).unwrap();
     });
     rx.await.unwrap();
+    RESUMED.store(true, Ordering::SeqCst);
 }
 
 #[perflens::measure]
