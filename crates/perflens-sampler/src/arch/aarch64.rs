@@ -5,10 +5,9 @@
 //! rules expect.
 
 use core::ffi::c_void;
-use core::ops::Deref;
 
+use framehop::MustNotAllocateDuringUnwind;
 use framehop::aarch64::{CacheAarch64, UnwindRegsAarch64, UnwinderAarch64};
-use framehop::{MustNotAllocateDuringUnwind, Unwinder as _};
 
 use super::Regs;
 
@@ -61,35 +60,8 @@ pub(crate) fn thread_pointer() -> u64 {
     tp
 }
 
-/// Unwinds from `regs` into `out` (first entry: the interrupted pc, then
-/// return addresses). Returns the number of addresses written. Stops at the
-/// first error (unreadable stack, unknown code): what was found is kept.
-///
-/// Does not allocate: the unwinder uses `MustNotAllocateDuringUnwind` and
-/// all unwind data was loaded when the modules were added.
-#[inline]
-pub(crate) fn unwind<D, F>(
-    unwinder: &Unwinder<D>,
-    cache: &mut UnwindCache,
-    regs: &Regs,
-    read_stack: &mut F,
-    out: &mut [u64],
-) -> usize
-where
-    D: Deref<Target = [u8]>,
-    F: FnMut(u64) -> Result<u64, ()>,
-{
-    let mut n = 0;
-    let start = UnwindRegsAarch64::new(regs.lr, regs.sp, regs.fp);
-    let mut iter = unwinder.iter_frames(regs.pc, start, cache, read_stack);
-    while n < out.len() {
-        match iter.next() {
-            Ok(Some(frame)) => {
-                out[n] = frame.address();
-                n += 1;
-            }
-            Ok(None) | Err(_) => break,
-        }
-    }
-    n
+/// The registers the unwinder starts from: the link register, sp and the frame pointer (the pc is the first frame).
+#[inline(always)]
+pub(crate) fn start_regs(regs: &Regs) -> UnwindRegsAarch64 {
+    UnwindRegsAarch64::new(regs.lr, regs.sp, regs.fp)
 }
