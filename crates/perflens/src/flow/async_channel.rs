@@ -29,11 +29,11 @@ pub use measured::{Closed, Receiver, Recv, Send, Sender, WeakReceiver, WeakSende
 #[cfg(feature = "enabled")]
 mod measured {
     use super::*;
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Emptiness, ReceiverCount, SenderCount, Wait, clone_fields, delegate, full, made,
-        opaque_debug, recv_with, waited,
+        Emptiness, Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends,
+        clone_fields, delegate, full, opaque_debug, opened, polled, weak, wrap,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
@@ -55,17 +55,11 @@ mod measured {
         wait: Wait,
     }
 
-    impl<T> Wrap for (ac::Sender<Envelope<T>>, ac::Receiver<Envelope<T>>) {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, self.0.capacity());
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            (tx, Receiver::new(self.1, rx))
-        }
-    }
+    wrap!(
+        ac::Sender, ac::Receiver => Sender, Receiver { wait: Wait::default() };
+        |tx, _| tx.capacity()
+    );
+    opened!(SendError(), TrySendError { Full, Closed });
 
     #[inline(always)]
     fn sent<T>(site: &'static FlowSite, inner: &ac::Sender<Envelope<T>>) {
@@ -77,22 +71,17 @@ mod measured {
             self.count.site()
         }
 
-        /// Sends without waiting; a full or closed channel hands the
-        /// message back.
-        pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
-            let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
-                Err(TrySendError::Full(e)) => {
-                    full(site, self.inner.capacity());
-                    Err(TrySendError::Full(e.into_value()))
-                }
-                Err(TrySendError::Closed(e)) => Err(TrySendError::Closed(e.into_value())),
-            }
+        #[inline(always)]
+        fn sent(&self) {
+            sent(self.site(), &self.inner);
         }
+
+        #[inline(always)]
+        fn found_full(&self) {
+            full(self.site(), self.inner.capacity());
+        }
+
+        blocking_sends!(send_blocking, Closed);
 
         /// A future sending `msg`, waiting for room.
         pub fn send(&self, msg: T) -> Send<'_, T> {
@@ -113,26 +102,6 @@ mod measured {
             }
         }
 
-        /// Sends, blocking the thread while the channel is full.
-        pub fn send_blocking(&self, msg: T) -> Result<(), SendError<T>> {
-            let site = self.site();
-            let r = match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => Ok(()),
-                Err(TrySendError::Closed(e)) => Err(SendError(e)),
-                Err(TrySendError::Full(e)) => {
-                    full(site, self.inner.capacity());
-                    waited(site, FlowSite::send_waited, || self.inner.send_blocking(e))
-                }
-            };
-            match r {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
-                Err(SendError(e)) => Err(SendError(e.into_value())),
-            }
-        }
-
         /// Sends even into a full channel, pushing out (and returning)
         /// the oldest message, which counts as dropped.
         pub fn force_send(&self, msg: T) -> Result<Option<T>, SendError<T>> {
@@ -146,21 +115,13 @@ mod measured {
                         e.into_value()
                     }))
                 }
-                Err(SendError(e)) => Err(SendError(e.into_value())),
+                Err(e) => Err(e.opened()),
             }
         }
 
         /// Closes the channel; `true` if this call closed it.
         pub fn close(&self) -> bool {
             self.inner.close()
-        }
-
-        /// A sender that does not keep the channel open.
-        pub fn downgrade(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.downgrade(),
-                site: self.site(),
-            }
         }
 
         delegate!(
@@ -175,37 +136,18 @@ mod measured {
         );
     }
 
-    /// A sender that does not keep its channel open ([`Sender::downgrade`]).
-    pub struct WeakSender<T> {
-        inner: ac::WeakSender<Envelope<T>>,
-        site: &'static FlowSite,
+    weak! {
+        /// A sender that does not keep its channel open ([`Sender::downgrade`]).
+        WeakSender = ac::WeakSender of Sender,
+        |w, inner| Sender { inner, count: SenderCount::new(w.site) }
     }
 
-    impl<T> WeakSender<T> {
-        /// A sender again, unless the channel is closed.
-        pub fn upgrade(&self) -> Option<Sender<T>> {
-            self.inner.upgrade().map(|inner| Sender {
-                inner,
-                count: SenderCount::new(self.site),
-            })
-        }
+    weak! {
+        /// A receiver that does not keep its channel open
+        /// ([`Receiver::downgrade`]).
+        WeakReceiver = ac::WeakReceiver of Receiver,
+        |w, inner| Receiver::new(inner, ReceiverCount::new(w.site))
     }
-
-    /// A receiver that does not keep its channel open
-    /// ([`Receiver::downgrade`]).
-    pub struct WeakReceiver<T> {
-        inner: ac::WeakReceiver<Envelope<T>>,
-        site: &'static FlowSite,
-    }
-
-    impl<T> WeakReceiver<T> {
-        /// A receiver again, unless the channel is closed.
-        pub fn upgrade(&self) -> Option<Receiver<T>> {
-            (self.inner.upgrade()).map(|inner| Receiver::new(inner, ReceiverCount::new(self.site)))
-        }
-    }
-
-    clone_fields!(WeakSender { inner, site }, WeakReceiver { inner, site });
 
     /// [`Sender::closed`]: async-channel's own future.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -254,13 +196,10 @@ mod measured {
                 Poll::Ready(r) => {
                     this.done = true;
                     this.wait.ready(site, FlowSite::send_waited);
-                    Poll::Ready(match r {
-                        Ok(()) => {
-                            sent(site, this.sender);
-                            Ok(())
-                        }
-                        Err(SendError(e)) => Err(SendError(e.into_value())),
-                    })
+                    if r.is_ok() {
+                        sent(site, this.sender);
+                    }
+                    Poll::Ready(r.map_err(Opened::opened))
                 }
             }
         }
@@ -286,10 +225,12 @@ mod measured {
             self.count.site()
         }
 
-        /// Receives without waiting.
-        pub fn try_recv(&self) -> Result<T, TryRecvError> {
-            self.inner.try_recv().map(|env| env.received(self.site()))
+        #[inline(always)]
+        fn got(&self, env: Envelope<T>) -> T {
+            env.received(self.site())
         }
+
+        blocking_recvs!(recv_blocking -> RecvError);
 
         /// A future receiving one message. Cancel-safe: dropped before it
         /// is ready, it takes no message.
@@ -301,24 +242,9 @@ mod measured {
             }
         }
 
-        /// Receives, blocking the thread while the channel is empty.
-        pub fn recv_blocking(&self) -> Result<T, RecvError> {
-            let (site, first) = (self.site(), self.inner.try_recv());
-            recv_with(site, first, RecvError, || self.inner.recv_blocking())
-                .map(|env| env.received(site))
-        }
-
         /// Closes the channel; `true` if this call closed it.
         pub fn close(&self) -> bool {
             self.inner.close()
-        }
-
-        /// A receiver that does not keep the channel open.
-        pub fn downgrade(&self) -> WeakReceiver<T> {
-            WeakReceiver {
-                inner: self.inner.downgrade(),
-                site: self.site(),
-            }
         }
 
         delegate!(
@@ -355,9 +281,7 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll_next(cx);
-            let site = this.count.site();
-            this.wait.after(site, &r, FlowSite::recv_waited);
-            r.map(|item| item.map(|env| env.received(site)))
+            polled(this.count.site(), &mut this.wait, r)
         }
     }
 
@@ -384,8 +308,7 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
-            this.wait.after(this.site, &r, FlowSite::recv_waited);
-            r.map(|r| r.map(|env| env.received(this.site)))
+            polled(this.site, &mut this.wait, r)
         }
     }
 

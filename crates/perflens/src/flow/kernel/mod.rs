@@ -9,10 +9,12 @@
 // backends compiled in is not dead code.
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub(crate) mod blocking;
 pub(crate) mod endpoints;
 pub(crate) mod iter;
 
-pub(crate) use endpoints::{ReceiverCount, SenderCount, made};
+pub(crate) use blocking::{Opened, blocking_recvs, blocking_sends, opened};
+pub(crate) use endpoints::{ReceiverCount, SenderCount, made, weak, wrap};
 pub(crate) use iter::receiver_iterators;
 
 use crate::flow::Envelope;
@@ -256,3 +258,39 @@ macro_rules! clone_fields {
     )*};
 }
 pub(crate) use clone_fields;
+
+/// What a receive returned: a message in its envelope, or not.
+pub(crate) trait Received {
+    type Value;
+    /// Opens the message, counted received at `site` with its latency.
+    fn received(self, site: &'static FlowSite) -> Self::Value;
+}
+
+impl<T> Received for Option<Envelope<T>> {
+    type Value = Option<T>;
+    #[inline(always)]
+    fn received(self, site: &'static FlowSite) -> Option<T> {
+        self.map(|env| env.received(site))
+    }
+}
+
+impl<T, E> Received for Result<Envelope<T>, E> {
+    type Value = Result<T, E>;
+    #[inline(always)]
+    fn received(self, site: &'static FlowSite) -> Result<T, E> {
+        self.map(|env| env.received(site))
+    }
+}
+
+/// A receiving poll of the backend's own future or stream: its wait
+/// timed with `wait`, its message opened only in the poll that returns
+/// it (so a receive dropped before then takes none).
+#[inline(always)]
+pub(crate) fn polled<R: Received>(
+    site: &'static FlowSite,
+    wait: &mut Wait,
+    p: Poll<R>,
+) -> Poll<R::Value> {
+    wait.after(site, &p, FlowSite::recv_waited);
+    p.map(|r| r.received(site))
+}

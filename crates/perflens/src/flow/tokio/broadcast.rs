@@ -21,10 +21,11 @@ pub use measured::{Receiver, Sender, WeakSender};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::error::{RecvError, SendError, TryRecvError};
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        ReceiverCount, SenderCount, clock_if, clone_fields, delegate, made, opaque_debug, timed,
+        Opened, ReceiverCount, SenderCount, clock_if, clone_fields, delegate, opaque_debug, opened,
+        timed, weak, wrap,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::tokio::sync::broadcast;
     use perflens_core::FlowSite;
 
@@ -34,40 +35,20 @@ mod measured {
         count: SenderCount,
     }
 
-    /// A sender that does not keep the channel open; not counted as a
-    /// sender.
-    pub struct WeakSender<T> {
-        inner: broadcast::WeakSender<Envelope<T>>,
-        site: &'static FlowSite,
-    }
-
     /// A receiving half of a measured broadcast channel.
     pub struct Receiver<T> {
         inner: broadcast::Receiver<Envelope<T>>,
         count: ReceiverCount,
     }
 
-    impl<T> Wrap
-        for (
-            broadcast::Sender<Envelope<T>>,
-            broadcast::Receiver<Envelope<T>>,
-        )
-    {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, capacity);
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            (
-                tx,
-                Receiver {
-                    inner: self.1,
-                    count: rx,
-                },
-            )
-        }
+    wrap!(broadcast::Sender, broadcast::Receiver => Sender, Receiver; |_, c| c);
+    opened!(SendError());
+
+    weak! {
+        /// A sender that does not keep the channel open; not counted as a
+        /// sender.
+        WeakSender = broadcast::WeakSender of Sender,
+        |w, inner| Sender { inner, count: SenderCount::new(w.site) }
     }
 
     impl<T> Sender<T> {
@@ -82,7 +63,7 @@ mod measured {
                     site.sent_n(n as u64, Some(self.inner.len()));
                     Ok(n)
                 }
-                Err(SendError(env)) => Err(SendError(env.into_value())),
+                Err(e) => Err(e.opened()),
             }
         }
 
@@ -91,14 +72,6 @@ mod measured {
             Receiver {
                 inner: self.inner.subscribe(),
                 count: ReceiverCount::new(self.count.site()),
-            }
-        }
-
-        /// A sender that does not keep the channel open.
-        pub fn downgrade(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.downgrade(),
-                site: self.count.site(),
             }
         }
 
@@ -118,14 +91,6 @@ mod measured {
     }
 
     impl<T> WeakSender<T> {
-        /// A sender, if the channel has one left.
-        pub fn upgrade(&self) -> Option<Sender<T>> {
-            self.inner.upgrade().map(|inner| Sender {
-                inner,
-                count: SenderCount::new(self.site),
-            })
-        }
-
         delegate!(strong_count, weak_count);
     }
 
@@ -227,5 +192,5 @@ mod measured {
 
     opaque_debug!(Sender, WeakSender, Receiver);
 
-    clone_fields!(Sender { inner, count }, WeakSender { inner, site });
+    clone_fields!(Sender { inner, count });
 }

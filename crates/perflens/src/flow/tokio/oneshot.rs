@@ -16,15 +16,14 @@ pub use measured::{Receiver, Sender};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::error::{RecvError, TryRecvError};
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        ReceiverCount, SenderCount, Wait, clock_if, delegate, made, opaque_debug,
+        ReceiverCount, SenderCount, Wait, clock_if, delegate, opaque_debug, polled, wrap,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
     use ::tokio::sync::oneshot;
-    use perflens_core::FlowSite;
 
     /// The sending half of a measured oneshot channel.
     pub struct Sender<T> {
@@ -40,25 +39,10 @@ mod measured {
         waiting: Wait,
     }
 
-    impl<T> Wrap for (oneshot::Sender<Envelope<T>>, oneshot::Receiver<Envelope<T>>) {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, Some(1));
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            let waiting = Wait::default();
-            (
-                tx,
-                Receiver {
-                    inner: self.1,
-                    count: rx,
-                    waiting,
-                },
-            )
-        }
-    }
+    wrap!(
+        oneshot::Sender, oneshot::Receiver => Sender, Receiver { waiting: Wait::default() };
+        |_, _| Some(1)
+    );
 
     impl<T> Sender<T> {
         /// Sends the value; hands it back if the receiver is gone (or
@@ -134,8 +118,7 @@ mod measured {
             let me = self.get_mut();
             let site = me.count.site();
             let p = Pin::new(&mut me.inner).poll(cx);
-            me.waiting.after(site, &p, FlowSite::recv_waited);
-            p.map(|r| r.map(|env| me.got(env)))
+            polled(site, &mut me.waiting, p)
         }
     }
 

@@ -23,10 +23,11 @@ pub use measured::{Receiver, Ref, Sender};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::error::{RecvError, SendError};
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        ReceiverCount, SenderCount, clone_fields, delegate, made, opaque_debug, timed,
+        Opened, ReceiverCount, SenderCount, clone_fields, delegate, opaque_debug, opened, timed,
+        wrap,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::std::fmt;
     use ::std::ops::Deref;
     use ::tokio::sync::watch;
@@ -50,23 +51,8 @@ mod measured {
         inner: watch::Ref<'a, Envelope<T>>,
     }
 
-    impl<T> Wrap for (watch::Sender<Envelope<T>>, watch::Receiver<Envelope<T>>) {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, Some(1));
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            (
-                tx,
-                Receiver {
-                    inner: self.1,
-                    count: rx,
-                },
-            )
-        }
-    }
+    wrap!(watch::Sender, watch::Receiver => Sender, Receiver; |_, _| Some(1));
+    opened!(SendError());
 
     impl<T> Sender<T> {
         #[inline(always)]
@@ -83,7 +69,7 @@ mod measured {
                     site.sent(None);
                     Ok(())
                 }
-                Err(SendError(env)) => Err(SendError(env.into_value())),
+                Err(e) => Err(e.opened()),
             }
         }
 

@@ -54,7 +54,7 @@ impl<T> Future for SendFut<'_, T> {
                         site.sent_sampled(|| this.inner.len());
                     }
                 }
-                Poll::Ready(r.map_err(|SendError(e)| SendError(e.into_value())))
+                Poll::Ready(r.map_err(Opened::opened))
             }
         }
     }
@@ -121,7 +121,7 @@ impl<T> SendSink<'_, T> {
                         sent(site, &self.sender.inner);
                     }
                 }
-                Poll::Ready(r.map_err(|SendError(e)| SendError(e.into_value())))
+                Poll::Ready(r.map_err(Opened::opened))
             }
         }
     }
@@ -147,7 +147,7 @@ impl<T> futures_sink::Sink<T> for SendSink<'_, T> {
         this.wait = Wait::default();
         Pin::new(&mut this.inner)
             .start_send(Envelope::seal(item, site, site.stamp()))
-            .map_err(|SendError(e)| SendError(e.into_value()))
+            .map_err(Opened::opened)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {

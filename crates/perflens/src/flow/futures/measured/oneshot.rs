@@ -18,23 +18,7 @@ pub struct Receiver<T> {
     wait: Wait,
 }
 
-impl<T> Wrap for (fo::Sender<Envelope<T>>, fo::Receiver<Envelope<T>>) {
-    type Measured = (Sender<T>, Receiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        site.created(Some(1));
-        (
-            Sender {
-                inner: self.0,
-                count: SenderCount::new(site),
-            },
-            Receiver {
-                inner: self.1,
-                count: ReceiverCount::new(site),
-                wait: Wait::default(),
-            },
-        )
-    }
-}
+wrap!(fo::Sender, fo::Receiver => Sender, Receiver { wait: Wait::default() }; |_, _| Some(1));
 
 impl<T> Sender<T> {
     /// Sends the value; a gone receiver hands it back.
@@ -107,8 +91,7 @@ impl<T> Future for Receiver<T> {
         let this = &mut *self;
         let site = this.count.site();
         let p = Pin::new(&mut this.inner).poll(cx);
-        this.wait.after(site, &p, FlowSite::recv_waited);
-        p.map(|r| r.map(|env| env.received(site)))
+        polled(site, &mut this.wait, p)
     }
 }
 

@@ -2,10 +2,11 @@
 //! permits here, the unbounded one's in `unbounded.rs`.
 
 use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
+use crate::flow::Envelope;
 use crate::flow::kernel::{
-    ReceiverCount, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug, timed,
+    Opened, ReceiverCount, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug,
+    opened, timed, weak, wrap,
 };
-use crate::flow::{Envelope, Wrap};
 use ::std::future::poll_fn;
 use ::std::sync::Arc;
 use ::std::sync::atomic::{AtomicIsize, Ordering};
@@ -13,6 +14,8 @@ use ::std::task::{Context, Poll};
 use ::std::time::Duration;
 use ::tokio::sync::mpsc;
 use perflens_core::FlowSite;
+
+opened!(SendError());
 
 pub use unbounded::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender};
 
@@ -27,13 +30,6 @@ fn sent_bounded<T>(chan: &mpsc::Sender<Envelope<T>>, site: &'static FlowSite) {
 pub struct Sender<T> {
     inner: mpsc::Sender<Envelope<T>>,
     count: SenderCount,
-}
-
-/// A sender that does not keep the channel open (tokio's
-/// `WeakSender`); not counted as a sender.
-pub struct WeakSender<T> {
-    inner: mpsc::WeakSender<Envelope<T>>,
-    site: &'static FlowSite,
 }
 
 /// A permit to send one message (from [`Sender::reserve`]); sends
@@ -65,22 +61,16 @@ pub struct Receiver<T> {
     waiting: Wait,
 }
 
-impl<T> Wrap for (mpsc::Sender<Envelope<T>>, mpsc::Receiver<Envelope<T>>) {
-    type Measured = (Sender<T>, Receiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        site.created(Some(self.0.max_capacity()));
-        (
-            Sender {
-                inner: self.0,
-                count: SenderCount::new(site),
-            },
-            Receiver {
-                inner: self.1,
-                count: ReceiverCount::new(site),
-                waiting: Wait::default(),
-            },
-        )
-    }
+wrap!(
+    mpsc::Sender, mpsc::Receiver => Sender, Receiver { waiting: Wait::default() };
+    |tx, _| Some(tx.max_capacity())
+);
+
+weak! {
+    /// A sender that does not keep the channel open (tokio's
+    /// `WeakSender`); not counted as a sender.
+    WeakSender = mpsc::WeakSender of Sender,
+    |w, inner| Sender { inner, count: SenderCount::new(w.site) }
 }
 
 impl<T> Sender<T> {
@@ -203,7 +193,7 @@ impl<T> Sender<T> {
                 sent_bounded(&self.inner, site);
                 Ok(())
             }
-            Err(SendError(env)) => Err(SendError(env.into_value())),
+            Err(e) => Err(e.opened()),
         }
     }
 
@@ -271,14 +261,6 @@ impl<T> Sender<T> {
         self.inner.capacity()
     }
 
-    /// A sender that does not keep the channel open.
-    pub fn downgrade(&self) -> WeakSender<T> {
-        WeakSender {
-            inner: self.inner.downgrade(),
-            site: self.site(),
-        }
-    }
-
     delegate!(
         is_closed,
         same_channel,
@@ -289,14 +271,6 @@ impl<T> Sender<T> {
 }
 
 impl<T> WeakSender<T> {
-    /// A sender, if the channel has one left.
-    pub fn upgrade(&self) -> Option<Sender<T>> {
-        self.inner.upgrade().map(|inner| Sender {
-            inner,
-            count: SenderCount::new(self.site),
-        })
-    }
-
     delegate!(strong_count, weak_count);
 }
 

@@ -19,14 +19,6 @@ pub struct UnboundedSender<T> {
     queued: Arc<Queued>,
 }
 
-/// An unbounded sender that does not keep the channel open; not
-/// counted as a sender.
-pub struct WeakUnboundedSender<T> {
-    inner: mpsc::WeakUnboundedSender<Envelope<T>>,
-    site: &'static FlowSite,
-    queued: Arc<Queued>,
-}
-
 /// The receiving half of a measured unbounded tokio channel.
 pub struct UnboundedReceiver<T> {
     inner: mpsc::UnboundedReceiver<Envelope<T>>,
@@ -35,30 +27,18 @@ pub struct UnboundedReceiver<T> {
     queued: Arc<Queued>,
 }
 
-impl<T> Wrap
-    for (
-        mpsc::UnboundedSender<Envelope<T>>,
-        mpsc::UnboundedReceiver<Envelope<T>>,
-    )
-{
-    type Measured = (UnboundedSender<T>, UnboundedReceiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        site.created(None);
-        let queued = queued();
-        (
-            UnboundedSender {
-                inner: self.0,
-                count: SenderCount::new(site),
-                queued: queued.clone(),
-            },
-            UnboundedReceiver {
-                inner: self.1,
-                count: ReceiverCount::new(site),
-                waiting: Wait::default(),
-                queued,
-            },
-        )
-    }
+wrap!(
+    mpsc::UnboundedSender, mpsc::UnboundedReceiver =>
+    UnboundedSender { queued: q.clone() },
+    UnboundedReceiver { waiting: Wait::default(), queued: q };
+    |_, _| None; let q = queued()
+);
+
+weak! {
+    /// An unbounded sender that does not keep the channel open; not
+    /// counted as a sender.
+    WeakUnboundedSender = mpsc::WeakUnboundedSender of UnboundedSender { queued: Arc<Queued> },
+    |w, inner| UnboundedSender { inner, count: SenderCount::new(w.site), queued: w.queued.clone() }
 }
 
 impl<T> UnboundedSender<T> {
@@ -74,7 +54,7 @@ impl<T> UnboundedSender<T> {
                 site.sent(Some(q.max(0) as usize));
                 Ok(())
             }
-            Err(SendError(env)) => Err(SendError(env.into_value())),
+            Err(e) => Err(e.opened()),
         }
     }
 
@@ -83,28 +63,10 @@ impl<T> UnboundedSender<T> {
         self.inner.closed().await
     }
 
-    /// A sender that does not keep the channel open.
-    pub fn downgrade(&self) -> WeakUnboundedSender<T> {
-        WeakUnboundedSender {
-            inner: self.inner.downgrade(),
-            site: self.count.site(),
-            queued: self.queued.clone(),
-        }
-    }
-
     delegate!(is_closed, same_channel, strong_count, weak_count);
 }
 
 impl<T> WeakUnboundedSender<T> {
-    /// A sender, if the channel has one left.
-    pub fn upgrade(&self) -> Option<UnboundedSender<T>> {
-        self.inner.upgrade().map(|inner| UnboundedSender {
-            inner,
-            count: SenderCount::new(self.site),
-            queued: self.queued.clone(),
-        })
-    }
-
     delegate!(strong_count, weak_count);
 }
 
@@ -132,15 +94,9 @@ opaque_debug!(
 
 clone_fields!(
     Sender { inner, count },
-    WeakSender { inner, site },
     UnboundedSender {
         inner,
         count,
-        queued
-    },
-    WeakUnboundedSender {
-        inner,
-        site,
         queued
     }
 );
