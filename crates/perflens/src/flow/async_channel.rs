@@ -6,7 +6,7 @@
 //! and is `!Unpin`, as async-channel's is. With `enabled` off these names
 //! are async-channel's own types.
 //!
-//! [`Send`] and [`Recv`] wrap async-channel's own futures, so they wait,
+//! [`Send`] and [`Recv`] pair, wrap, async-channel's own futures, so they wait,
 //! wake and cancel as those do: a [`Recv`] (or the stream) opens and
 //! counts a message only once async-channel has returned it, so a `recv`
 //! dropped inside a `select!` loses no message. A [`Send`] future
@@ -32,7 +32,7 @@ mod measured {
     use crate::flow::Envelope;
     use crate::flow::kernel::{
         Emptiness, Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends,
-        clone_fields, delegate, full, opaque_debug, opened, polled, weak, wrap,
+        clone_fields, delegate, full, opaque_debug, opened, pair, polled, weak,
     };
     use ::std::future::Future;
     use ::std::pin::Pin;
@@ -41,24 +41,16 @@ mod measured {
     use futures_core::{FusedStream, Stream};
     use perflens_core::FlowSite;
 
-    /// The sending side of a measured async-channel.
-    pub struct Sender<T> {
-        inner: ac::Sender<Envelope<T>>,
-        count: SenderCount,
-    }
-
-    /// The receiving side of a measured async-channel; a `Stream`.
-    pub struct Receiver<T> {
-        inner: ac::Receiver<Envelope<T>>,
-        count: ReceiverCount,
-        /// As a stream: its wait for a message.
-        wait: Wait,
-    }
-
-    wrap!(
-        ac::Sender, ac::Receiver => Sender, Receiver { wait: Wait::default() };
+    pair! {
+        /// The sending side of a measured async-channel.
+        Sender(ac::Sender),
+        /// The receiving side of a measured async-channel; a `Stream`.
+        Receiver(ac::Receiver) {
+            /// As a stream: its wait for a message.
+            wait: Wait = Wait::default()
+        };
         |tx, _| tx.capacity()
-    );
+    }
     opened!(SendError(), TrySendError { Full, Closed });
 
     #[inline(always)]

@@ -21,26 +21,20 @@ mod measured {
     use super::*;
     use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Emptiness, ReceiverCount, SenderCount, blocking_recvs, blocking_sends, clone_fields,
-        delegate, full, opaque_debug, opened, receiver_iterators, wrap,
+        Emptiness, blocking_recvs, blocking_sends, clone_fields, delegate, full, opaque_debug,
+        opened, pair, receiver_iterators,
     };
     use ::std::time::{Duration, Instant};
     use crossbeam_channel as cb;
     use perflens_core::FlowSite;
 
-    /// The sending side of a measured crossbeam channel.
-    pub struct Sender<T> {
-        count: SenderCount,
-        inner: cb::Sender<Envelope<T>>,
+    pair! {
+        /// The sending side of a measured crossbeam channel.
+        Sender(cb::Sender),
+        /// The receiving side of a measured crossbeam channel.
+        Receiver(cb::Receiver);
+        |tx, _| tx.capacity()
     }
-
-    /// The receiving side of a measured crossbeam channel.
-    pub struct Receiver<T> {
-        count: ReceiverCount,
-        inner: cb::Receiver<Envelope<T>>,
-    }
-
-    wrap!(cb::Sender, cb::Receiver => Sender, Receiver; |tx, _| tx.capacity());
     opened!(
         SendError(),
         TrySendError { Full, Disconnected },

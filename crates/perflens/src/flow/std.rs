@@ -21,8 +21,8 @@ mod measured {
     use super::*;
     use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Counted, Emptiness, ReceiverCount, SenderCount, blocking_recvs, blocking_sends,
-        clone_fields, opaque_debug, opened, receiver_iterators, wrap,
+        Counted, Emptiness, SenderCount, blocking_recvs, blocking_sends, clone_fields,
+        opaque_debug, opened, pair, receiver_iterators, wrap,
     };
     use ::std::sync::Arc;
     use ::std::sync::mpsc;
@@ -53,11 +53,12 @@ mod measured {
         }
     }
 
-    /// The sending side of a measured `mpsc::channel`.
-    pub struct Sender<T> {
-        count: SenderCount,
-        inner: mpsc::Sender<Envelope<T>>,
-        shared: Arc<Shared>,
+    pair! {
+        /// The sending side of a measured `mpsc::channel`.
+        Sender(mpsc::Sender) { shared: Arc<Shared> = s.clone() },
+        /// The receiving side of a measured std channel.
+        Receiver(mpsc::Receiver) { shared: Arc<Shared> = s };
+        |_, _| None; let s = Shared::new(None)
     }
 
     /// The sending side of a measured `mpsc::sync_channel`.
@@ -67,17 +68,6 @@ mod measured {
         shared: Arc<Shared>,
     }
 
-    /// The receiving side of a measured std channel.
-    pub struct Receiver<T> {
-        count: ReceiverCount,
-        inner: mpsc::Receiver<Envelope<T>>,
-        shared: Arc<Shared>,
-    }
-
-    wrap!(
-        mpsc::Sender, mpsc::Receiver => Sender { shared: s.clone() }, Receiver { shared: s };
-        |_, _| None; let s = Shared::new(None)
-    );
     wrap!(
         mpsc::SyncSender, mpsc::Receiver => SyncSender { shared: s.clone() }, Receiver { shared: s };
         |_, c| Some(c.unwrap_or(0)); let s = Shared::new(Some(c.unwrap_or(0)))

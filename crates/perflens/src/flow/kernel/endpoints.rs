@@ -95,6 +95,38 @@ macro_rules! wrap {
 }
 pub(crate) use wrap;
 
+/// A channel's measured endpoints, declared and made: the sender `$tx`
+/// (over the backend's `$otx`, a [`SenderCount`] beside it) and the
+/// receiver `$rx` (over `$orx`, a [`ReceiverCount`]), each with the
+/// fields given and their first values, and their [`wrap!`].
+macro_rules! pair {
+    (
+        $(#[$tm:meta])* $tx:ident($($otx:ident)::+) $({ $($(#[$tfm:meta])* $tf:ident: $tt:ty = $te:expr),* })?,
+        $(#[$rm:meta])* $rx:ident($($orx:ident)::+) $({ $($(#[$rfm:meta])* $rf:ident: $rt:ty = $re:expr),* })?;
+        |$o:pat_param, $c:pat_param| $cap:expr $(; let $v:ident = $init:expr)? $(;)?
+    ) => {
+        $(#[$tm])*
+        pub struct $tx<T> {
+            inner: $($otx)::+<$crate::flow::Envelope<T>>,
+            count: $crate::flow::kernel::SenderCount,
+            $($($(#[$tfm])* $tf: $tt),*)?
+        }
+
+        $(#[$rm])*
+        pub struct $rx<T> {
+            inner: $($orx)::+<$crate::flow::Envelope<T>>,
+            count: $crate::flow::kernel::ReceiverCount,
+            $($($(#[$rfm])* $rf: $rt),*)?
+        }
+
+        $crate::flow::kernel::wrap!(
+            $($otx)::+, $($orx)::+ => $tx $({ $($tf: $te),* })?, $rx $({ $($rf: $re),* })?;
+            |$o, $c| $cap $(; let $v = $init)?
+        );
+    };
+}
+pub(crate) use pair;
+
 /// A weak endpoint `$weak` of `$strong` (over the original's weak one
 /// and its channel's site; not counted alive, nor keeping the channel
 /// open): `$strong::downgrade`, `$weak::upgrade` (`$up`, of the weak

@@ -14,7 +14,7 @@ pub(crate) mod endpoints;
 pub(crate) mod iter;
 
 pub(crate) use blocking::{Opened, blocking_recvs, blocking_sends, opened};
-pub(crate) use endpoints::{ReceiverCount, SenderCount, made, weak, wrap};
+pub(crate) use endpoints::{ReceiverCount, SenderCount, made, pair, weak, wrap};
 pub(crate) use iter::receiver_iterators;
 
 use crate::flow::Envelope;

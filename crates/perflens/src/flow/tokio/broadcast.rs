@@ -24,24 +24,18 @@ mod measured {
     use crate::flow::Envelope;
     use crate::flow::kernel::{
         Opened, ReceiverCount, SenderCount, clock_if, clone_fields, delegate, opaque_debug, opened,
-        timed, weak, wrap,
+        pair, timed, weak,
     };
     use ::tokio::sync::broadcast;
     use perflens_core::FlowSite;
 
-    /// The sending half of a measured broadcast channel.
-    pub struct Sender<T> {
-        inner: broadcast::Sender<Envelope<T>>,
-        count: SenderCount,
+    pair! {
+        /// The sending half of a measured broadcast channel.
+        Sender(broadcast::Sender),
+        /// A receiving half of a measured broadcast channel.
+        Receiver(broadcast::Receiver);
+        |_, c| c
     }
-
-    /// A receiving half of a measured broadcast channel.
-    pub struct Receiver<T> {
-        inner: broadcast::Receiver<Envelope<T>>,
-        count: ReceiverCount,
-    }
-
-    wrap!(broadcast::Sender, broadcast::Receiver => Sender, Receiver; |_, c| c);
     opened!(SendError());
 
     weak! {

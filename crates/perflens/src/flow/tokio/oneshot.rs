@@ -17,32 +17,20 @@ pub use measured::{Receiver, Sender};
 mod measured {
     use super::error::{RecvError, TryRecvError};
     use crate::flow::Envelope;
-    use crate::flow::kernel::{
-        ReceiverCount, SenderCount, Wait, clock_if, delegate, opaque_debug, polled, wrap,
-    };
+    use crate::flow::kernel::{Wait, clock_if, delegate, opaque_debug, pair, polled};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
     use ::tokio::sync::oneshot;
 
-    /// The sending half of a measured oneshot channel.
-    pub struct Sender<T> {
-        inner: oneshot::Sender<Envelope<T>>,
-        count: SenderCount,
-    }
-
-    /// The receiving half of a measured oneshot channel: a future of the
-    /// value.
-    pub struct Receiver<T> {
-        inner: oneshot::Receiver<Envelope<T>>,
-        count: ReceiverCount,
-        waiting: Wait,
-    }
-
-    wrap!(
-        oneshot::Sender, oneshot::Receiver => Sender, Receiver { waiting: Wait::default() };
+    pair! {
+        /// The sending half of a measured oneshot channel.
+        Sender(oneshot::Sender),
+        /// The receiving half of a measured oneshot channel: a future of
+        /// the value.
+        Receiver(oneshot::Receiver) { waiting: Wait = Wait::default() };
         |_, _| Some(1)
-    );
+    }
 
     impl<T> Sender<T> {
         /// Sends the value; hands it back if the receiver is gone (or

@@ -25,24 +25,19 @@ mod measured {
     use super::error::{RecvError, SendError};
     use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Opened, ReceiverCount, SenderCount, clone_fields, delegate, opaque_debug, opened, timed,
-        wrap,
+        Opened, ReceiverCount, clone_fields, delegate, opaque_debug, opened, pair, timed,
     };
     use ::std::fmt;
     use ::std::ops::Deref;
     use ::tokio::sync::watch;
     use perflens_core::FlowSite;
 
-    /// The sending half of a measured watch channel.
-    pub struct Sender<T> {
-        inner: watch::Sender<Envelope<T>>,
-        count: SenderCount,
-    }
-
-    /// A receiving half of a measured watch channel.
-    pub struct Receiver<T> {
-        inner: watch::Receiver<Envelope<T>>,
-        count: ReceiverCount,
+    pair! {
+        /// The sending half of a measured watch channel.
+        Sender(watch::Sender),
+        /// A receiving half of a measured watch channel.
+        Receiver(watch::Receiver);
+        |_, _| Some(1)
     }
 
     /// A borrow of a watch channel's value (holds its read lock, as
@@ -51,7 +46,6 @@ mod measured {
         inner: watch::Ref<'a, Envelope<T>>,
     }
 
-    wrap!(watch::Sender, watch::Receiver => Sender, Receiver; |_, _| Some(1));
     opened!(SendError());
 
     impl<T> Sender<T> {

@@ -6,7 +6,7 @@ use super::*;
 use crate::flow::Envelope;
 use crate::flow::kernel::{
     Emptiness, Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends,
-    clone_fields, delegate, full, opaque_debug, opened, polled, receiver_iterators, weak, wrap,
+    clone_fields, delegate, full, opaque_debug, opened, pair, polled, receiver_iterators, weak,
 };
 use ::std::future::Future;
 use ::std::pin::Pin;
@@ -22,19 +22,13 @@ mod send;
 pub use recv::{Drain, IntoIter, Iter, RecvFut, RecvStream, TryIter};
 pub use send::{SendFut, SendSink};
 
-/// The sending side of a measured flume channel.
-pub struct Sender<T> {
-    inner: fl::Sender<Envelope<T>>,
-    count: SenderCount,
+pair! {
+    /// The sending side of a measured flume channel.
+    Sender(fl::Sender),
+    /// The receiving side of a measured flume channel.
+    Receiver(fl::Receiver);
+    |tx, _| tx.capacity()
 }
-
-/// The receiving side of a measured flume channel.
-pub struct Receiver<T> {
-    inner: fl::Receiver<Envelope<T>>,
-    count: ReceiverCount,
-}
-
-wrap!(fl::Sender, fl::Receiver => Sender, Receiver; |tx, _| tx.capacity());
 opened!(
     SendError(),
     TrySendError { Full, Disconnected },

@@ -5,20 +5,13 @@ use futures_channel::oneshot as fo;
 use futures_channel::oneshot::Canceled;
 use futures_core::FusedFuture;
 
-/// The sending side of a measured oneshot channel.
-pub struct Sender<T> {
-    inner: fo::Sender<Envelope<T>>,
-    count: SenderCount,
+pair! {
+    /// The sending side of a measured oneshot channel.
+    Sender(fo::Sender),
+    /// The receiving side of a measured oneshot channel: a future.
+    Receiver(fo::Receiver) { wait: Wait = Wait::default() };
+    |_, _| Some(1)
 }
-
-/// The receiving side of a measured oneshot channel: a future.
-pub struct Receiver<T> {
-    inner: fo::Receiver<Envelope<T>>,
-    count: ReceiverCount,
-    wait: Wait,
-}
-
-wrap!(fo::Sender, fo::Receiver => Sender, Receiver { wait: Wait::default() }; |_, _| Some(1));
 
 impl<T> Sender<T> {
     /// Sends the value; a gone receiver hands it back.

@@ -4,8 +4,8 @@
 use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
 use crate::flow::Envelope;
 use crate::flow::kernel::{
-    Opened, ReceiverCount, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug,
-    opened, timed, weak, wrap,
+    Opened, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug, opened, pair, timed,
+    weak,
 };
 use ::std::future::poll_fn;
 use ::std::sync::Arc;
@@ -24,12 +24,6 @@ pub use unbounded::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender};
 #[inline(always)]
 fn sent_bounded<T>(chan: &mpsc::Sender<Envelope<T>>, site: &'static FlowSite) {
     site.sent_sampled(|| chan.max_capacity() - chan.capacity());
-}
-
-/// The sending half of a measured bounded tokio channel.
-pub struct Sender<T> {
-    inner: mpsc::Sender<Envelope<T>>,
-    count: SenderCount,
 }
 
 /// A permit to send one message (from [`Sender::reserve`]); sends
@@ -54,17 +48,13 @@ pub struct OwnedPermit<T> {
     count: SenderCount,
 }
 
-/// The receiving half of a measured bounded tokio channel.
-pub struct Receiver<T> {
-    inner: mpsc::Receiver<Envelope<T>>,
-    count: ReceiverCount,
-    waiting: Wait,
-}
-
-wrap!(
-    mpsc::Sender, mpsc::Receiver => Sender, Receiver { waiting: Wait::default() };
+pair! {
+    /// The sending half of a measured bounded tokio channel.
+    Sender(mpsc::Sender),
+    /// The receiving half of a measured bounded tokio channel.
+    Receiver(mpsc::Receiver) { waiting: Wait = Wait::default() };
     |tx, _| Some(tx.max_capacity())
-);
+}
 
 weak! {
     /// A sender that does not keep the channel open (tokio's

@@ -12,27 +12,16 @@ fn queued() -> Arc<Queued> {
     Arc::new(Queued(AtomicIsize::new(0)))
 }
 
-/// The sending half of a measured unbounded tokio channel.
-pub struct UnboundedSender<T> {
-    inner: mpsc::UnboundedSender<Envelope<T>>,
-    count: SenderCount,
-    queued: Arc<Queued>,
-}
-
-/// The receiving half of a measured unbounded tokio channel.
-pub struct UnboundedReceiver<T> {
-    inner: mpsc::UnboundedReceiver<Envelope<T>>,
-    count: ReceiverCount,
-    waiting: Wait,
-    queued: Arc<Queued>,
-}
-
-wrap!(
-    mpsc::UnboundedSender, mpsc::UnboundedReceiver =>
-    UnboundedSender { queued: q.clone() },
-    UnboundedReceiver { waiting: Wait::default(), queued: q };
+pair! {
+    /// The sending half of a measured unbounded tokio channel.
+    UnboundedSender(mpsc::UnboundedSender) { queued: Arc<Queued> = q.clone() },
+    /// The receiving half of a measured unbounded tokio channel.
+    UnboundedReceiver(mpsc::UnboundedReceiver) {
+        waiting: Wait = Wait::default(),
+        queued: Arc<Queued> = q
+    };
     |_, _| None; let q = queued()
-);
+}
 
 weak! {
     /// An unbounded sender that does not keep the channel open; not
