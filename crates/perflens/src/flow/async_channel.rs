@@ -32,7 +32,7 @@ mod measured {
     use crate::flow::Envelope;
     use crate::flow::kernel::{
         Emptiness, Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends,
-        clone_fields, delegate, full, opaque_debug, opened, pair, polled, weak,
+        clone_fields, delegate, full, opaque_debug, opened, pair, polled, send_polled, weak,
     };
     use ::std::future::Future;
     use ::std::pin::Pin;
@@ -83,7 +83,7 @@ mod measured {
                 sender: &self.inner,
                 site,
                 wait: Wait::default(),
-                done: false,
+                unsent: true,
             }
         }
 
@@ -164,7 +164,8 @@ mod measured {
         sender: &'a ac::Sender<Envelope<T>>,
         site: &'static FlowSite,
         wait: Wait,
-        done: bool,
+        /// Its message is not yet seen sent.
+        unsent: bool,
     }
 
     impl<T> Future for Send<'_, T> {
@@ -177,23 +178,9 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
-            let site = this.site;
-            match r {
-                Poll::Pending => {
-                    if this.wait.pending(site) {
-                        full(site, this.sender.capacity());
-                    }
-                    Poll::Pending
-                }
-                Poll::Ready(r) => {
-                    this.done = true;
-                    this.wait.ready(site, FlowSite::send_waited);
-                    if r.is_ok() {
-                        sent(site, this.sender);
-                    }
-                    Poll::Ready(r.map_err(Opened::opened))
-                }
-            }
+            let (site, sender) = (this.site, this.sender);
+            let (capacity, sent) = (|| sender.capacity(), || sent(site, sender));
+            send_polled(site, &mut this.wait, &mut this.unsent, r, capacity, sent)
         }
     }
 
@@ -201,7 +188,7 @@ mod measured {
         fn drop(&mut self) {
             // Its message is dropped with async-channel's future (and
             // counted so by its envelope).
-            if !self.done {
+            if self.unsent {
                 self.site.sent(None);
             }
         }

@@ -294,3 +294,37 @@ pub(crate) fn polled<R: Received>(
     wait.after(site, &p, FlowSite::recv_waited);
     p.map(|r| r.received(site))
 }
+
+/// A sending poll of the backend's own future or sink, whose message is
+/// `unsent` (started and not yet seen sent; cleared once it is): a
+/// `Pending` starts its wait (the channel was full, of `capacity()`), a
+/// `Ready` records the wait and, if the message went in, counts it with
+/// `sent`. The error hands the message back opened.
+#[inline(always)]
+pub(crate) fn send_polled<E: Opened>(
+    site: &'static FlowSite,
+    wait: &mut Wait,
+    unsent: &mut bool,
+    p: Poll<Result<(), E>>,
+    capacity: impl FnOnce() -> Option<usize>,
+    sent: impl FnOnce(),
+) -> Poll<Result<(), E::Value>> {
+    match p {
+        Poll::Pending => {
+            // A send waits only when the channel is full.
+            if *unsent && wait.pending(site) {
+                full(site, capacity());
+            }
+            Poll::Pending
+        }
+        Poll::Ready(r) => {
+            if ::std::mem::take(unsent) {
+                wait.ready(site, FlowSite::send_waited);
+                if r.is_ok() {
+                    sent();
+                }
+            }
+            Poll::Ready(r.map_err(Opened::opened))
+        }
+    }
+}
