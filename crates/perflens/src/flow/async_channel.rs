@@ -59,10 +59,6 @@ mod measured {
     }
 
     impl<T> Sender<T> {
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         #[inline(always)]
         fn sent(&self) {
             sent(self.site(), &self.inner);
@@ -198,10 +194,6 @@ mod measured {
         fn new(inner: ac::Receiver<Envelope<T>>, count: ReceiverCount) -> Receiver<T> {
             let wait = Wait::default();
             Receiver { inner, count, wait }
-        }
-
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
         }
 
         #[inline(always)]

@@ -26,7 +26,6 @@ mod measured {
     };
     use ::std::time::{Duration, Instant};
     use crossbeam_channel as cb;
-    use perflens_core::FlowSite;
 
     pair! {
         /// The sending side of a measured crossbeam channel.
@@ -45,11 +44,6 @@ mod measured {
     );
 
     impl<T> Sender<T> {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// Counts an accepted message, with the queue right after it now
         /// and then (see `FlowSite::sent_sampled`).
         #[inline(always)]
@@ -70,7 +64,7 @@ mod measured {
         /// The value of a received message, its latency recorded.
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            env.received(self.count.site())
+            env.received(self.site())
         }
 
         blocking_recvs!(recv -> RecvError, recv_timeout, recv_deadline);

@@ -78,7 +78,7 @@ mod measured {
         /// Sends without blocking (the channel is unbounded), or returns
         /// the message when the receiver is gone.
         pub fn send(&self, t: T) -> Result<(), SendError<T>> {
-            let site = self.count.site();
+            let site = self.site();
             match self.inner.send(Envelope::seal(t, site, site.stamp())) {
                 Ok(()) => {
                     self.shared.sent(site);
@@ -125,7 +125,7 @@ mod measured {
         /// A received message's value.
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            self.shared.counted.got(self.count.site(), env)
+            self.shared.counted.got(self.site(), env)
         }
 
         blocking_recvs!(recv -> RecvError, recv_timeout);

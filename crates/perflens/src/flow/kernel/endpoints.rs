@@ -100,6 +100,16 @@ pub(crate) use wrap;
 /// receiver `$rx` (over `$orx`, a [`ReceiverCount`]), each with the
 /// fields given and their first values, and their [`wrap!`].
 macro_rules! pair {
+    (@site $($name:ident),*) => {$(
+        impl<T> $name<T> {
+            /// Its channel's site.
+            #[inline(always)]
+            #[allow(dead_code)]
+            fn site(&self) -> &'static ::perflens_core::FlowSite {
+                self.count.site()
+            }
+        }
+    )*};
     (
         $(#[$tm:meta])* $tx:ident($($otx:ident)::+) $({ $($(#[$tfm:meta])* $tf:ident: $tt:ty = $te:expr),* })?,
         $(#[$rm:meta])* $rx:ident($($orx:ident)::+) $({ $($(#[$rfm:meta])* $rf:ident: $rt:ty = $re:expr),* })?;
@@ -118,6 +128,8 @@ macro_rules! pair {
             count: $crate::flow::kernel::ReceiverCount,
             $($($(#[$rfm])* $rf: $rt),*)?
         }
+
+        $crate::flow::kernel::pair!(@site $tx, $rx);
 
         $crate::flow::kernel::wrap!(
             $($otx)::+, $($orx)::+ => $tx $({ $($tf: $te),* })?, $rx $({ $($rf: $re),* })?;

@@ -49,7 +49,7 @@ mod measured {
         /// Sends `value` to every receiver alive, returning how many;
         /// hands it back when there is none.
         pub fn send(&self, value: T) -> Result<usize, SendError<T>> {
-            let site = self.count.site();
+            let site = self.site();
             // No site in the envelope: tokio drops the value once every
             // receiver has seen it; the receivers count the copies lost.
             match self.inner.send(Envelope::stamped(value, site.stamp())) {
@@ -65,7 +65,7 @@ mod measured {
         pub fn subscribe(&self) -> Receiver<T> {
             Receiver {
                 inner: self.inner.subscribe(),
-                count: ReceiverCount::new(self.count.site()),
+                count: ReceiverCount::new(self.site()),
             }
         }
 
@@ -93,7 +93,7 @@ mod measured {
         /// the copies skipped as dropped.
         #[inline(always)]
         fn got<E: Lag>(&self, r: Result<Envelope<T>, E>) -> Result<T, E> {
-            let site = self.count.site();
+            let site = self.site();
             match r {
                 Ok(env) => Ok(env.received(site)),
                 Err(e) => {
@@ -151,7 +151,7 @@ mod measured {
         /// cancel-safe; `Lagged(n)` when `n` values were overwritten
         /// unread; `Closed` when every sender is gone and all is read).
         pub async fn recv(&mut self) -> Result<T, RecvError> {
-            let site = self.count.site();
+            let site = self.site();
             let r = timed(site, self.inner.recv(), FlowSite::recv_waited).await;
             self.got(r)
         }
@@ -165,7 +165,7 @@ mod measured {
         /// Receives from outside a runtime, blocking for a value
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(&mut self) -> Result<T, RecvError> {
-            let site = self.count.site();
+            let site = self.site();
             let since = clock_if(site, self.inner.is_empty());
             let r = self.inner.blocking_recv();
             site.recv_waited(since);
@@ -179,7 +179,7 @@ mod measured {
         fn drop(&mut self) {
             let unread = self.inner.len() as u64;
             if unread != 0 {
-                self.count.site().dropped_in_queue(unread);
+                self.site().dropped_in_queue(unread);
             }
         }
     }

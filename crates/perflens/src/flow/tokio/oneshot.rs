@@ -63,7 +63,7 @@ mod measured {
     impl<T> Receiver<T> {
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            env.received(self.count.site())
+            env.received(self.site())
         }
 
         /// Refuses the value from now on (a later `send` hands it back);
@@ -87,7 +87,7 @@ mod measured {
         /// Receives from outside a runtime, blocking for the value
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(self) -> Result<T, RecvError> {
-            let site = self.count.site();
+            let site = self.site();
             let since = clock_if(site, self.inner.is_empty());
             let Receiver { inner, count, .. } = self;
             let r = inner.blocking_recv();

@@ -49,11 +49,6 @@ mod measured {
     opened!(SendError());
 
     impl<T> Sender<T> {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// Replaces the value and notifies the receivers; hands the value
         /// back (storing nothing) when there is no receiver.
         pub fn send(&self, value: T) -> Result<(), SendError<T>> {
@@ -138,11 +133,6 @@ mod measured {
     }
 
     impl<T> Receiver<T> {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// The current value, without marking it seen.
         pub fn borrow(&self) -> Ref<'_, T> {
             Ref {

@@ -47,10 +47,6 @@ fn sent<T>(site: &'static FlowSite, inner: &fl::Sender<Envelope<T>>) {
 }
 
 impl<T> Sender<T> {
-    fn site(&self) -> &'static FlowSite {
-        self.count.site()
-    }
-
     #[inline(always)]
     fn sent(&self) {
         sent(self.site(), &self.inner);

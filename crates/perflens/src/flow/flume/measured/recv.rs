@@ -4,10 +4,6 @@
 use super::*;
 
 impl<T> Receiver<T> {
-    fn site(&self) -> &'static FlowSite {
-        self.count.site()
-    }
-
     #[inline(always)]
     fn got(&self, env: Envelope<T>) -> T {
         env.received(self.site())

@@ -70,7 +70,7 @@ impl<T> Receiver<T> {
     /// The value if sent, `Ok(None)` if not yet, `Err` if the
     /// sender is gone without sending.
     pub fn try_recv(&mut self) -> Result<Option<T>, Canceled> {
-        let site = self.count.site();
+        let site = self.site();
         self.inner
             .try_recv()
             .map(|v| v.map(|env| env.received(site)))

@@ -64,11 +64,6 @@ weak! {
 }
 
 impl<T> Sender<T> {
-    #[inline(always)]
-    fn site(&self) -> &'static FlowSite {
-        self.count.site()
-    }
-
     /// A permit, waiting for room if the channel is full: tokio's
     /// `reserve`, with its first attempt written out. A permit is
     /// taken now as tokio's would take it when there is room (the
@@ -320,11 +315,6 @@ impl<T> OwnedPermit<T> {
 /// The methods both receivers have, over tokio's receiver `$inner`.
 macro_rules! receiver_methods {
     () => {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// Receives the next message, waiting for one; `None` once the
         /// channel is closed and empty. Cancel-safe, as tokio's.
         pub async fn recv(&mut self) -> Option<T> {

@@ -34,7 +34,7 @@ impl<T> UnboundedSender<T> {
     /// Sends without waiting (the channel is unbounded); hands the
     /// message back when the receiver is gone.
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
-        let site = self.count.site();
+        let site = self.site();
         match self.inner.send(Envelope::seal(message, site, site.stamp())) {
             Ok(()) => {
                 // A receive that took it first makes the count low for
