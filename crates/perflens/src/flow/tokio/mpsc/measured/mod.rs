@@ -376,6 +376,7 @@ macro_rules! receiver_methods {
 
         /// Polls for the next message (tokio's `poll_recv`); a wait
         /// is timed from the first `Pending` to the `Ready`.
+        #[inline]
         pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
             let site = self.site();
             let p = self.inner.poll_recv(cx);
