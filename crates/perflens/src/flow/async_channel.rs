@@ -31,8 +31,8 @@ mod measured {
     use super::*;
     use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Emptiness, Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends,
-        clone_fields, delegate, full, opaque_debug, opened, pair, polled, send_polled, weak,
+        Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends, clone_fields,
+        delegate, full, opaque_debug, opened, pair, polled, send_polled, weak,
     };
     use ::std::future::Future;
     use ::std::pin::Pin;
@@ -228,12 +228,6 @@ mod measured {
             sender_count,
             same_channel
         );
-    }
-
-    impl Emptiness for TryRecvError {
-        fn empty(&self) -> bool {
-            self.is_empty()
-        }
     }
 
     impl<T> Clone for Receiver<T> {

@@ -21,8 +21,8 @@ mod measured {
     use super::*;
     use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Emptiness, blocking_recvs, blocking_sends, clone_fields, delegate, full, opaque_debug,
-        opened, pair, receiver_iterators,
+        blocking_recvs, blocking_sends, clone_fields, delegate, full, opaque_debug, opened, pair,
+        receiver_iterators,
     };
     use ::std::time::{Duration, Instant};
     use crossbeam_channel as cb;
@@ -69,12 +69,6 @@ mod measured {
 
         blocking_recvs!(recv -> RecvError, recv_timeout, recv_deadline);
         delegate!(is_empty, is_full, len, capacity, same_channel);
-    }
-
-    impl Emptiness for TryRecvError {
-        fn empty(&self) -> bool {
-            self.is_empty()
-        }
     }
 
     opaque_debug!(Sender, Receiver);

@@ -21,8 +21,8 @@ mod measured {
     use super::*;
     use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Counted, Emptiness, SenderCount, blocking_recvs, blocking_sends, clone_fields,
-        opaque_debug, opened, pair, receiver_iterators, wrap,
+        Counted, SenderCount, blocking_recvs, blocking_sends, clone_fields, opaque_debug, opened,
+        pair, receiver_iterators, wrap,
     };
     use ::std::sync::Arc;
     use ::std::sync::mpsc;
@@ -129,12 +129,6 @@ mod measured {
         }
 
         blocking_recvs!(recv -> RecvError, recv_timeout);
-    }
-
-    impl Emptiness for TryRecvError {
-        fn empty(&self) -> bool {
-            matches!(self, TryRecvError::Empty)
-        }
     }
 
     opaque_debug!(Sender, SyncSender, Receiver);

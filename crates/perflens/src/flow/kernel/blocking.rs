@@ -137,9 +137,9 @@ macro_rules! blocking_recvs {
             gone: E,
             wait: impl FnOnce() -> Result<$crate::flow::Envelope<T>, E>,
         ) -> Result<T, E> {
-            let first = self.inner.try_recv();
-            $crate::flow::kernel::recv_with(self.count.site(), first, gone, wait)
-                .map(|env| self.got(env))
+            let (site, first) = (self.site(), self.inner.try_recv());
+            let empty = |e: &TryRecvError| matches!(e, TryRecvError::Empty);
+            $crate::flow::kernel::recv_with(site, first, empty, gone, wait).map(|env| self.got(env))
         }
 
         /// Blocks until a message arrives, or every sender is gone and the

@@ -85,26 +85,22 @@ pub(crate) fn waited<R>(
     r
 }
 
-/// A backend's error of a non-blocking receive: whether it says the
-/// channel is empty (else: disconnected).
-pub(crate) trait Emptiness {
-    fn empty(&self) -> bool;
-}
-
 /// The protocol of a blocking receive: `first` is what the first,
 /// non-blocking try gave; a message then is taken at once, a
-/// disconnected channel gives `gone`, and an empty one calls `wait`,
-/// which blocks as the backend's blocking call does, its wait timed.
+/// disconnected channel gives `gone`, and an empty one (its error
+/// `empty`) calls `wait`, which blocks as the backend's blocking call
+/// does, its wait timed.
 #[inline(always)]
-pub(crate) fn recv_with<T, F: Emptiness, E>(
+pub(crate) fn recv_with<T, F, E>(
     site: &'static FlowSite,
     first: Result<T, F>,
+    empty: impl FnOnce(&F) -> bool,
     gone: E,
     wait: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
     match first {
         Ok(env) => Ok(env),
-        Err(e) if e.empty() => waited(site, FlowSite::recv_waited, wait),
+        Err(e) if empty(&e) => waited(site, FlowSite::recv_waited, wait),
         Err(_) => Err(gone),
     }
 }
@@ -229,6 +225,12 @@ macro_rules! delegate {
     };
     (@ sender_weak_count) => {
         $crate::flow::kernel::delegate!(@ sender_weak_count -> usize, "Weak senders of the channel alive.");
+    };
+    (@ closed) => {
+        /// Completes when every receiver is gone (dropped or closed).
+        pub async fn closed(&self) {
+            self.inner.closed().await
+        }
     };
     (@ same_channel) => {
         /// Whether both belong to the same channel.

@@ -69,12 +69,8 @@ mod measured {
             }
         }
 
-        /// Completes when every receiver is dropped.
-        pub async fn closed(&self) {
-            self.inner.closed().await
-        }
-
         delegate!(
+            closed,
             len,
             is_empty,
             receiver_count,

@@ -116,11 +116,6 @@ mod measured {
             }
         }
 
-        /// Completes when every receiver is gone.
-        pub async fn closed(&self) {
-            self.inner.closed().await
-        }
-
         /// A new receiver, which has seen the current value.
         pub fn subscribe(&self) -> Receiver<T> {
             Receiver {
@@ -129,7 +124,13 @@ mod measured {
             }
         }
 
-        delegate!(is_closed, receiver_count, sender_count, same_channel);
+        delegate!(
+            closed,
+            is_closed,
+            receiver_count,
+            sender_count,
+            same_channel
+        );
     }
 
     impl<T> Receiver<T> {

@@ -5,9 +5,8 @@
 use super::*;
 use crate::flow::Envelope;
 use crate::flow::kernel::{
-    Emptiness, Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends,
-    clone_fields, delegate, full, opaque_debug, opened, pair, polled, receiver_iterators,
-    send_polled, weak,
+    Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends, clone_fields,
+    delegate, full, opaque_debug, opened, pair, polled, receiver_iterators, send_polled, weak,
 };
 use ::std::future::Future;
 use ::std::pin::Pin;

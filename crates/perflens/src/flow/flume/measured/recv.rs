@@ -56,12 +56,6 @@ impl<T> Receiver<T> {
     );
 }
 
-impl Emptiness for TryRecvError {
-    fn empty(&self) -> bool {
-        matches!(self, TryRecvError::Empty)
-    }
-}
-
 /// Defines a receiving future or stream `$name` over flume's, which
 /// opens and counts each message once flume's has returned it.
 macro_rules! receiving {

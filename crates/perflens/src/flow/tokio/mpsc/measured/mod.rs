@@ -121,11 +121,6 @@ impl<T> Sender<T> {
         }
     }
 
-    /// Completes when the receiver is dropped or closed.
-    pub async fn closed(&self) {
-        self.inner.closed().await
-    }
-
     /// Sends without waiting; a full or closed channel hands the
     /// message back.
     pub fn try_send(&self, message: T) -> Result<(), TrySendError<T>> {
@@ -247,6 +242,7 @@ impl<T> Sender<T> {
     }
 
     delegate!(
+        closed,
         is_closed,
         same_channel,
         max_capacity,

@@ -47,12 +47,7 @@ impl<T> UnboundedSender<T> {
         }
     }
 
-    /// Completes when the receiver is dropped or closed.
-    pub async fn closed(&self) {
-        self.inner.closed().await
-    }
-
-    delegate!(is_closed, same_channel, strong_count, weak_count);
+    delegate!(closed, is_closed, same_channel, strong_count, weak_count);
 }
 
 impl<T> WeakUnboundedSender<T> {
