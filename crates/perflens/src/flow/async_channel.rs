@@ -6,7 +6,7 @@
 //! and is `!Unpin`, as async-channel's is. With `enabled` off these names
 //! are async-channel's own types.
 //!
-//! [`Send`] and [`Recv`] wrap async-channel's own futures, so they wait,
+//! [`Send`] and [`Recv`] pair, wrap, async-channel's own futures, so they wait,
 //! wake and cancel as those do: a [`Recv`] (or the stream) opens and
 //! counts a message only once async-channel has returned it, so a `recv`
 //! dropped inside a `select!` loses no message. A [`Send`] future
@@ -29,11 +29,11 @@ pub use measured::{Closed, Receiver, Recv, Send, Sender, WeakReceiver, WeakSende
 #[cfg(feature = "enabled")]
 mod measured {
     use super::*;
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        Emptiness, ReceiverCount, SenderCount, Wait, clone_fields, delegate, full, made,
-        opaque_debug, recv_with, waited,
+        Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends, clone_fields,
+        delegate, full, opaque_debug, opened, pair, polled, send_polled, weak,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
@@ -41,31 +41,17 @@ mod measured {
     use futures_core::{FusedStream, Stream};
     use perflens_core::FlowSite;
 
-    /// The sending side of a measured async-channel.
-    pub struct Sender<T> {
-        inner: ac::Sender<Envelope<T>>,
-        count: SenderCount,
+    pair! {
+        /// The sending side of a measured async-channel.
+        Sender(ac::Sender),
+        /// The receiving side of a measured async-channel; a `Stream`.
+        Receiver(ac::Receiver) {
+            /// As a stream: its wait for a message.
+            wait: Wait = Wait::default()
+        };
+        |tx, _| tx.capacity()
     }
-
-    /// The receiving side of a measured async-channel; a `Stream`.
-    pub struct Receiver<T> {
-        inner: ac::Receiver<Envelope<T>>,
-        count: ReceiverCount,
-        /// As a stream: its wait for a message.
-        wait: Wait,
-    }
-
-    impl<T> Wrap for (ac::Sender<Envelope<T>>, ac::Receiver<Envelope<T>>) {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, self.0.capacity());
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            (tx, Receiver::new(self.1, rx))
-        }
-    }
+    opened!(SendError(), TrySendError { Full, Closed });
 
     #[inline(always)]
     fn sent<T>(site: &'static FlowSite, inner: &ac::Sender<Envelope<T>>) {
@@ -73,26 +59,17 @@ mod measured {
     }
 
     impl<T> Sender<T> {
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
+        #[inline(always)]
+        fn sent(&self) {
+            sent(self.site(), &self.inner);
         }
 
-        /// Sends without waiting; a full or closed channel hands the
-        /// message back.
-        pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
-            let site = self.site();
-            match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
-                Err(TrySendError::Full(e)) => {
-                    full(site, self.inner.capacity());
-                    Err(TrySendError::Full(e.into_value()))
-                }
-                Err(TrySendError::Closed(e)) => Err(TrySendError::Closed(e.into_value())),
-            }
+        #[inline(always)]
+        fn found_full(&self) {
+            full(self.site(), self.inner.capacity());
         }
+
+        blocking_sends!(send_blocking, Closed);
 
         /// A future sending `msg`, waiting for room.
         pub fn send(&self, msg: T) -> Send<'_, T> {
@@ -102,7 +79,7 @@ mod measured {
                 sender: &self.inner,
                 site,
                 wait: Wait::default(),
-                done: false,
+                unsent: true,
             }
         }
 
@@ -110,26 +87,6 @@ mod measured {
         pub fn closed(&self) -> Closed<'_, T> {
             Closed {
                 inner: self.inner.closed(),
-            }
-        }
-
-        /// Sends, blocking the thread while the channel is full.
-        pub fn send_blocking(&self, msg: T) -> Result<(), SendError<T>> {
-            let site = self.site();
-            let r = match self.inner.try_send(Envelope::seal(msg, site, site.stamp())) {
-                Ok(()) => Ok(()),
-                Err(TrySendError::Closed(e)) => Err(SendError(e)),
-                Err(TrySendError::Full(e)) => {
-                    full(site, self.inner.capacity());
-                    waited(site, FlowSite::send_waited, || self.inner.send_blocking(e))
-                }
-            };
-            match r {
-                Ok(()) => {
-                    sent(site, &self.inner);
-                    Ok(())
-                }
-                Err(SendError(e)) => Err(SendError(e.into_value())),
             }
         }
 
@@ -146,21 +103,13 @@ mod measured {
                         e.into_value()
                     }))
                 }
-                Err(SendError(e)) => Err(SendError(e.into_value())),
+                Err(e) => Err(e.opened()),
             }
         }
 
         /// Closes the channel; `true` if this call closed it.
         pub fn close(&self) -> bool {
             self.inner.close()
-        }
-
-        /// A sender that does not keep the channel open.
-        pub fn downgrade(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.downgrade(),
-                site: self.site(),
-            }
         }
 
         delegate!(
@@ -175,37 +124,18 @@ mod measured {
         );
     }
 
-    /// A sender that does not keep its channel open ([`Sender::downgrade`]).
-    pub struct WeakSender<T> {
-        inner: ac::WeakSender<Envelope<T>>,
-        site: &'static FlowSite,
+    weak! {
+        /// A sender that does not keep its channel open ([`Sender::downgrade`]).
+        WeakSender = ac::WeakSender of Sender,
+        |w, inner| Sender { inner, count: SenderCount::new(w.site) }
     }
 
-    impl<T> WeakSender<T> {
-        /// A sender again, unless the channel is closed.
-        pub fn upgrade(&self) -> Option<Sender<T>> {
-            self.inner.upgrade().map(|inner| Sender {
-                inner,
-                count: SenderCount::new(self.site),
-            })
-        }
+    weak! {
+        /// A receiver that does not keep its channel open
+        /// ([`Receiver::downgrade`]).
+        WeakReceiver = ac::WeakReceiver of Receiver,
+        |w, inner| Receiver::new(inner, ReceiverCount::new(w.site))
     }
-
-    /// A receiver that does not keep its channel open
-    /// ([`Receiver::downgrade`]).
-    pub struct WeakReceiver<T> {
-        inner: ac::WeakReceiver<Envelope<T>>,
-        site: &'static FlowSite,
-    }
-
-    impl<T> WeakReceiver<T> {
-        /// A receiver again, unless the channel is closed.
-        pub fn upgrade(&self) -> Option<Receiver<T>> {
-            (self.inner.upgrade()).map(|inner| Receiver::new(inner, ReceiverCount::new(self.site)))
-        }
-    }
-
-    clone_fields!(WeakSender { inner, site }, WeakReceiver { inner, site });
 
     /// [`Sender::closed`]: async-channel's own future.
     #[must_use = "futures do nothing unless you `.await` or poll them"]
@@ -230,7 +160,8 @@ mod measured {
         sender: &'a ac::Sender<Envelope<T>>,
         site: &'static FlowSite,
         wait: Wait,
-        done: bool,
+        /// Its message is not yet seen sent.
+        unsent: bool,
     }
 
     impl<T> Future for Send<'_, T> {
@@ -243,26 +174,9 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
-            let site = this.site;
-            match r {
-                Poll::Pending => {
-                    if this.wait.pending(site) {
-                        full(site, this.sender.capacity());
-                    }
-                    Poll::Pending
-                }
-                Poll::Ready(r) => {
-                    this.done = true;
-                    this.wait.ready(site, FlowSite::send_waited);
-                    Poll::Ready(match r {
-                        Ok(()) => {
-                            sent(site, this.sender);
-                            Ok(())
-                        }
-                        Err(SendError(e)) => Err(SendError(e.into_value())),
-                    })
-                }
-            }
+            let (site, sender) = (this.site, this.sender);
+            let (capacity, sent) = (|| sender.capacity(), || sent(site, sender));
+            send_polled(site, &mut this.wait, &mut this.unsent, r, capacity, sent)
         }
     }
 
@@ -270,7 +184,7 @@ mod measured {
         fn drop(&mut self) {
             // Its message is dropped with async-channel's future (and
             // counted so by its envelope).
-            if !self.done {
+            if self.unsent {
                 self.site.sent(None);
             }
         }
@@ -282,14 +196,12 @@ mod measured {
             Receiver { inner, count, wait }
         }
 
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
+        #[inline(always)]
+        fn got(&self, env: Envelope<T>) -> T {
+            env.received(self.site())
         }
 
-        /// Receives without waiting.
-        pub fn try_recv(&self) -> Result<T, TryRecvError> {
-            self.inner.try_recv().map(|env| env.received(self.site()))
-        }
+        blocking_recvs!(recv_blocking -> RecvError);
 
         /// A future receiving one message. Cancel-safe: dropped before it
         /// is ready, it takes no message.
@@ -301,24 +213,9 @@ mod measured {
             }
         }
 
-        /// Receives, blocking the thread while the channel is empty.
-        pub fn recv_blocking(&self) -> Result<T, RecvError> {
-            let (site, first) = (self.site(), self.inner.try_recv());
-            recv_with(site, first, RecvError, || self.inner.recv_blocking())
-                .map(|env| env.received(site))
-        }
-
         /// Closes the channel; `true` if this call closed it.
         pub fn close(&self) -> bool {
             self.inner.close()
-        }
-
-        /// A receiver that does not keep the channel open.
-        pub fn downgrade(&self) -> WeakReceiver<T> {
-            WeakReceiver {
-                inner: self.inner.downgrade(),
-                site: self.site(),
-            }
         }
 
         delegate!(
@@ -331,12 +228,6 @@ mod measured {
             sender_count,
             same_channel
         );
-    }
-
-    impl Emptiness for TryRecvError {
-        fn empty(&self) -> bool {
-            self.is_empty()
-        }
     }
 
     impl<T> Clone for Receiver<T> {
@@ -355,9 +246,7 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll_next(cx);
-            let site = this.count.site();
-            this.wait.after(site, &r, FlowSite::recv_waited);
-            r.map(|item| item.map(|env| env.received(site)))
+            polled(this.count.site(), &mut this.wait, r)
         }
     }
 
@@ -384,8 +273,7 @@ mod measured {
             let this = unsafe { self.get_unchecked_mut() };
             // SAFETY: as above.
             let r = unsafe { Pin::new_unchecked(&mut this.inner) }.poll(cx);
-            this.wait.after(this.site, &r, FlowSite::recv_waited);
-            r.map(|r| r.map(|env| env.received(this.site)))
+            polled(this.site, &mut this.wait, r)
         }
     }
 

@@ -146,11 +146,22 @@ macro_rules! lock_common {
 pub(crate) use lock_common;
 
 /// What the locks that wrap the original lock whole (its field `inner`:
-/// parking_lot's, tokio's) have alike: `into_inner`, `get_mut`, and the
-/// original's `Debug`.
+/// parking_lot's, tokio's) have alike: their constructors (`new: const`
+/// for a const one) over the original's of the same name, `into_inner`,
+/// `get_mut`, and the original's `Debug`.
 macro_rules! inner_common {
-    ($($lock:ident),*) => {$(
+    ($($lock:ident = $orig:ty { $($new:ident $(: $c:ident)?),* }),* $(,)?) => {$(
         impl<T> $lock<T> {
+            $(
+                /// A new unlocked lock of `t`, named after the place of
+                /// this call (or `perflens::lock!`).
+                #[track_caller]
+                pub $($c)? fn $new(t: T) -> $lock<T> {
+                    let site = ::perflens_core::LockSite::new("", ::std::panic::Location::caller());
+                    $lock { site, inner: <$orig>::$new(t) }
+                }
+            )*
+
             /// The value, the lock consumed.
             pub fn into_inner(self) -> T {
                 self.inner.into_inner()
@@ -172,3 +183,17 @@ macro_rules! inner_common {
     )*};
 }
 pub(crate) use inner_common;
+
+/// A try now, or else `wait` (which may give up: a timeout), as a
+/// contended acquisition.
+#[inline(always)]
+pub(crate) fn try_or_wait<G>(
+    site: &LockSite,
+    now: Option<G>,
+    wait: impl FnOnce() -> Option<G>,
+) -> Option<(G, Held)> {
+    match now {
+        Some(g) => Some((g, Held::now())),
+        None => contended_opt(site, wait),
+    }
+}

@@ -18,12 +18,9 @@ pub use measured::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard}
 
 #[cfg(feature = "enabled")]
 mod measured {
-    use crate::sync::kernel::{
-        contended, contended_opt, guard, inner_common, lock_common, release,
-    };
+    use crate::sync::kernel::{contended, guard, inner_common, lock_common, release, try_or_wait};
     use ::parking_lot as pl;
     use ::std::mem::ManuallyDrop;
-    use ::std::panic::Location;
     use ::std::time::{Duration, Instant};
     use perflens_core::{Held, LockSite};
 
@@ -86,19 +83,21 @@ mod measured {
         };
     }
 
-    lock_common!(Mutex, RwLock);
-    inner_common!(Mutex, RwLock);
-
-    impl<T> Mutex<T> {
-        /// A new unlocked mutex, named after the place of this call.
-        #[track_caller]
-        pub const fn new(t: T) -> Mutex<T> {
-            Mutex {
-                site: LockSite::new("", Location::caller()),
-                inner: pl::Mutex::new(t),
+    /// Acquisitions that may give up: a first try (`$try`), then the
+    /// original's own wait of the same name, as a contended acquisition.
+    macro_rules! timed {
+        ($($(#[$m:meta])* $name:ident($arg:ident: $ty:ty), $try:ident -> $guard:ident;)*) => {$(
+            $(#[$m])*
+            pub fn $name(&self, $arg: $ty) -> Option<$guard<'_, T>> {
+                let now = self.inner.$try();
+                let (g, held) = try_or_wait(&self.site, now, || self.inner.$name($arg))?;
+                Some($guard::new(g, &self.site, held))
             }
-        }
+        )*};
     }
+
+    lock_common!(Mutex, RwLock);
+    inner_common!(Mutex = pl::Mutex<T> { new: const }, RwLock = pl::RwLock<T> { new: const });
 
     impl<T: ?Sized> Mutex<T> {
         acquire! {
@@ -108,25 +107,11 @@ mod measured {
             try_lock -> MutexGuard
         }
 
-        /// The lock, waiting for it `timeout` at most.
-        pub fn try_lock_for(&self, timeout: Duration) -> Option<MutexGuard<'_, T>> {
-            self.try_lock_until_opt(Instant::now().checked_add(timeout))
-        }
-
-        /// The lock, waiting for it until `deadline` at most.
-        pub fn try_lock_until(&self, deadline: Instant) -> Option<MutexGuard<'_, T>> {
-            self.try_lock_until_opt(Some(deadline))
-        }
-
-        fn try_lock_until_opt(&self, deadline: Option<Instant>) -> Option<MutexGuard<'_, T>> {
-            if let Some(g) = self.inner.try_lock() {
-                return Some(MutexGuard::new(g, &self.site, Held::now()));
-            }
-            let (g, held) = contended_opt(&self.site, || match deadline {
-                Some(d) => self.inner.try_lock_until(d),
-                None => Some(self.inner.lock()),
-            })?;
-            Some(MutexGuard::new(g, &self.site, held))
+        timed! {
+            /// The lock, waiting for it `timeout` at most.
+            try_lock_for(timeout: Duration), try_lock -> MutexGuard;
+            /// The lock, waiting for it until `deadline` at most.
+            try_lock_until(deadline: Instant), try_lock -> MutexGuard;
         }
 
         /// Whether the mutex is locked now.
@@ -164,17 +149,6 @@ mod measured {
         }
     }
 
-    impl<T> RwLock<T> {
-        /// A new unlocked lock, named after the place of this call.
-        #[track_caller]
-        pub const fn new(t: T) -> RwLock<T> {
-            RwLock {
-                site: LockSite::new("", Location::caller()),
-                inner: pl::RwLock::new(t),
-            }
-        }
-    }
-
     impl<T: ?Sized> RwLock<T> {
         acquire! {
             /// Blocks until shared access is acquired.
@@ -190,22 +164,11 @@ mod measured {
             try_write -> RwLockWriteGuard
         }
 
-        /// Shared access, waiting `timeout` at most.
-        pub fn try_read_for(&self, timeout: Duration) -> Option<RwLockReadGuard<'_, T>> {
-            if let Some(g) = self.inner.try_read() {
-                return Some(RwLockReadGuard::new(g, &self.site, Held::now()));
-            }
-            let (g, held) = contended_opt(&self.site, || self.inner.try_read_for(timeout))?;
-            Some(RwLockReadGuard::new(g, &self.site, held))
-        }
-
-        /// Exclusive access, waiting `timeout` at most.
-        pub fn try_write_for(&self, timeout: Duration) -> Option<RwLockWriteGuard<'_, T>> {
-            if let Some(g) = self.inner.try_write() {
-                return Some(RwLockWriteGuard::new(g, &self.site, Held::now()));
-            }
-            let (g, held) = contended_opt(&self.site, || self.inner.try_write_for(timeout))?;
-            Some(RwLockWriteGuard::new(g, &self.site, held))
+        timed! {
+            /// Shared access, waiting `timeout` at most.
+            try_read_for(timeout: Duration), try_read -> RwLockReadGuard;
+            /// Exclusive access, waiting `timeout` at most.
+            try_write_for(timeout: Duration), try_write -> RwLockWriteGuard;
         }
 
         /// Whether the lock is held (shared or exclusive) now.

@@ -171,6 +171,40 @@ mod measured {
         };
     }
 
+    /// An exclusive acquisition `$lock` (a first try, `$try`, else the
+    /// cold `$contended`, which waits) and the try alone, each `$guard`
+    /// kept by `$make`; a poisoned lock's error holds the guard, as std's.
+    macro_rules! exclusive {
+        ($(#[$m:meta])* $lock:ident, $contended:ident, $(#[$t:meta])* $try:ident -> $guard:ident by $make:ident) => {
+            $(#[$m])*
+            #[inline]
+            pub fn $lock(&self) -> LockResult<$guard<'_, T>> {
+                match self.lock.$try() {
+                    Ok(g) => Ok(self.$make(g, Held::now())),
+                    Err(TryLockError::Poisoned(p)) => {
+                        Err(PoisonError::new(self.$make(p.into_inner(), Held::now())))
+                    }
+                    Err(TryLockError::WouldBlock) => self.$contended(),
+                }
+            }
+
+            #[cold]
+            #[inline(never)]
+            fn $contended(&self) -> LockResult<$guard<'_, T>> {
+                let waiting = self.site.contended();
+                let r = self.lock.$lock();
+                let held = waiting.acquired();
+                map_lock(r, |g| self.$make(g, held))
+            }
+
+            $(#[$t])*
+            #[inline]
+            pub fn $try(&self) -> TryLockResult<$guard<'_, T>> {
+                map_try(self.lock.$try(), |g| self.$make(g, Held::now()))
+            }
+        };
+    }
+
     /// A measured [`std::sync::Mutex`]: the same methods, errors and
     /// poisoning; each acquisition is counted and timed (see
     /// [`crate::sync`]).
@@ -220,32 +254,12 @@ mod measured {
     }
 
     impl<T: ?Sized> Mutex<T> {
-        /// Blocks until the lock is acquired (as std's; poisoned: the
-        /// error holds the guard).
-        #[inline]
-        pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-            match self.lock.try_lock() {
-                Ok(g) => Ok(self.guard(g, Held::now())),
-                Err(TryLockError::Poisoned(p)) => {
-                    Err(PoisonError::new(self.guard(p.into_inner(), Held::now())))
-                }
-                Err(TryLockError::WouldBlock) => self.lock_contended(),
-            }
-        }
-
-        #[cold]
-        #[inline(never)]
-        fn lock_contended(&self) -> LockResult<MutexGuard<'_, T>> {
-            let waiting = self.site.contended();
-            let r = self.lock.lock();
-            let held = waiting.acquired();
-            map_lock(r, |g| self.guard(g, held))
-        }
-
-        /// Acquires the lock if it is free now (`WouldBlock` if not).
-        #[inline]
-        pub fn try_lock(&self) -> TryLockResult<MutexGuard<'_, T>> {
-            map_try(self.lock.try_lock(), |g| self.guard(g, Held::now()))
+        exclusive! {
+            /// Blocks until the lock is acquired (as std's; poisoned: the
+            /// error holds the guard).
+            lock, lock_contended,
+            /// Acquires the lock if it is free now (`WouldBlock` if not).
+            try_lock -> MutexGuard by guard
         }
     }
 
@@ -347,31 +361,11 @@ mod measured {
             map_try(self.lock.try_read(), |g| self.read_guard(g, Held::now()))
         }
 
-        /// Blocks until exclusive access is acquired.
-        #[inline]
-        pub fn write(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-            match self.lock.try_write() {
-                Ok(g) => Ok(self.write_guard(g, Held::now())),
-                Err(TryLockError::Poisoned(p)) => Err(PoisonError::new(
-                    self.write_guard(p.into_inner(), Held::now()),
-                )),
-                Err(TryLockError::WouldBlock) => self.write_contended(),
-            }
-        }
-
-        #[cold]
-        #[inline(never)]
-        fn write_contended(&self) -> LockResult<RwLockWriteGuard<'_, T>> {
-            let waiting = self.site.contended();
-            let r = self.lock.write();
-            let held = waiting.acquired();
-            map_lock(r, |g| self.write_guard(g, held))
-        }
-
-        /// Exclusive access if it is available now.
-        #[inline]
-        pub fn try_write(&self) -> TryLockResult<RwLockWriteGuard<'_, T>> {
-            map_try(self.lock.try_write(), |g| self.write_guard(g, Held::now()))
+        exclusive! {
+            /// Blocks until exclusive access is acquired.
+            write, write_contended,
+            /// Exclusive access if it is available now.
+            try_write -> RwLockWriteGuard by write_guard
         }
     }
 

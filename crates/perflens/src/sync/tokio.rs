@@ -30,7 +30,6 @@ mod measured {
     use ::std::fmt;
     use ::std::mem::ManuallyDrop;
     use ::std::ops::{Deref, DerefMut};
-    use ::std::panic::Location;
     use ::std::sync::Arc;
     use ::tokio::sync as ts;
     use perflens_core::{Held, LockSite};
@@ -78,7 +77,10 @@ mod measured {
     }
 
     lock_common!(Mutex, RwLock);
-    inner_common!(Mutex, RwLock);
+    inner_common!(
+        Mutex = ts::Mutex<T> { new, const_new: const },
+        RwLock = ts::RwLock<T> { new, const_new: const },
+    );
 
     /// The guard of a try that succeeded now, or else of a wait
     /// (`$wait`, awaited or blocking), as a contended acquisition.
@@ -91,26 +93,6 @@ mod measured {
             let g = $self.inner.$($wait)+;
             $guard::new(g, &$self.site, waiting.acquired())
         }};
-    }
-
-    impl<T> Mutex<T> {
-        /// A new unlocked mutex, named after the place of this call.
-        #[track_caller]
-        pub fn new(t: T) -> Mutex<T> {
-            Mutex {
-                site: LockSite::new("", Location::caller()),
-                inner: ts::Mutex::new(t),
-            }
-        }
-
-        /// [`Mutex::new`], const (for a `static`).
-        #[track_caller]
-        pub const fn const_new(t: T) -> Mutex<T> {
-            Mutex {
-                site: LockSite::new("", Location::caller()),
-                inner: ts::Mutex::const_new(t),
-            }
-        }
     }
 
     impl<T: ?Sized> Mutex<T> {
@@ -139,11 +121,8 @@ mod measured {
 
         /// The lock if it is free now.
         pub fn try_lock(&self) -> Result<MutexGuard<'_, T>, TryLockError> {
-            Ok(MutexGuard::new(
-                self.inner.try_lock()?,
-                &self.site,
-                Held::now(),
-            ))
+            let g = self.inner.try_lock()?;
+            Ok(MutexGuard::new(g, &self.site, Held::now()))
         }
 
         /// Waits until the lock is acquired; the guard keeps the mutex
@@ -208,26 +187,6 @@ mod measured {
         }
     }
 
-    impl<T> RwLock<T> {
-        /// A new unlocked lock, named after the place of this call.
-        #[track_caller]
-        pub fn new(t: T) -> RwLock<T> {
-            RwLock {
-                site: LockSite::new("", Location::caller()),
-                inner: ts::RwLock::new(t),
-            }
-        }
-
-        /// [`RwLock::new`], const (for a `static`).
-        #[track_caller]
-        pub const fn const_new(t: T) -> RwLock<T> {
-            RwLock {
-                site: LockSite::new("", Location::caller()),
-                inner: ts::RwLock::const_new(t),
-            }
-        }
-    }
-
     impl<T: ?Sized> RwLock<T> {
         /// Waits for shared access.
         pub async fn read(&self) -> RwLockReadGuard<'_, T> {
@@ -242,11 +201,8 @@ mod measured {
 
         /// Shared access if it is available now.
         pub fn try_read(&self) -> Result<RwLockReadGuard<'_, T>, TryLockError> {
-            Ok(RwLockReadGuard::new(
-                self.inner.try_read()?,
-                &self.site,
-                Held::now(),
-            ))
+            let g = self.inner.try_read()?;
+            Ok(RwLockReadGuard::new(g, &self.site, Held::now()))
         }
 
         /// Waits for exclusive access.
@@ -262,11 +218,8 @@ mod measured {
 
         /// Exclusive access if it is available now.
         pub fn try_write(&self) -> Result<RwLockWriteGuard<'_, T>, TryLockError> {
-            Ok(RwLockWriteGuard::new(
-                self.inner.try_write()?,
-                &self.site,
-                Held::now(),
-            ))
+            let g = self.inner.try_write()?;
+            Ok(RwLockWriteGuard::new(g, &self.site, Held::now()))
         }
     }
 }

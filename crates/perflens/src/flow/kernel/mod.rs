@@ -9,10 +9,12 @@
 // backends compiled in is not dead code.
 #![allow(dead_code, unused_imports, unused_macros)]
 
+pub(crate) mod blocking;
 pub(crate) mod endpoints;
 pub(crate) mod iter;
 
-pub(crate) use endpoints::{ReceiverCount, SenderCount, made};
+pub(crate) use blocking::{Opened, blocking_recvs, blocking_sends, opened};
+pub(crate) use endpoints::{ReceiverCount, SenderCount, made, pair, weak, wrap};
 pub(crate) use iter::receiver_iterators;
 
 use crate::flow::Envelope;
@@ -83,26 +85,22 @@ pub(crate) fn waited<R>(
     r
 }
 
-/// A backend's error of a non-blocking receive: whether it says the
-/// channel is empty (else: disconnected).
-pub(crate) trait Emptiness {
-    fn empty(&self) -> bool;
-}
-
 /// The protocol of a blocking receive: `first` is what the first,
 /// non-blocking try gave; a message then is taken at once, a
-/// disconnected channel gives `gone`, and an empty one calls `wait`,
-/// which blocks as the backend's blocking call does, its wait timed.
+/// disconnected channel gives `gone`, and an empty one (its error
+/// `empty`) calls `wait`, which blocks as the backend's blocking call
+/// does, its wait timed.
 #[inline(always)]
-pub(crate) fn recv_with<T, F: Emptiness, E>(
+pub(crate) fn recv_with<T, F, E>(
     site: &'static FlowSite,
     first: Result<T, F>,
+    empty: impl FnOnce(&F) -> bool,
     gone: E,
     wait: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
     match first {
         Ok(env) => Ok(env),
-        Err(e) if e.empty() => waited(site, FlowSite::recv_waited, wait),
+        Err(e) if empty(&e) => waited(site, FlowSite::recv_waited, wait),
         Err(_) => Err(gone),
     }
 }
@@ -228,6 +226,12 @@ macro_rules! delegate {
     (@ sender_weak_count) => {
         $crate::flow::kernel::delegate!(@ sender_weak_count -> usize, "Weak senders of the channel alive.");
     };
+    (@ closed) => {
+        /// Completes when every receiver is gone (dropped or closed).
+        pub async fn closed(&self) {
+            self.inner.closed().await
+        }
+    };
     (@ same_channel) => {
         /// Whether both belong to the same channel.
         pub fn same_channel(&self, other: &Self) -> bool {
@@ -256,3 +260,73 @@ macro_rules! clone_fields {
     )*};
 }
 pub(crate) use clone_fields;
+
+/// What a receive returned: a message in its envelope, or not.
+pub(crate) trait Received {
+    type Value;
+    /// Opens the message, counted received at `site` with its latency.
+    fn received(self, site: &'static FlowSite) -> Self::Value;
+}
+
+impl<T> Received for Option<Envelope<T>> {
+    type Value = Option<T>;
+    #[inline(always)]
+    fn received(self, site: &'static FlowSite) -> Option<T> {
+        self.map(|env| env.received(site))
+    }
+}
+
+impl<T, E> Received for Result<Envelope<T>, E> {
+    type Value = Result<T, E>;
+    #[inline(always)]
+    fn received(self, site: &'static FlowSite) -> Result<T, E> {
+        self.map(|env| env.received(site))
+    }
+}
+
+/// A receiving poll of the backend's own future or stream: its wait
+/// timed with `wait`, its message opened only in the poll that returns
+/// it (so a receive dropped before then takes none).
+#[inline(always)]
+pub(crate) fn polled<R: Received>(
+    site: &'static FlowSite,
+    wait: &mut Wait,
+    p: Poll<R>,
+) -> Poll<R::Value> {
+    wait.after(site, &p, FlowSite::recv_waited);
+    p.map(|r| r.received(site))
+}
+
+/// A sending poll of the backend's own future or sink, whose message is
+/// `unsent` (started and not yet seen sent; cleared once it is): a
+/// `Pending` starts its wait (the channel was full, of `capacity()`), a
+/// `Ready` records the wait and, if the message went in, counts it with
+/// `sent`. The error hands the message back opened.
+#[inline(always)]
+pub(crate) fn send_polled<E: Opened>(
+    site: &'static FlowSite,
+    wait: &mut Wait,
+    unsent: &mut bool,
+    p: Poll<Result<(), E>>,
+    capacity: impl FnOnce() -> Option<usize>,
+    sent: impl FnOnce(),
+) -> Poll<Result<(), E::Value>> {
+    match p {
+        Poll::Pending => {
+            // A send waits only when the channel is full.
+            if *unsent && wait.pending(site) {
+                full(site, capacity());
+            }
+            Poll::Pending
+        }
+        Poll::Ready(r) => {
+            if ::std::mem::take(unsent) {
+                wait.ready(site, FlowSite::send_waited);
+                if r.is_ok() {
+                    sent();
+                }
+            }
+            Poll::Ready(r.map_err(Opened::opened))
+        }
+    }
+}

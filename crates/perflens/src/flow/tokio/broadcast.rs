@@ -21,60 +21,35 @@ pub use measured::{Receiver, Sender, WeakSender};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::error::{RecvError, SendError, TryRecvError};
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        ReceiverCount, SenderCount, clock_if, clone_fields, delegate, made, opaque_debug, timed,
+        Opened, ReceiverCount, SenderCount, clock_if, clone_fields, delegate, opaque_debug, opened,
+        pair, timed, weak,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::tokio::sync::broadcast;
     use perflens_core::FlowSite;
 
-    /// The sending half of a measured broadcast channel.
-    pub struct Sender<T> {
-        inner: broadcast::Sender<Envelope<T>>,
-        count: SenderCount,
+    pair! {
+        /// The sending half of a measured broadcast channel.
+        Sender(broadcast::Sender),
+        /// A receiving half of a measured broadcast channel.
+        Receiver(broadcast::Receiver);
+        |_, c| c
     }
+    opened!(SendError());
 
-    /// A sender that does not keep the channel open; not counted as a
-    /// sender.
-    pub struct WeakSender<T> {
-        inner: broadcast::WeakSender<Envelope<T>>,
-        site: &'static FlowSite,
-    }
-
-    /// A receiving half of a measured broadcast channel.
-    pub struct Receiver<T> {
-        inner: broadcast::Receiver<Envelope<T>>,
-        count: ReceiverCount,
-    }
-
-    impl<T> Wrap
-        for (
-            broadcast::Sender<Envelope<T>>,
-            broadcast::Receiver<Envelope<T>>,
-        )
-    {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, capacity);
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            (
-                tx,
-                Receiver {
-                    inner: self.1,
-                    count: rx,
-                },
-            )
-        }
+    weak! {
+        /// A sender that does not keep the channel open; not counted as a
+        /// sender.
+        WeakSender = broadcast::WeakSender of Sender,
+        |w, inner| Sender { inner, count: SenderCount::new(w.site) }
     }
 
     impl<T> Sender<T> {
         /// Sends `value` to every receiver alive, returning how many;
         /// hands it back when there is none.
         pub fn send(&self, value: T) -> Result<usize, SendError<T>> {
-            let site = self.count.site();
+            let site = self.site();
             // No site in the envelope: tokio drops the value once every
             // receiver has seen it; the receivers count the copies lost.
             match self.inner.send(Envelope::stamped(value, site.stamp())) {
@@ -82,7 +57,7 @@ mod measured {
                     site.sent_n(n as u64, Some(self.inner.len()));
                     Ok(n)
                 }
-                Err(SendError(env)) => Err(SendError(env.into_value())),
+                Err(e) => Err(e.opened()),
             }
         }
 
@@ -90,24 +65,12 @@ mod measured {
         pub fn subscribe(&self) -> Receiver<T> {
             Receiver {
                 inner: self.inner.subscribe(),
-                count: ReceiverCount::new(self.count.site()),
+                count: ReceiverCount::new(self.site()),
             }
-        }
-
-        /// A sender that does not keep the channel open.
-        pub fn downgrade(&self) -> WeakSender<T> {
-            WeakSender {
-                inner: self.inner.downgrade(),
-                site: self.count.site(),
-            }
-        }
-
-        /// Completes when every receiver is dropped.
-        pub async fn closed(&self) {
-            self.inner.closed().await
         }
 
         delegate!(
+            closed,
             len,
             is_empty,
             receiver_count,
@@ -118,14 +81,6 @@ mod measured {
     }
 
     impl<T> WeakSender<T> {
-        /// A sender, if the channel has one left.
-        pub fn upgrade(&self) -> Option<Sender<T>> {
-            self.inner.upgrade().map(|inner| Sender {
-                inner,
-                count: SenderCount::new(self.site),
-            })
-        }
-
         delegate!(strong_count, weak_count);
     }
 
@@ -134,7 +89,7 @@ mod measured {
         /// the copies skipped as dropped.
         #[inline(always)]
         fn got<E: Lag>(&self, r: Result<Envelope<T>, E>) -> Result<T, E> {
-            let site = self.count.site();
+            let site = self.site();
             match r {
                 Ok(env) => Ok(env.received(site)),
                 Err(e) => {
@@ -192,7 +147,7 @@ mod measured {
         /// cancel-safe; `Lagged(n)` when `n` values were overwritten
         /// unread; `Closed` when every sender is gone and all is read).
         pub async fn recv(&mut self) -> Result<T, RecvError> {
-            let site = self.count.site();
+            let site = self.site();
             let r = timed(site, self.inner.recv(), FlowSite::recv_waited).await;
             self.got(r)
         }
@@ -206,7 +161,7 @@ mod measured {
         /// Receives from outside a runtime, blocking for a value
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(&mut self) -> Result<T, RecvError> {
-            let site = self.count.site();
+            let site = self.site();
             let since = clock_if(site, self.inner.is_empty());
             let r = self.inner.blocking_recv();
             site.recv_waited(since);
@@ -220,12 +175,12 @@ mod measured {
         fn drop(&mut self) {
             let unread = self.inner.len() as u64;
             if unread != 0 {
-                self.count.site().dropped_in_queue(unread);
+                self.site().dropped_in_queue(unread);
             }
         }
     }
 
     opaque_debug!(Sender, WeakSender, Receiver);
 
-    clone_fields!(Sender { inner, count }, WeakSender { inner, site });
+    clone_fields!(Sender { inner, count });
 }

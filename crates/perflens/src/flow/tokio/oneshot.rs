@@ -16,48 +16,20 @@ pub use measured::{Receiver, Sender};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::error::{RecvError, TryRecvError};
-    use crate::flow::kernel::{
-        ReceiverCount, SenderCount, Wait, clock_if, delegate, made, opaque_debug,
-    };
-    use crate::flow::{Envelope, Wrap};
+    use crate::flow::Envelope;
+    use crate::flow::kernel::{Wait, clock_if, delegate, opaque_debug, pair, polled};
     use ::std::future::Future;
     use ::std::pin::Pin;
     use ::std::task::{Context, Poll};
     use ::tokio::sync::oneshot;
-    use perflens_core::FlowSite;
 
-    /// The sending half of a measured oneshot channel.
-    pub struct Sender<T> {
-        inner: oneshot::Sender<Envelope<T>>,
-        count: SenderCount,
-    }
-
-    /// The receiving half of a measured oneshot channel: a future of the
-    /// value.
-    pub struct Receiver<T> {
-        inner: oneshot::Receiver<Envelope<T>>,
-        count: ReceiverCount,
-        waiting: Wait,
-    }
-
-    impl<T> Wrap for (oneshot::Sender<Envelope<T>>, oneshot::Receiver<Envelope<T>>) {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, Some(1));
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            let waiting = Wait::default();
-            (
-                tx,
-                Receiver {
-                    inner: self.1,
-                    count: rx,
-                    waiting,
-                },
-            )
-        }
+    pair! {
+        /// The sending half of a measured oneshot channel.
+        Sender(oneshot::Sender),
+        /// The receiving half of a measured oneshot channel: a future of
+        /// the value.
+        Receiver(oneshot::Receiver) { waiting: Wait = Wait::default() };
+        |_, _| Some(1)
     }
 
     impl<T> Sender<T> {
@@ -91,7 +63,7 @@ mod measured {
     impl<T> Receiver<T> {
         #[inline(always)]
         fn got(&self, env: Envelope<T>) -> T {
-            env.received(self.count.site())
+            env.received(self.site())
         }
 
         /// Refuses the value from now on (a later `send` hands it back);
@@ -115,7 +87,7 @@ mod measured {
         /// Receives from outside a runtime, blocking for the value
         /// (panics inside an async context, as tokio's).
         pub fn blocking_recv(self) -> Result<T, RecvError> {
-            let site = self.count.site();
+            let site = self.site();
             let since = clock_if(site, self.inner.is_empty());
             let Receiver { inner, count, .. } = self;
             let r = inner.blocking_recv();
@@ -134,8 +106,7 @@ mod measured {
             let me = self.get_mut();
             let site = me.count.site();
             let p = Pin::new(&mut me.inner).poll(cx);
-            me.waiting.after(site, &p, FlowSite::recv_waited);
-            p.map(|r| r.map(|env| me.got(env)))
+            polled(site, &mut me.waiting, p)
         }
     }
 

@@ -23,25 +23,21 @@ pub use measured::{Receiver, Ref, Sender};
 #[cfg(feature = "enabled")]
 mod measured {
     use super::error::{RecvError, SendError};
+    use crate::flow::Envelope;
     use crate::flow::kernel::{
-        ReceiverCount, SenderCount, clone_fields, delegate, made, opaque_debug, timed,
+        Opened, ReceiverCount, clone_fields, delegate, opaque_debug, opened, pair, timed,
     };
-    use crate::flow::{Envelope, Wrap};
     use ::std::fmt;
     use ::std::ops::Deref;
     use ::tokio::sync::watch;
     use perflens_core::FlowSite;
 
-    /// The sending half of a measured watch channel.
-    pub struct Sender<T> {
-        inner: watch::Sender<Envelope<T>>,
-        count: SenderCount,
-    }
-
-    /// A receiving half of a measured watch channel.
-    pub struct Receiver<T> {
-        inner: watch::Receiver<Envelope<T>>,
-        count: ReceiverCount,
+    pair! {
+        /// The sending half of a measured watch channel.
+        Sender(watch::Sender),
+        /// A receiving half of a measured watch channel.
+        Receiver(watch::Receiver);
+        |_, _| Some(1)
     }
 
     /// A borrow of a watch channel's value (holds its read lock, as
@@ -50,30 +46,9 @@ mod measured {
         inner: watch::Ref<'a, Envelope<T>>,
     }
 
-    impl<T> Wrap for (watch::Sender<Envelope<T>>, watch::Receiver<Envelope<T>>) {
-        type Measured = (Sender<T>, Receiver<T>);
-        fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-            let (tx, rx) = made(site, Some(1));
-            let tx = Sender {
-                inner: self.0,
-                count: tx,
-            };
-            (
-                tx,
-                Receiver {
-                    inner: self.1,
-                    count: rx,
-                },
-            )
-        }
-    }
+    opened!(SendError());
 
     impl<T> Sender<T> {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// Replaces the value and notifies the receivers; hands the value
         /// back (storing nothing) when there is no receiver.
         pub fn send(&self, value: T) -> Result<(), SendError<T>> {
@@ -83,7 +58,7 @@ mod measured {
                     site.sent(None);
                     Ok(())
                 }
-                Err(SendError(env)) => Err(SendError(env.into_value())),
+                Err(e) => Err(e.opened()),
             }
         }
 
@@ -141,11 +116,6 @@ mod measured {
             }
         }
 
-        /// Completes when every receiver is gone.
-        pub async fn closed(&self) {
-            self.inner.closed().await
-        }
-
         /// A new receiver, which has seen the current value.
         pub fn subscribe(&self) -> Receiver<T> {
             Receiver {
@@ -154,15 +124,16 @@ mod measured {
             }
         }
 
-        delegate!(is_closed, receiver_count, sender_count, same_channel);
+        delegate!(
+            closed,
+            is_closed,
+            receiver_count,
+            sender_count,
+            same_channel
+        );
     }
 
     impl<T> Receiver<T> {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// The current value, without marking it seen.
         pub fn borrow(&self) -> Ref<'_, T> {
             Ref {

@@ -3,11 +3,11 @@
 //! `recv.rs`.
 
 use super::*;
+use crate::flow::Envelope;
 use crate::flow::kernel::{
-    Emptiness, ReceiverCount, SenderCount, Wait, clone_fields, delegate, full, made, opaque_debug,
-    receiver_iterators, recv_with, waited,
+    Opened, ReceiverCount, SenderCount, Wait, blocking_recvs, blocking_sends, clone_fields,
+    delegate, full, opaque_debug, opened, pair, polled, receiver_iterators, send_polled, weak,
 };
-use crate::flow::{Envelope, Wrap};
 use ::std::future::Future;
 use ::std::pin::Pin;
 use ::std::task::{Context, Poll};
@@ -22,35 +22,21 @@ mod send;
 pub use recv::{Drain, IntoIter, Iter, RecvFut, RecvStream, TryIter};
 pub use send::{SendFut, SendSink};
 
-/// The sending side of a measured flume channel.
-pub struct Sender<T> {
-    inner: fl::Sender<Envelope<T>>,
-    count: SenderCount,
+pair! {
+    /// The sending side of a measured flume channel.
+    Sender(fl::Sender),
+    /// The receiving side of a measured flume channel.
+    Receiver(fl::Receiver);
+    |tx, _| tx.capacity()
 }
-
-/// The receiving side of a measured flume channel.
-pub struct Receiver<T> {
-    inner: fl::Receiver<Envelope<T>>,
-    count: ReceiverCount,
-}
-
-impl<T> Wrap for (fl::Sender<Envelope<T>>, fl::Receiver<Envelope<T>>) {
-    type Measured = (Sender<T>, Receiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        let (tx, rx) = made(site, self.0.capacity());
-        let tx = Sender {
-            inner: self.0,
-            count: tx,
-        };
-        (
-            tx,
-            Receiver {
-                inner: self.1,
-                count: rx,
-            },
-        )
+opened!(
+    SendError(),
+    TrySendError { Full, Disconnected },
+    SendTimeoutError {
+        Timeout,
+        Disconnected
     }
-}
+);
 
 /// Counts an accepted message, with the queue right after it now and
 /// then (see `FlowSite::sent_sampled`).
@@ -60,87 +46,17 @@ fn sent<T>(site: &'static FlowSite, inner: &fl::Sender<Envelope<T>>) {
 }
 
 impl<T> Sender<T> {
-    fn site(&self) -> &'static FlowSite {
-        self.count.site()
-    }
-
-    /// The first, non-blocking try of every send: its message sealed
-    /// and, if accepted, counted; a full channel noted.
     #[inline(always)]
-    fn try_first(&self, msg: T) -> Result<(), TrySendError<Envelope<T>>> {
-        let site = self.site();
-        let r = self.inner.try_send(Envelope::seal(msg, site, site.stamp()));
-        match &r {
-            Ok(()) => sent(site, &self.inner),
-            Err(TrySendError::Full(_)) => full(site, self.inner.capacity()),
-            Err(TrySendError::Disconnected(_)) => {}
-        }
-        r
+    fn sent(&self) {
+        sent(self.site(), &self.inner);
     }
 
-    /// Sends as a blocking call would wait for room, timing the wait.
-    fn blocked<E>(&self, send: impl FnOnce() -> Result<(), E>) -> Result<(), E> {
-        let r = waited(self.site(), FlowSite::send_waited, send);
-        if r.is_ok() {
-            sent(self.site(), &self.inner);
-        }
-        r
+    #[inline(always)]
+    fn found_full(&self) {
+        full(self.site(), self.inner.capacity());
     }
 
-    /// Sends without blocking; a full channel hands the message back.
-    pub fn try_send(&self, msg: T) -> Result<(), TrySendError<T>> {
-        self.try_first(msg).map_err(|e| match e {
-            TrySendError::Full(e) => TrySendError::Full(e.into_value()),
-            TrySendError::Disconnected(e) => TrySendError::Disconnected(e.into_value()),
-        })
-    }
-
-    /// Blocks until the message is sent, or returns it when every
-    /// receiver is gone.
-    pub fn send(&self, msg: T) -> Result<(), SendError<T>> {
-        match self.try_first(msg) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Disconnected(env)) => Err(SendError(env.into_value())),
-            Err(TrySendError::Full(env)) => self
-                .blocked(|| self.inner.send(env))
-                .map_err(|SendError(e)| SendError(e.into_value())),
-        }
-    }
-
-    /// Blocks until `deadline` at most for room.
-    pub fn send_deadline(&self, msg: T, deadline: Instant) -> Result<(), SendTimeoutError<T>> {
-        self.send_waiting(msg, |inner, e| inner.send_deadline(e, deadline))
-    }
-
-    /// Blocks at most `dur` for room.
-    pub fn send_timeout(&self, msg: T, dur: Duration) -> Result<(), SendTimeoutError<T>> {
-        self.send_waiting(msg, |inner, e| inner.send_timeout(e, dur))
-    }
-
-    fn send_waiting(
-        &self,
-        msg: T,
-        wait: impl FnOnce(
-            &fl::Sender<Envelope<T>>,
-            Envelope<T>,
-        ) -> Result<(), SendTimeoutError<Envelope<T>>>,
-    ) -> Result<(), SendTimeoutError<T>> {
-        match self.try_first(msg) {
-            Ok(()) => Ok(()),
-            Err(TrySendError::Disconnected(e)) => {
-                Err(SendTimeoutError::Disconnected(e.into_value()))
-            }
-            Err(TrySendError::Full(env)) => {
-                self.blocked(|| wait(&self.inner, env))
-                    .map_err(|e| match e {
-                        SendTimeoutError::Timeout(e) => SendTimeoutError::Timeout(e.into_value()),
-                        SendTimeoutError::Disconnected(e) => {
-                            SendTimeoutError::Disconnected(e.into_value())
-                        }
-                    })
-            }
-        }
-    }
+    blocking_sends!(send, Disconnected, timeouts);
 
     /// A future that sends `item`, waiting for room without blocking
     /// the thread.
@@ -168,14 +84,6 @@ impl<T> Sender<T> {
         }
     }
 
-    /// A sender that does not keep the channel open.
-    pub fn downgrade(&self) -> WeakSender<T> {
-        WeakSender {
-            inner: self.inner.downgrade(),
-            site: self.site(),
-        }
-    }
-
     delegate!(
         is_disconnected,
         is_empty,
@@ -188,18 +96,8 @@ impl<T> Sender<T> {
     );
 }
 
-/// A sender that does not keep its channel open ([`Sender::downgrade`]).
-pub struct WeakSender<T> {
-    inner: fl::WeakSender<Envelope<T>>,
-    site: &'static FlowSite,
-}
-
-impl<T> WeakSender<T> {
-    /// A sender again, unless every sender is gone.
-    pub fn upgrade(&self) -> Option<Sender<T>> {
-        self.inner.upgrade().map(|inner| Sender {
-            inner,
-            count: SenderCount::new(self.site),
-        })
-    }
+weak! {
+    /// A sender that does not keep its channel open ([`Sender::downgrade`]).
+    WeakSender = fl::WeakSender of Sender,
+    |w, inner| Sender { inner, count: SenderCount::new(w.site) }
 }

@@ -4,41 +4,12 @@
 use super::*;
 
 impl<T> Receiver<T> {
-    fn site(&self) -> &'static FlowSite {
-        self.count.site()
-    }
-
-    /// Receives as a blocking call: a message now, or else `wait`
-    /// for one (timed); `gone` when the channel is empty and
-    /// disconnected.
     #[inline(always)]
-    fn recv_with<E>(&self, gone: E, wait: impl FnOnce() -> Result<Envelope<T>, E>) -> Result<T, E> {
-        let first = self.inner.try_recv();
-        recv_with(self.site(), first, gone, wait).map(|env| env.received(self.site()))
+    fn got(&self, env: Envelope<T>) -> T {
+        env.received(self.site())
     }
 
-    /// Receives without blocking.
-    pub fn try_recv(&self) -> Result<T, TryRecvError> {
-        self.inner.try_recv().map(|env| env.received(self.site()))
-    }
-
-    /// Blocks until a message arrives, or every sender is gone and
-    /// the channel is empty.
-    pub fn recv(&self) -> Result<T, RecvError> {
-        self.recv_with(RecvError::Disconnected, || self.inner.recv())
-    }
-
-    /// Blocks until `deadline` at most for a message.
-    pub fn recv_deadline(&self, deadline: Instant) -> Result<T, RecvTimeoutError> {
-        let gone = RecvTimeoutError::Disconnected;
-        self.recv_with(gone, || self.inner.recv_deadline(deadline))
-    }
-
-    /// Blocks at most `dur` for a message.
-    pub fn recv_timeout(&self, dur: Duration) -> Result<T, RecvTimeoutError> {
-        let gone = RecvTimeoutError::Disconnected;
-        self.recv_with(gone, || self.inner.recv_timeout(dur))
-    }
+    blocking_recvs!(recv -> RecvError::Disconnected, recv_timeout, recv_deadline);
 
     /// A future receiving one message. Cancel-safe: dropped before it
     /// is ready, it takes no message.
@@ -83,23 +54,6 @@ impl<T> Receiver<T> {
         receiver_count,
         same_channel
     );
-}
-
-impl Emptiness for TryRecvError {
-    fn empty(&self) -> bool {
-        matches!(self, TryRecvError::Empty)
-    }
-}
-
-/// What a receiving poll returned, a message opened only when ready.
-#[inline(always)]
-fn received<T, E>(
-    site: &'static FlowSite,
-    wait: &mut Wait,
-    r: Poll<Result<Envelope<T>, E>>,
-) -> Poll<Result<T, E>> {
-    wait.after(site, &r, FlowSite::recv_waited);
-    r.map(|r| r.map(|env| env.received(site)))
 }
 
 /// Defines a receiving future or stream `$name` over flume's, which
@@ -148,7 +102,7 @@ impl<T> Future for RecvFut<'_, T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let r = Pin::new(&mut this.inner).poll(cx);
-        received(this.site, &mut this.wait, r)
+        polled(this.site, &mut this.wait, r)
     }
 }
 
@@ -167,10 +121,8 @@ impl<T> Stream for RecvStream<'_, T> {
 
     fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
         let this = self.get_mut();
-        let r = Pin::new(&mut this.inner)
-            .poll_next(cx)
-            .map(|item| item.ok_or(()));
-        received(this.site, &mut this.wait, r).map(Result::ok)
+        let r = Pin::new(&mut this.inner).poll_next(cx);
+        polled(this.site, &mut this.wait, r)
     }
 }
 
@@ -217,8 +169,4 @@ opaque_debug!(@bare Sender, WeakSender, SendFut<'_>, SendSink<'_>, Receiver, Rec
 opaque_debug!(Drain<'_>);
 receiver_iterators!(Receiver { receiver }, fields);
 
-clone_fields!(
-    Sender { inner, count },
-    WeakSender { inner, site },
-    Receiver { inner, count }
-);
+clone_fields!(Sender { inner, count }, Receiver { inner, count });

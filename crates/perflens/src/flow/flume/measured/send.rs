@@ -9,7 +9,8 @@ pub struct SendFut<'a, T> {
     pub(super) inner: fl::r#async::SendFut<'a, Envelope<T>>,
     pub(super) site: &'static FlowSite,
     pub(super) wait: Wait,
-    pub(super) done: bool,
+    /// Its message is not yet seen sent.
+    pub(super) unsent: bool,
     pub(super) _owner: Option<SenderCount>,
 }
 
@@ -23,7 +24,7 @@ impl<'a, T> SendFut<'a, T> {
             inner,
             site,
             wait: Wait::default(),
-            done: false,
+            unsent: true,
             _owner: owner,
         }
     }
@@ -37,26 +38,9 @@ impl<T> Future for SendFut<'_, T> {
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.get_mut();
         let r = Pin::new(&mut this.inner).poll(cx);
-        let site = this.site;
-        match r {
-            Poll::Pending => {
-                // flume's send waits only when the channel is full.
-                if this.wait.pending(site) {
-                    full(site, this.inner.capacity());
-                }
-                Poll::Pending
-            }
-            Poll::Ready(r) => {
-                if !this.done {
-                    this.done = true;
-                    this.wait.ready(site, FlowSite::send_waited);
-                    if r.is_ok() {
-                        site.sent_sampled(|| this.inner.len());
-                    }
-                }
-                Poll::Ready(r.map_err(|SendError(e)| SendError(e.into_value())))
-            }
-        }
+        let (site, inner) = (this.site, &this.inner);
+        let (capacity, sent) = (|| inner.capacity(), || site.sent_sampled(|| inner.len()));
+        send_polled(site, &mut this.wait, &mut this.unsent, r, capacity, sent)
     }
 }
 
@@ -70,7 +54,7 @@ impl<T> Drop for SendFut<'_, T> {
     fn drop(&mut self) {
         // Its message is now either a receiver's or dropped by flume
         // (and counted so by its envelope).
-        if !self.done {
+        if self.unsent {
             self.site.sent(None);
         }
     }
@@ -105,25 +89,9 @@ impl<T> SendSink<'_, T> {
         &mut self,
         r: Poll<Result<(), SendError<Envelope<T>>>>,
     ) -> Poll<Result<(), SendError<T>>> {
-        let site = self.sender.site();
-        match r {
-            Poll::Pending => {
-                if self.pending && self.wait.pending(site) {
-                    full(site, self.sender.inner.capacity());
-                }
-                Poll::Pending
-            }
-            Poll::Ready(r) => {
-                if self.pending {
-                    self.pending = false;
-                    self.wait.ready(site, FlowSite::send_waited);
-                    if r.is_ok() {
-                        sent(site, &self.sender.inner);
-                    }
-                }
-                Poll::Ready(r.map_err(|SendError(e)| SendError(e.into_value())))
-            }
-        }
+        let (site, inner) = (self.sender.site(), &self.sender.inner);
+        let (capacity, sent) = (|| inner.capacity(), || sent(site, inner));
+        send_polled(site, &mut self.wait, &mut self.pending, r, capacity, sent)
     }
 }
 
@@ -147,7 +115,7 @@ impl<T> futures_sink::Sink<T> for SendSink<'_, T> {
         this.wait = Wait::default();
         Pin::new(&mut this.inner)
             .start_send(Envelope::seal(item, site, site.stamp()))
-            .map_err(|SendError(e)| SendError(e.into_value()))
+            .map_err(Opened::opened)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {

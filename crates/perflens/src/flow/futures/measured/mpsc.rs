@@ -116,32 +116,96 @@ impl Shared {
     }
 }
 
-/// The methods both receivers have alike (`try_recv` is each's).
-macro_rules! receiver_methods {
-    () => {
-        /// Closes the channel: no more sends; queued messages can
-        /// still be received.
-        pub fn close(&mut self) {
-            self.inner.close()
-        }
+/// What both receivers have alike over futures' own (each has `site()`
+/// and `got(env)`, a received message's value): the methods, `Stream`
+/// and `FusedStream`.
+macro_rules! receiver_common {
+    ($($rx:ident),*) => {$(
+        impl<T> $rx<T> {
+            /// Closes the channel: no more sends; queued messages can
+            /// still be received.
+            pub fn close(&mut self) {
+                self.inner.close()
+            }
 
-        /// Receives without waiting: `Ok(None)` when the channel
-        /// is closed and empty.
-        #[deprecated(note = "please use `try_recv` instead")]
-        pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
-            match self.try_recv() {
-                Ok(v) => Ok(Some(v)),
-                Err(TryRecvError::Closed) => Ok(None),
-                Err(e) => Err(e),
+            /// Receives without waiting.
+            pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
+                self.inner.try_recv().map(|env| self.got(env))
+            }
+
+            /// Receives without waiting: `Ok(None)` when the channel
+            /// is closed and empty.
+            #[deprecated(note = "please use `try_recv` instead")]
+            pub fn try_next(&mut self) -> Result<Option<T>, TryRecvError> {
+                match self.try_recv() {
+                    Ok(v) => Ok(Some(v)),
+                    Err(TryRecvError::Closed) => Ok(None),
+                    Err(e) => Err(e),
+                }
+            }
+
+            /// A future receiving one message.
+            pub fn recv(&mut self) -> Recv<'_, Self> {
+                Recv { stream: self }
             }
         }
 
-        /// A future receiving one message.
-        pub fn recv(&mut self) -> Recv<'_, Self> {
-            Recv { stream: self }
+        impl<T> Stream for $rx<T> {
+            type Item = T;
+
+            fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
+                let this = &mut *self;
+                let (site, p) = (this.site(), Pin::new(&mut this.inner).poll_next(cx));
+                this.wait.after(site, &p, FlowSite::recv_waited);
+                p.map(|item| item.map(|env| this.got(env)))
+            }
+
+            fn size_hint(&self) -> (usize, Option<usize>) {
+                self.inner.size_hint()
+            }
         }
-    };
+
+        impl<T> FusedStream for $rx<T> {
+            fn is_terminated(&self) -> bool {
+                self.inner.is_terminated()
+            }
+        }
+    )*};
 }
+
+/// What both senders have alike over futures' own (`$rx`: their
+/// receiver), and `Debug` as futures' (`Name { closed: .. }`).
+macro_rules! sender_common {
+    ($($tx:ident -> $rx:ident),*) => {$(
+        impl<T> $tx<T> {
+            /// Whether both senders send to the same receiver.
+            pub fn same_receiver(&self, other: &Self) -> bool {
+                self.inner.same_receiver(&other.inner)
+            }
+
+            /// Whether this sender sends to `receiver`.
+            pub fn is_connected_to(&self, receiver: &$rx<T>) -> bool {
+                self.inner.is_connected_to(&receiver.inner)
+            }
+
+            /// Hashes the receiver this sender sends to.
+            pub fn hash_receiver<H: ::std::hash::Hasher>(&self, hasher: &mut H) {
+                self.inner.hash_receiver(hasher)
+            }
+        }
+
+        impl<T> fmt::Debug for $tx<T> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct(stringify!($tx))
+                    .field("closed", &self.is_closed())
+                    .finish()
+            }
+        }
+    )*};
+}
+
+receiver_common!(Receiver, UnboundedReceiver);
+sender_common!(Sender -> Receiver, UnboundedSender -> UnboundedReceiver);
 
 /// The sending side of a measured bounded `mpsc` channel.
 pub struct Sender<T> {
@@ -243,21 +307,6 @@ impl<T> Sender<T> {
         }
     }
 
-    /// Whether both senders send to the same receiver.
-    pub fn same_receiver(&self, other: &Self) -> bool {
-        self.inner.same_receiver(&other.inner)
-    }
-
-    /// Whether this sender sends to `receiver`.
-    pub fn is_connected_to(&self, receiver: &Receiver<T>) -> bool {
-        self.inner.is_connected_to(&receiver.inner)
-    }
-
-    /// Hashes the receiver this sender sends to.
-    pub fn hash_receiver<H: ::std::hash::Hasher>(&self, hasher: &mut H) {
-        self.inner.hash_receiver(hasher)
-    }
-
     delegate!(is_closed);
 }
 
@@ -288,14 +337,6 @@ impl<T> Drop for Sender<T> {
     }
 }
 
-impl<T> fmt::Debug for Sender<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Sender")
-            .field("closed", &self.is_closed())
-            .finish()
-    }
-}
-
 impl<T> futures_sink::Sink<T> for Sender<T> {
     type Error = SendError;
 
@@ -322,33 +363,15 @@ impl<T> futures_sink::Sink<T> for Sender<T> {
 }
 
 impl<T> Receiver<T> {
-    receiver_methods!();
-
-    /// Receives without waiting.
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let shared = &self.shared;
-        self.inner.try_recv().map(|env| shared.got(env))
-    }
-}
-
-impl<T> Stream for Receiver<T> {
-    type Item = T;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let this = &mut *self;
-        let p = Pin::new(&mut this.inner).poll_next(cx);
-        this.wait.after(this.shared.site, &p, FlowSite::recv_waited);
-        p.map(|item| item.map(|env| this.shared.got(env)))
+    #[inline(always)]
+    fn site(&self) -> &'static FlowSite {
+        self.shared.site
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-
-impl<T> FusedStream for Receiver<T> {
-    fn is_terminated(&self) -> bool {
-        self.inner.is_terminated()
+    /// A message came out (see [`Shared::got`]).
+    #[inline(always)]
+    fn got(&self, env: Envelope<T>) -> T {
+        self.shared.got(env)
     }
 }
 
@@ -426,21 +449,6 @@ impl<T> UnboundedSender<T> {
         self.count = None;
     }
 
-    /// Whether both senders send to the same receiver.
-    pub fn same_receiver(&self, other: &Self) -> bool {
-        self.inner.same_receiver(&other.inner)
-    }
-
-    /// Whether this sender sends to `receiver`.
-    pub fn is_connected_to(&self, receiver: &UnboundedReceiver<T>) -> bool {
-        self.inner.is_connected_to(&receiver.inner)
-    }
-
-    /// Hashes the receiver this sender sends to.
-    pub fn hash_receiver<H: ::std::hash::Hasher>(&self, hasher: &mut H) {
-        self.inner.hash_receiver(hasher)
-    }
-
     delegate!(is_closed, len, is_empty);
 }
 
@@ -451,14 +459,6 @@ impl<T> Clone for UnboundedSender<T> {
             site: self.site,
             count: self.count.as_ref().map(|_| SenderCount::new(self.site)),
         }
-    }
-}
-
-impl<T> fmt::Debug for UnboundedSender<T> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("UnboundedSender")
-            .field("closed", &self.is_closed())
-            .finish()
     }
 }
 
@@ -506,34 +506,14 @@ impl<T> futures_sink::Sink<T> for &UnboundedSender<T> {
 }
 
 impl<T> UnboundedReceiver<T> {
-    receiver_methods!();
-
-    /// Receives without waiting.
-    pub fn try_recv(&mut self) -> Result<T, TryRecvError> {
-        let site = self.count.site();
-        self.inner.try_recv().map(|env| env.received(site))
-    }
-}
-
-impl<T> Stream for UnboundedReceiver<T> {
-    type Item = T;
-
-    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<T>> {
-        let this = &mut *self;
-        let site = this.count.site();
-        let p = Pin::new(&mut this.inner).poll_next(cx);
-        this.wait.after(site, &p, FlowSite::recv_waited);
-        p.map(|item| item.map(|env| env.received(site)))
+    #[inline(always)]
+    fn site(&self) -> &'static FlowSite {
+        self.count.site()
     }
 
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.inner.size_hint()
-    }
-}
-
-impl<T> FusedStream for UnboundedReceiver<T> {
-    fn is_terminated(&self) -> bool {
-        self.inner.is_terminated()
+    #[inline(always)]
+    fn got(&self, env: Envelope<T>) -> T {
+        env.received(self.site())
     }
 }
 

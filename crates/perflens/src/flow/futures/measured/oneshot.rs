@@ -5,35 +5,12 @@ use futures_channel::oneshot as fo;
 use futures_channel::oneshot::Canceled;
 use futures_core::FusedFuture;
 
-/// The sending side of a measured oneshot channel.
-pub struct Sender<T> {
-    inner: fo::Sender<Envelope<T>>,
-    count: SenderCount,
-}
-
-/// The receiving side of a measured oneshot channel: a future.
-pub struct Receiver<T> {
-    inner: fo::Receiver<Envelope<T>>,
-    count: ReceiverCount,
-    wait: Wait,
-}
-
-impl<T> Wrap for (fo::Sender<Envelope<T>>, fo::Receiver<Envelope<T>>) {
-    type Measured = (Sender<T>, Receiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        site.created(Some(1));
-        (
-            Sender {
-                inner: self.0,
-                count: SenderCount::new(site),
-            },
-            Receiver {
-                inner: self.1,
-                count: ReceiverCount::new(site),
-                wait: Wait::default(),
-            },
-        )
-    }
+pair! {
+    /// The sending side of a measured oneshot channel.
+    Sender(fo::Sender),
+    /// The receiving side of a measured oneshot channel: a future.
+    Receiver(fo::Receiver) { wait: Wait = Wait::default() };
+    |_, _| Some(1)
 }
 
 impl<T> Sender<T> {
@@ -93,7 +70,7 @@ impl<T> Receiver<T> {
     /// The value if sent, `Ok(None)` if not yet, `Err` if the
     /// sender is gone without sending.
     pub fn try_recv(&mut self) -> Result<Option<T>, Canceled> {
-        let site = self.count.site();
+        let site = self.site();
         self.inner
             .try_recv()
             .map(|v| v.map(|env| env.received(site)))
@@ -107,8 +84,7 @@ impl<T> Future for Receiver<T> {
         let this = &mut *self;
         let site = this.count.site();
         let p = Pin::new(&mut this.inner).poll(cx);
-        this.wait.after(site, &p, FlowSite::recv_waited);
-        p.map(|r| r.map(|env| env.received(site)))
+        polled(site, &mut this.wait, p)
     }
 }
 

@@ -2,10 +2,11 @@
 //! permits here, the unbounded one's in `unbounded.rs`.
 
 use super::error::{SendError, SendTimeoutError, TryRecvError, TrySendError};
+use crate::flow::Envelope;
 use crate::flow::kernel::{
-    ReceiverCount, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug, timed,
+    Opened, SenderCount, Wait, clock_if, clone_fields, delegate, opaque_debug, opened, pair, timed,
+    weak,
 };
-use crate::flow::{Envelope, Wrap};
 use ::std::future::poll_fn;
 use ::std::sync::Arc;
 use ::std::sync::atomic::{AtomicIsize, Ordering};
@@ -14,6 +15,8 @@ use ::std::time::Duration;
 use ::tokio::sync::mpsc;
 use perflens_core::FlowSite;
 
+opened!(SendError());
+
 pub use unbounded::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender};
 
 /// Counts a message accepted by a bounded channel, with the queue
@@ -21,19 +24,6 @@ pub use unbounded::{UnboundedReceiver, UnboundedSender, WeakUnboundedSender};
 #[inline(always)]
 fn sent_bounded<T>(chan: &mpsc::Sender<Envelope<T>>, site: &'static FlowSite) {
     site.sent_sampled(|| chan.max_capacity() - chan.capacity());
-}
-
-/// The sending half of a measured bounded tokio channel.
-pub struct Sender<T> {
-    inner: mpsc::Sender<Envelope<T>>,
-    count: SenderCount,
-}
-
-/// A sender that does not keep the channel open (tokio's
-/// `WeakSender`); not counted as a sender.
-pub struct WeakSender<T> {
-    inner: mpsc::WeakSender<Envelope<T>>,
-    site: &'static FlowSite,
 }
 
 /// A permit to send one message (from [`Sender::reserve`]); sends
@@ -58,37 +48,22 @@ pub struct OwnedPermit<T> {
     count: SenderCount,
 }
 
-/// The receiving half of a measured bounded tokio channel.
-pub struct Receiver<T> {
-    inner: mpsc::Receiver<Envelope<T>>,
-    count: ReceiverCount,
-    waiting: Wait,
+pair! {
+    /// The sending half of a measured bounded tokio channel.
+    Sender(mpsc::Sender),
+    /// The receiving half of a measured bounded tokio channel.
+    Receiver(mpsc::Receiver) { waiting: Wait = Wait::default() };
+    |tx, _| Some(tx.max_capacity())
 }
 
-impl<T> Wrap for (mpsc::Sender<Envelope<T>>, mpsc::Receiver<Envelope<T>>) {
-    type Measured = (Sender<T>, Receiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        site.created(Some(self.0.max_capacity()));
-        (
-            Sender {
-                inner: self.0,
-                count: SenderCount::new(site),
-            },
-            Receiver {
-                inner: self.1,
-                count: ReceiverCount::new(site),
-                waiting: Wait::default(),
-            },
-        )
-    }
+weak! {
+    /// A sender that does not keep the channel open (tokio's
+    /// `WeakSender`); not counted as a sender.
+    WeakSender = mpsc::WeakSender of Sender,
+    |w, inner| Sender { inner, count: SenderCount::new(w.site) }
 }
 
 impl<T> Sender<T> {
-    #[inline(always)]
-    fn site(&self) -> &'static FlowSite {
-        self.count.site()
-    }
-
     /// A permit, waiting for room if the channel is full: tokio's
     /// `reserve`, with its first attempt written out. A permit is
     /// taken now as tokio's would take it when there is room (the
@@ -146,11 +121,6 @@ impl<T> Sender<T> {
         }
     }
 
-    /// Completes when the receiver is dropped or closed.
-    pub async fn closed(&self) {
-        self.inner.closed().await
-    }
-
     /// Sends without waiting; a full or closed channel hands the
     /// message back.
     pub fn try_send(&self, message: T) -> Result<(), TrySendError<T>> {
@@ -203,7 +173,7 @@ impl<T> Sender<T> {
                 sent_bounded(&self.inner, site);
                 Ok(())
             }
-            Err(SendError(env)) => Err(SendError(env.into_value())),
+            Err(e) => Err(e.opened()),
         }
     }
 
@@ -271,15 +241,8 @@ impl<T> Sender<T> {
         self.inner.capacity()
     }
 
-    /// A sender that does not keep the channel open.
-    pub fn downgrade(&self) -> WeakSender<T> {
-        WeakSender {
-            inner: self.inner.downgrade(),
-            site: self.site(),
-        }
-    }
-
     delegate!(
+        closed,
         is_closed,
         same_channel,
         max_capacity,
@@ -289,14 +252,6 @@ impl<T> Sender<T> {
 }
 
 impl<T> WeakSender<T> {
-    /// A sender, if the channel has one left.
-    pub fn upgrade(&self) -> Option<Sender<T>> {
-        self.inner.upgrade().map(|inner| Sender {
-            inner,
-            count: SenderCount::new(self.site),
-        })
-    }
-
     delegate!(strong_count, weak_count);
 }
 
@@ -356,11 +311,6 @@ impl<T> OwnedPermit<T> {
 /// The methods both receivers have, over tokio's receiver `$inner`.
 macro_rules! receiver_methods {
     () => {
-        #[inline(always)]
-        fn site(&self) -> &'static FlowSite {
-            self.count.site()
-        }
-
         /// Receives the next message, waiting for one; `None` once the
         /// channel is closed and empty. Cancel-safe, as tokio's.
         pub async fn recv(&mut self) -> Option<T> {
@@ -422,6 +372,7 @@ macro_rules! receiver_methods {
 
         /// Polls for the next message (tokio's `poll_recv`); a wait
         /// is timed from the first `Pending` to the `Ready`.
+        #[inline]
         pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
             let site = self.site();
             let p = self.inner.poll_recv(cx);

@@ -12,60 +12,29 @@ fn queued() -> Arc<Queued> {
     Arc::new(Queued(AtomicIsize::new(0)))
 }
 
-/// The sending half of a measured unbounded tokio channel.
-pub struct UnboundedSender<T> {
-    inner: mpsc::UnboundedSender<Envelope<T>>,
-    count: SenderCount,
-    queued: Arc<Queued>,
+pair! {
+    /// The sending half of a measured unbounded tokio channel.
+    UnboundedSender(mpsc::UnboundedSender) { queued: Arc<Queued> = q.clone() },
+    /// The receiving half of a measured unbounded tokio channel.
+    UnboundedReceiver(mpsc::UnboundedReceiver) {
+        waiting: Wait = Wait::default(),
+        queued: Arc<Queued> = q
+    };
+    |_, _| None; let q = queued()
 }
 
-/// An unbounded sender that does not keep the channel open; not
-/// counted as a sender.
-pub struct WeakUnboundedSender<T> {
-    inner: mpsc::WeakUnboundedSender<Envelope<T>>,
-    site: &'static FlowSite,
-    queued: Arc<Queued>,
-}
-
-/// The receiving half of a measured unbounded tokio channel.
-pub struct UnboundedReceiver<T> {
-    inner: mpsc::UnboundedReceiver<Envelope<T>>,
-    count: ReceiverCount,
-    waiting: Wait,
-    queued: Arc<Queued>,
-}
-
-impl<T> Wrap
-    for (
-        mpsc::UnboundedSender<Envelope<T>>,
-        mpsc::UnboundedReceiver<Envelope<T>>,
-    )
-{
-    type Measured = (UnboundedSender<T>, UnboundedReceiver<T>);
-    fn wrap(self, site: &'static FlowSite, _capacity: Option<usize>) -> Self::Measured {
-        site.created(None);
-        let queued = queued();
-        (
-            UnboundedSender {
-                inner: self.0,
-                count: SenderCount::new(site),
-                queued: queued.clone(),
-            },
-            UnboundedReceiver {
-                inner: self.1,
-                count: ReceiverCount::new(site),
-                waiting: Wait::default(),
-                queued,
-            },
-        )
-    }
+weak! {
+    /// An unbounded sender that does not keep the channel open; not
+    /// counted as a sender.
+    WeakUnboundedSender = mpsc::WeakUnboundedSender of UnboundedSender { queued: Arc<Queued> },
+    |w, inner| UnboundedSender { inner, count: SenderCount::new(w.site), queued: w.queued.clone() }
 }
 
 impl<T> UnboundedSender<T> {
     /// Sends without waiting (the channel is unbounded); hands the
     /// message back when the receiver is gone.
     pub fn send(&self, message: T) -> Result<(), SendError<T>> {
-        let site = self.count.site();
+        let site = self.site();
         match self.inner.send(Envelope::seal(message, site, site.stamp())) {
             Ok(()) => {
                 // A receive that took it first makes the count low for
@@ -74,37 +43,14 @@ impl<T> UnboundedSender<T> {
                 site.sent(Some(q.max(0) as usize));
                 Ok(())
             }
-            Err(SendError(env)) => Err(SendError(env.into_value())),
+            Err(e) => Err(e.opened()),
         }
     }
 
-    /// Completes when the receiver is dropped or closed.
-    pub async fn closed(&self) {
-        self.inner.closed().await
-    }
-
-    /// A sender that does not keep the channel open.
-    pub fn downgrade(&self) -> WeakUnboundedSender<T> {
-        WeakUnboundedSender {
-            inner: self.inner.downgrade(),
-            site: self.count.site(),
-            queued: self.queued.clone(),
-        }
-    }
-
-    delegate!(is_closed, same_channel, strong_count, weak_count);
+    delegate!(closed, is_closed, same_channel, strong_count, weak_count);
 }
 
 impl<T> WeakUnboundedSender<T> {
-    /// A sender, if the channel has one left.
-    pub fn upgrade(&self) -> Option<UnboundedSender<T>> {
-        self.inner.upgrade().map(|inner| UnboundedSender {
-            inner,
-            count: SenderCount::new(self.site),
-            queued: self.queued.clone(),
-        })
-    }
-
     delegate!(strong_count, weak_count);
 }
 
@@ -132,15 +78,9 @@ opaque_debug!(
 
 clone_fields!(
     Sender { inner, count },
-    WeakSender { inner, site },
     UnboundedSender {
         inner,
         count,
-        queued
-    },
-    WeakUnboundedSender {
-        inner,
-        site,
         queued
     }
 );
