@@ -55,7 +55,7 @@
 //! Every system call here goes through `perflens_sys` (`shm` for the
 //! files, `mem` for the mappings). A platform without a live view
 //! (`perflens_sys::CAPABILITIES.live_view` false: the portable build)
-//! has no root; [`begin`] then fails with a message the session says
+//! has no root; `begin` then fails with a message the session says
 //! once, and the session records as usual.
 
 use crate::block::{Block, BlockWrite, Layout};

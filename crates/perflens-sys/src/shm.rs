@@ -73,26 +73,26 @@ mod tests {
         assert!(sd.free_space().unwrap() > 0);
         let (file, len) = open_checked(&dir.join("f")).unwrap();
         assert_eq!(len, 2 * PAGE as u64);
-        let view = ReadView::map(&file, len as usize).unwrap();
-        assert_eq!(view.len(), 2 * PAGE);
-        // SAFETY: the view holds two pages.
-        let bytes = unsafe { std::slice::from_raw_parts(view.base(), view.len()) };
-        assert_eq!(&bytes[PAGE + 3..PAGE + 8], b"hello");
-        assert!(!view.faulted());
-        // The file shrinks under the view: the guard reads zeros, and says so.
-        f.set_len(PAGE as u64).unwrap();
-        // SAFETY: inside the view; the guard turns the fault into zeros.
-        let b = unsafe { std::ptr::read_volatile(view.base().add(PAGE + 3)) };
-        assert_eq!(b, 0);
-        assert!(view.faulted());
-        drop(view);
+        {
+            let view = ReadView::map(&file, len as usize).unwrap();
+            assert_eq!(view.len(), 2 * PAGE);
+            // SAFETY: the view holds two pages.
+            let bytes = unsafe { std::slice::from_raw_parts(view.base(), view.len()) };
+            assert_eq!(&bytes[PAGE + 3..PAGE + 8], b"hello");
+            assert!(!view.faulted());
+            // The file shrinks under the view: the guard reads zeros, and says so.
+            f.set_len(PAGE as u64).unwrap();
+            // SAFETY: inside the view; the guard turns the fault into zeros.
+            let b = unsafe { std::ptr::read_volatile(view.base().add(PAGE + 3)) };
+            assert_eq!(b, 0);
+            assert!(view.faulted());
+        }
         sd.remove("f").unwrap();
         assert!(
             open_checked(&dir.join("f"))
                 .unwrap_err()
                 .contains("cannot open")
         );
-        drop(sd);
         std::fs::remove_dir_all(&root).unwrap();
     }
 

@@ -102,9 +102,10 @@ mod tests {
     fn errno_is_kept_across_a_handler() {
         let _ = std::fs::metadata("/nonexistent/perflens");
         let before = std::io::Error::last_os_error().raw_os_error();
-        let saved = SavedErrno::save();
-        let _ = std::fs::File::open(std::env::temp_dir());
-        drop(saved);
+        {
+            let _saved = SavedErrno::save();
+            let _ = std::fs::File::open(std::env::temp_dir());
+        }
         // Kept where there are signals; the portable build has no handler
         // to keep it for.
         if crate::CAPABILITIES.stop_signals {
