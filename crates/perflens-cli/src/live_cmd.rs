@@ -19,7 +19,7 @@ pub(crate) fn list(args: &[String]) -> Result<(), Failure> {
             }
         }
     }
-    let root = perflens_live::root();
+    let root = perflens_live::root().map_err(|e| Failure::Input(e.0))?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     if clean {
@@ -97,7 +97,7 @@ pub(crate) fn snapshot(args: &[String]) -> Result<(), Failure> {
             extra => return Err(Failure::Usage(format!("unexpected argument `{extra}`"))),
         }
     }
-    let root = perflens_live::root();
+    let root = perflens_live::root().map_err(|e| Failure::Input(e.0))?;
     let dir = perflens_live::find(&root, which).map_err(|e| Failure::Input(e.0))?;
     let mut session = LiveSession::open(&dir).map_err(|e| Failure::Input(e.0))?;
     let live = session

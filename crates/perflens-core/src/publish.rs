@@ -5,7 +5,7 @@
 //!
 //! One directory per session, `<root>/<pid>-<start ms>`, where the root
 //! is `$XDG_RUNTIME_DIR/perflens`, or `/dev/shm/perflens-<uid>` when that
-//! variable is unset ([`root`]). Directories are mode 0700 and files
+//! variable is unset (`perflens_sys::shm::root`). Directories are mode 0700 and files
 //! 0600, created with `O_EXCL|O_NOFOLLOW`: a root that is a symlink, is
 //! not ours, or is open to others is refused, and nothing is ever
 //! opened through a name someone else could have planted.
@@ -49,9 +49,17 @@
 //! writing thread fault. So a block file is only created when the file
 //! system has at least twice the block's size free; otherwise the thread
 //! gets private memory and the reader shows it as not published.
+//!
+//! # Platforms
+//!
+//! Every system call here goes through `perflens_sys` (`shm` for the
+//! files, `mem` for the mappings). A platform without a live view
+//! (`perflens_sys::CAPABILITIES.live_view` false: the portable build)
+//! has no root; `begin` then fails with a message the session says
+//! once, and the session records as usual.
 
 use crate::block::{Block, BlockWrite, Layout};
-use std::ffi::CString;
+use std::fs::File;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::Ordering;
@@ -60,15 +68,15 @@ use crate::published;
 pub use crate::published::{cpu_sampling_starts, set_cpu_hz};
 pub use perflens_format::names::EXTRA_CPU;
 use perflens_format::session_file::*;
-use perflens_sys::live_dir::{create_file, cstr, ensure_root, errno_msg};
-use perflens_sys::live_dir::{proc_start_time, root};
+use perflens_sys::mem::{Access, PAGE};
+use perflens_sys::shm::{SessionDir, make_private_dir, write_all_at};
 
 /// Settings of a live session.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PublishOptions {
     /// Keep the directory, with the final state, after the session ends.
     pub keep: bool,
-    /// Put it under this root instead of [`root`] (tests).
+    /// Put it under this root instead of `perflens_sys::shm::root` (tests).
     pub root: Option<PathBuf>,
 }
 
@@ -78,8 +86,8 @@ pub(crate) struct Publication {
     tag: u32,
     pid: u32,
     dir: PathBuf,
-    dir_fd: libc::c_int,
-    names_fd: libc::c_int,
+    session_dir: SessionDir,
+    names: File,
     header: *mut SessionHeader,
     keep: bool,
     next_file: u32,
@@ -117,58 +125,48 @@ pub(crate) fn begin(start: &Start, config: &PublishOptions) -> Result<PathBuf, S
     crate::hooks::set_alloc_installed(published::note_alloc_installed);
     crate::hooks::set_block_source(create_block);
     let _internal = crate::hot::Internal::enter();
-    let root = config.root.clone().unwrap_or_else(root);
-    ensure_root(&root)?;
-    // SAFETY: getpid has no preconditions.
-    let pid = unsafe { libc::getpid() } as u32;
+    let root = config
+        .root
+        .clone()
+        .or_else(perflens_sys::shm::root)
+        .ok_or(NOT_AVAILABLE)?;
+    make_private_dir(&root)?;
+    let pid = std::process::id();
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
     let dir = root.join(format!("{pid}-{}", now.as_millis()));
-    let c = cstr(&dir)?;
-    // SAFETY: a NUL-terminated path.
-    if unsafe { libc::mkdir(c.as_ptr(), 0o700) } != 0 {
-        return Err(errno_msg("cannot create", &dir));
-    }
-    // SAFETY: as above.
-    let dir_fd = unsafe {
-        libc::open(
-            c.as_ptr(),
-            libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-        )
-    };
-    let undo = |msg: String, fds: &[libc::c_int]| {
-        for &fd in fds {
-            // SAFETY: fds we opened.
-            unsafe { libc::close(fd) };
-        }
+    let session_dir = SessionDir::create(&dir)?;
+    // Removes the directory; what was opened closes as it is dropped.
+    let undo = |msg: String| {
         let _ = std::fs::remove_dir_all(&dir);
         Err(msg)
     };
-    if dir_fd < 0 {
-        return undo(errno_msg("cannot open", &dir), &[]);
-    }
-    let Some(session_fd) = create_file(dir_fd, "session") else {
-        return undo(errno_msg("cannot create a file in", &dir), &[dir_fd]);
+    let cannot_create =
+        |e: std::io::Error| format!("cannot create a file in {}: {e}", dir.display());
+    let session_file = match session_dir.create_exclusive("session") {
+        Ok(f) => f,
+        Err(e) => return undo(cannot_create(e)),
     };
-    let Some(names_fd) = create_file(dir_fd, "names") else {
-        return undo(
-            errno_msg("cannot create a file in", &dir),
-            &[dir_fd, session_fd],
-        );
+    let names = match session_dir.create_exclusive("names") {
+        Ok(f) => f,
+        Err(e) => return undo(cannot_create(e)),
     };
-    // SAFETY: an fd we own; the size is a constant.
-    let sized = unsafe { libc::ftruncate(session_fd, SESSION_FILE_BYTES as libc::off_t) } == 0;
-    let mapped = sized
-        .then(|| crate::memory::map_shared(session_fd, SESSION_FILE_BYTES))
-        .flatten();
-    // SAFETY: the mapping keeps the file; the fd is no longer needed.
-    unsafe { libc::close(session_fd) };
-    let Some(base) = mapped else {
-        return undo(
-            errno_msg("cannot map the session file in", &dir),
-            &[dir_fd, names_fd],
-        );
+    let mapped = match session_file.set_len(SESSION_FILE_BYTES as u64) {
+        Ok(()) => crate::memory::map_shared(&session_file, SESSION_FILE_BYTES, Access::ReadWrite)
+            .ok_or_else(std::io::Error::last_os_error),
+        Err(e) => Err(e),
+    };
+    // The mapping keeps the file; the descriptor is no longer needed.
+    drop(session_file);
+    let base = match mapped {
+        Ok(base) => base,
+        Err(e) => {
+            return undo(format!(
+                "cannot map the session file in {}: {e}",
+                dir.display()
+            ));
+        }
     };
     let header = base as *mut SessionHeader;
     let program = std::env::current_exe()
@@ -185,7 +183,7 @@ pub(crate) fn begin(start: &Start, config: &PublishOptions) -> Result<PathBuf, S
         h.header_size = size_of::<SessionHeader>() as u32;
         h.block_layout = crate::block::LAYOUT_VERSION;
         h.pid = pid;
-        h.proc_start = proc_start_time(pid);
+        h.proc_start = perflens_sys::process::start_time(pid);
         h.start_unix_ns = now.as_nanos() as u64;
         h.epoch = start.epoch;
         h.mode = start.mode;
@@ -219,8 +217,8 @@ pub(crate) fn begin(start: &Start, config: &PublishOptions) -> Result<PathBuf, S
             tag: start.epoch,
             pid,
             dir: dir.clone(),
-            dir_fd,
-            names_fd,
+            session_dir,
+            names,
             header,
             keep: config.keep,
             next_file: 0,
@@ -234,6 +232,25 @@ pub(crate) fn begin(start: &Start, config: &PublishOptions) -> Result<PathBuf, S
     crate::callsite::publish_all();
     crate::paths::publish_all();
     Ok(dir)
+}
+
+/// Why a platform without a live view has none.
+const NOT_AVAILABLE: &str = "not available on this platform";
+
+/// Says on stderr why a session is not published: each time, but on a
+/// platform without a live view only once per process.
+pub(crate) fn say_unpublished(why: &str) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    if perflens_sys::CAPABILITIES.live_view {
+        eprintln!("[perflens] live view unavailable: {why}");
+    } else {
+        SAID.call_once(|| {
+            eprintln!(
+                "[perflens] live view unavailable: {why} (perflens-sys: {})",
+                perflens_sys::CAPABILITIES.platform
+            )
+        });
+    }
 }
 
 /// Appends one record (`kind`, then the payload the closure writes) to
@@ -252,8 +269,7 @@ pub(crate) fn append(kind: u8, payload: impl FnOnce(&mut Vec<u8>)) {
     let _internal = crate::hot::Internal::enter();
     let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
     let Some(live) = guard.as_mut() else { return };
-    // SAFETY: getpid has no preconditions.
-    if live.pid != unsafe { libc::getpid() } as u32 {
+    if live.pid != std::process::id() {
         return;
     }
     append_locked(live, kind, payload);
@@ -273,25 +289,11 @@ fn append_locked(live: &mut Publication, kind: u8, payload: impl FnOnce(&mut Vec
         return;
     }
     let at = h.names_len.load(Ordering::Relaxed);
-    let mut done = 0usize;
-    while done < rec.len() {
-        // SAFETY: an fd we own and a buffer of `rec.len() - done` bytes.
-        let n = unsafe {
-            libc::pwrite(
-                live.names_fd,
-                rec[done..].as_ptr() as *const libc::c_void,
-                rec.len() - done,
-                (at + done as u64) as libc::off_t,
-            )
-        };
-        if n <= 0 {
-            if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            h.names_lost.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        done += n as usize;
+    // Interrupted writes are retried; a write that fails or writes
+    // nothing loses the record.
+    if write_all_at(&live.names, &rec, at).is_err() {
+        h.names_lost.fetch_add(1, Ordering::Relaxed);
+        return;
     }
     h.names_len.store(at + rec.len() as u64, Ordering::Release);
 }
@@ -313,28 +315,24 @@ pub(crate) fn create_block(
     {
         let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
         let live = guard.as_mut()?;
-        // SAFETY: getpid has no preconditions.
-        if live.pid != unsafe { libc::getpid() } as u32 {
+        if live.pid != std::process::id() {
             return None;
         }
         // SAFETY: the header mapping lives as long as the process.
         let h = unsafe { &*live.header };
-        let created = room_for(live.dir_fd, layout.size)
+        let created = room_for(&live.session_dir, layout.size)
             .then(|| {
                 let file = format!("b{}", live.next_file);
                 live.next_file += 1;
-                let fd = create_file(live.dir_fd, &file)?;
-                // SAFETY: an fd we own.
-                let sized = unsafe { libc::ftruncate(fd, layout.size as libc::off_t) } == 0;
-                let base = sized
-                    .then(|| crate::memory::map_shared(fd, layout.size))
-                    .flatten();
-                // SAFETY: the mapping (if any) keeps the file.
-                unsafe { libc::close(fd) };
+                let fd = live.session_dir.create_exclusive(&file).ok()?;
+                let base = fd
+                    .set_len(layout.size as u64)
+                    .ok()
+                    .and_then(|()| crate::memory::map_shared(&fd, layout.size, Access::ReadWrite));
+                // The mapping (if any) keeps the file.
+                drop(fd);
                 let Some(base) = base else {
-                    let c = CString::new(file.as_str()).ok()?;
-                    // SAFETY: the name we just created in our directory.
-                    unsafe { libc::unlinkat(live.dir_fd, c.as_ptr(), 0) };
+                    let _ = live.session_dir.remove(&file);
                     return None;
                 };
                 // SAFETY: a fresh zeroed shared mapping of `layout.size`
@@ -362,15 +360,10 @@ pub(crate) fn create_block(
     }
 }
 
-/// Whether the file system of `dir_fd` has at least twice `bytes` free.
-fn room_for(dir_fd: libc::c_int, bytes: usize) -> bool {
-    // SAFETY: zeroed buffer filled by fstatvfs on an fd we own.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: as above.
-    if unsafe { libc::fstatvfs(dir_fd, &mut st) } != 0 {
-        return false;
-    }
-    (st.f_bavail as u128) * (st.f_frsize as u128) >= 2 * bytes as u128
+/// Whether the file system of `dir` has at least twice `bytes` free.
+fn room_for(dir: &SessionDir, bytes: usize) -> bool {
+    dir.free_space()
+        .is_some_and(|free| free as u128 >= 2 * bytes as u128)
 }
 
 /// Final figures of a session, written when it ends.
@@ -428,8 +421,7 @@ pub(crate) fn end(tag: u32, fin: Final) -> PublicationEnd {
     let Some(live) = guard.as_ref() else {
         return none;
     };
-    // SAFETY: getpid has no preconditions.
-    if live.tag != tag || live.pid != unsafe { libc::getpid() } as u32 {
+    if live.tag != tag || live.pid != std::process::id() {
         return none;
     }
     // SAFETY: the header mapping lives as long as the process.
@@ -461,21 +453,24 @@ fn close(tag: u32) {
     }
     let Some(live) = guard.take() else { return };
     published::unpublish();
-    // SAFETY: getpid has no preconditions.
-    let ours = live.pid == unsafe { libc::getpid() } as u32;
+    let ours = live.pid == std::process::id();
     if ours {
         // SAFETY: the header mapping lives as long as the process.
         unsafe { &*live.header }
             .state
             .store(STATE_FINISHED, Ordering::Release);
     }
-    // SAFETY: fds we own.
-    unsafe {
-        libc::close(live.names_fd);
-        libc::close(live.dir_fd);
-    }
-    if ours && !live.keep {
-        let _ = std::fs::remove_dir_all(&live.dir);
+    let Publication {
+        dir,
+        keep,
+        session_dir,
+        names,
+        ..
+    } = live;
+    // The names file and the directory are closed first.
+    drop((names, session_dir));
+    if ours && !keep {
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
 
@@ -484,13 +479,8 @@ fn close(tag: u32) {
 /// forgets the parent's live session without touching its files. The
 /// child's blocks are made private by `session::fork`.
 pub(crate) fn forget_after_fork(live: &mut Option<Publication>) {
-    if let Some(l) = live.take() {
-        // SAFETY: the child's copies of fds the parent owns.
-        unsafe {
-            libc::close(l.names_fd);
-            libc::close(l.dir_fd);
-        }
-    }
+    // Closes the child's copies of the names file and the directory.
+    drop(live.take());
     published::unpublish();
 }
 
@@ -511,29 +501,19 @@ pub(crate) unsafe fn privatize(block: Block) {
         // calls too.
         return;
     };
-    let pages = size / 4096;
-    let mut resident = vec![0u8; pages];
-    // SAFETY: `base..base+size` is one mapping; `resident` has a byte per
-    // page.
-    let ok = unsafe { libc::mincore(base as *mut libc::c_void, size, resident.as_mut_ptr()) } == 0;
-    for (i, r) in resident.iter().enumerate() {
-        if !ok || r & 1 != 0 {
+    let pages = size / PAGE;
+    // SAFETY: `base..base+size` is one page-aligned mapping.
+    let resident = unsafe { crate::memory::resident(base, size) };
+    for i in 0..pages {
+        if resident.as_ref().is_none_or(|r| r[i]) {
             // SAFETY: page `i` of both mappings, which do not overlap.
-            unsafe { std::ptr::copy_nonoverlapping(base.add(i * 4096), copy.add(i * 4096), 4096) };
+            unsafe { std::ptr::copy_nonoverlapping(base.add(i * PAGE), copy.add(i * PAGE), PAGE) };
         }
     }
-    // SAFETY: moves the private copy over the shared mapping (same size),
-    // which the kernel unmaps atomically.
-    let moved = unsafe {
-        libc::mremap(
-            copy as *mut libc::c_void,
-            size,
-            size,
-            libc::MREMAP_MAYMOVE | libc::MREMAP_FIXED,
-            base as *mut libc::c_void,
-        )
-    };
-    if moved == libc::MAP_FAILED {
+    // SAFETY: moves the private copy over the shared mapping (same size,
+    // no overlap), which the kernel unmaps atomically; only this thread
+    // runs.
+    if !unsafe { crate::memory::remap_private(copy, base, size) } {
         // SAFETY: our own copy, unused.
         unsafe { crate::memory::unmap(copy, size) };
         return;

@@ -135,7 +135,11 @@ fn rereads_agree_with_a_scratch_read_and_scan_what_changed() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let root = root("reread");
     let rec = start(&config(&root)).expect("one session");
-    let mut reader = Reader::new(rec.live_dir().expect("published"));
+    let Some(dir) = common::published(&rec) else {
+        drop(rec.finish());
+        return;
+    };
+    let mut reader = Reader::new(&dir);
     let short = Duration::ZERO;
     let long = Duration::from_millis(3);
 
@@ -198,7 +202,11 @@ fn while_threads_write_rereads_settle_on_the_scratch_read() {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let root = root("reread-mt");
     let rec = start(&config(&root)).expect("one session");
-    let mut reader = Reader::new(rec.live_dir().expect("published"));
+    let Some(dir) = common::published(&rec) else {
+        drop(rec.finish());
+        return;
+    };
+    let mut reader = Reader::new(&dir);
     let stop = std::sync::atomic::AtomicBool::new(false);
     let made = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|s| {

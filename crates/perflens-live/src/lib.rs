@@ -16,7 +16,8 @@
 //! shrinks while it is read gives an error, not a crash (see `map.rs`).
 //!
 //! ```no_run
-//! let sessions = perflens_live::list(&perflens_live::root());
+//! let root = perflens_live::root().unwrap();
+//! let sessions = perflens_live::list(&root);
 //! for s in &sessions {
 //!     println!("{} {} {:?}", s.pid, s.program, s.state);
 //! }
@@ -49,7 +50,18 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
 
-pub use perflens_sys::live_dir::root;
+/// Where live sessions of this user are: `$XDG_RUNTIME_DIR/perflens`, or
+/// `/dev/shm/perflens-<uid>` when that variable is unset or empty. An
+/// error on a platform without a live view (see
+/// `perflens_sys::CAPABILITIES`).
+pub fn root() -> Result<PathBuf, LiveError> {
+    perflens_sys::shm::root().ok_or_else(|| {
+        LiveError(format!(
+            "no live sessions: the live view is not available on this platform (perflens-sys: {})",
+            perflens_sys::CAPABILITIES.platform
+        ))
+    })
+}
 
 /// What a session is doing, as far as a reader can tell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +126,7 @@ pub fn list(root: &Path) -> Vec<SessionInfo> {
     let Ok(dir) = std::fs::read_dir(root) else {
         return Vec::new();
     };
-    if perflens_sys::live_dir::check_private_dir(root).is_err() {
+    if perflens_sys::shm::check_private_dir(root).is_err() {
         return Vec::new();
     }
     let mut out: Vec<SessionInfo> = dir
@@ -132,8 +144,8 @@ pub fn process_alive(pid: u32, proc_start: u64) -> bool {
     if pid == 0 {
         return false;
     }
-    match perflens_sys::live_dir::proc_start_time(pid) {
-        0 => Path::new(&format!("/proc/{pid}")).exists() && proc_start == 0,
+    match perflens_sys::process::start_time(pid) {
+        0 => perflens_sys::process::alive(pid) && proc_start == 0,
         t => proc_start == 0 || t == proc_start,
     }
 }
@@ -190,7 +202,7 @@ impl LiveSession {
     /// with no access for others, holding a session file of a version
     /// this reader reads. One-line errors otherwise.
     pub fn open(dir: &Path) -> Result<LiveSession, LiveError> {
-        perflens_sys::live_dir::check_private_dir(dir)?;
+        perflens_sys::shm::check_private_dir(dir)?;
         let header = Mapping::open(&dir.join("session"), SESSION_FILE_BYTES)?;
         // SAFETY: the mapping holds at least SESSION_FILE_BYTES, page
         // aligned; the header is plain integers and atomics.
@@ -489,31 +501,7 @@ impl LiveSession {
 /// Opens a file of the session for reading after the same checks as a
 /// mapping: ours, private, regular, no symlink.
 fn open_checked(path: &Path) -> Result<std::fs::File, LiveError> {
-    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| LiveError(format!("cannot open {}: {e}", path.display())))?;
-    let md = file
-        .metadata()
-        .map_err(|e| LiveError(format!("cannot stat {}: {e}", path.display())))?;
-    // SAFETY: geteuid has no preconditions.
-    let me = unsafe { libc::geteuid() };
-    if !md.is_file() {
-        return Err(LiveError(format!(
-            "{} is not a regular file; refused",
-            path.display()
-        )));
-    }
-    if md.uid() != me || md.mode() & 0o077 != 0 {
-        return Err(LiveError(format!(
-            "{} belongs to uid {} with mode {:o}; refused (must be ours, 0600)",
-            path.display(),
-            md.uid(),
-            md.mode() & 0o777
-        )));
-    }
+    let (file, _) = perflens_sys::shm::open_checked(path)?;
     Ok(file)
 }
 

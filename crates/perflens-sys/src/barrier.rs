@@ -15,67 +15,11 @@ pub enum Kind {
     None,
 }
 
-#[cfg(target_os = "linux")]
-mod membarrier {
-    pub const QUERY: libc::c_int = 0;
-    pub const GLOBAL: libc::c_int = 1;
-    pub const PRIVATE_EXPEDITED: libc::c_int = 1 << 3;
-    pub const REGISTER_PRIVATE_EXPEDITED: libc::c_int = 1 << 4;
-
-    /// `membarrier(cmd, 0, 0)`.
-    pub fn call(cmd: libc::c_int) -> libc::c_long {
-        // SAFETY: membarrier takes no pointers; unknown commands fail
-        // with EINVAL, and a kernel without it with ENOSYS.
-        unsafe {
-            libc::syscall(
-                libc::SYS_membarrier,
-                cmd,
-                0 as libc::c_uint,
-                0 as libc::c_int,
-            )
-        }
-    }
-}
-
-/// The best barrier the kernel offers, registering this process for the
-/// private expedited one when it can.
-pub fn find() -> Kind {
-    #[cfg(target_os = "linux")]
-    {
-        let cmds = membarrier::call(membarrier::QUERY);
-        if cmds > 0
-            && cmds & membarrier::PRIVATE_EXPEDITED as libc::c_long != 0
-            && membarrier::call(membarrier::REGISTER_PRIVATE_EXPEDITED) == 0
-        {
-            Kind::PrivateExpedited
-        } else if cmds > 0 && cmds & membarrier::GLOBAL as libc::c_long != 0 {
-            Kind::Global
-        } else {
-            Kind::None
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    Kind::None
-}
-
-/// Runs barrier `kind` (one [`find`] returned); `false` if it failed (or
-/// is [`Kind::None`]).
-pub fn run(kind: Kind) -> bool {
-    #[cfg(target_os = "linux")]
-    {
-        let cmd = match kind {
-            Kind::PrivateExpedited => membarrier::PRIVATE_EXPEDITED,
-            Kind::Global => membarrier::GLOBAL,
-            Kind::None => return false,
-        };
-        membarrier::call(cmd) == 0
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = kind;
-        false
-    }
-}
+/// `find()`: the best barrier the kernel offers, registering this
+/// process for the private expedited one when it can. `run(kind)`: runs
+/// barrier `kind` (one `find` returned); `false` if it failed (or is
+/// [`Kind::None`]).
+pub use crate::imp::barrier::{find, run};
 
 #[cfg(test)]
 mod tests {
@@ -85,9 +29,9 @@ mod tests {
     fn the_barrier_found_runs() {
         let kind = find();
         // Linux has had membarrier since 4.3 (private expedited since
-        // 4.14): the machines perflens runs on have one of the two.
-        #[cfg(target_os = "linux")]
-        assert_ne!(kind, Kind::None);
+        // 4.14): the machines perflens runs on have one of the two. The
+        // portable build has none.
+        assert_eq!(kind != Kind::None, crate::CAPABILITIES.process_barrier);
         assert_eq!(run(kind), kind != Kind::None);
     }
 }

@@ -5,29 +5,12 @@
 
 use crate::arch;
 
-/// `CLOCK_MONOTONIC` in ns, the clock `Instant` reads on Linux: the same
-/// in every process of the machine.
-#[cfg(unix)]
-pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec to fill.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
-/// Monotonic ns since this process first asked: comparable within the
-/// process only (no live reader in another process uses it here).
-#[cfg(not(unix))]
-pub fn monotonic_ns() -> u64 {
-    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-    START
-        .get_or_init(std::time::Instant::now)
-        .elapsed()
-        .as_nanos() as u64
-}
+/// `monotonic_ns()`: the monotonic clock in ns. On Linux
+/// `CLOCK_MONOTONIC`, the clock `Instant` reads, the same in every
+/// process of the machine; in the portable build, ns since this process
+/// first asked (comparable within the process only: no live reader in
+/// another process uses it there).
+pub use crate::imp::clock::monotonic_ns;
 
 /// Nanoseconds per TSC tick since an anchor taken by
 /// perflens-core's `clock::anchor_facts`, possibly in another process on this machine.
@@ -40,5 +23,16 @@ pub fn ns_per_tick_since(anchor_tsc: u64, anchor_mono_ns: u64) -> f64 {
         1.0
     } else {
         ns / ticks as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_monotonic_clock_moves_forward() {
+        let a = super::monotonic_ns();
+        std::thread::sleep(std::time::Duration::from_millis(2));
+        let b = super::monotonic_ns();
+        assert!(b >= a + 1_000_000, "{a} then {b}");
     }
 }

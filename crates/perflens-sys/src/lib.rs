@@ -1,27 +1,57 @@
 //! perflens's seam with the operating system and the processor: every
-//! call the readers of a session share with its writer, in one place, so
-//! that a port to another platform changes this crate and not four.
+//! system call of the runtime, the live reader and the facade, in one
+//! place, so that a port to another platform adds a module here and
+//! edits no function elsewhere.
 //!
 //! - [`arch`]: the cycle counter (`rdtsc` on x86_64; none elsewhere, where
 //!   the runtime uses `Instant`).
 //! - [`clock`]: the monotonic clock and the cycle counter's calibration
 //!   against it, across processes.
 //! - [`barrier`]: a process-wide memory barrier (`membarrier`).
-//! - `live_dir` (Unix): the private directory of this user's live sessions,
-//!   and the ownership checks on what is found there.
-//! - [`mem`]: page-granular memory for blocks and trace buffers.
+//! - [`mem`]: page-granular memory for blocks and trace buffers, shared
+//!   file mappings, which pages are resident, moving a mapping.
+//! - [`shm`]: the live session's files: the private directory of this
+//!   user's sessions, the ownership checks on what is found there,
+//!   exclusive creation, positioned writes, free space, and the read-only
+//!   mapping a reader takes (guarded against a file that shrinks).
+//! - [`signal`]: installing and restoring signal handlers, the stop
+//!   signals' self-pipe, the alternate signal stack, `errno` kept across
+//!   a handler.
+//! - [`fork`]: handlers run around `fork`.
+//! - [`process`]: whether a process is alive, and when it started.
 //! - [`thread`]: the calling thread's OS name and id.
+//! - [`CAPABILITIES`]: what this build can do, for tests and reports.
 //!
-//! Each module has a Linux implementation and one for everywhere else
-//! (portable, `std` only, with less: no shared mappings, no barrier, no
-//! thread ids). The rest of the runtime's system calls (the live
-//! session's files, signals, perf_event, `fork` handling) move here in
-//! later slices of the restructuring (see `docs/design/layers.md`).
+//! # One implementation per platform
+//!
+//! The platform is chosen once, here: `linux/` on Linux, `portable/`
+//! (`std` only) everywhere else, or on Linux too when built with
+//! `RUSTFLAGS="--cfg perflens_portable"` (CI checks and tests that
+//! build). Both have the same entry points, the way framehop keeps one
+//! module per architecture; the public modules above hold what the two
+//! share (types, documentation, tests) and re-export the implementation
+//! in force. No function chooses its platform with a `#[cfg]` inside it.
+//! The portable implementation has less: no live view, no stop-signal
+//! report, no fork handling, no process barrier, memory from the system
+//! allocator ([`Capabilities`] lists it).
+
+/// The implementation in force (see the crate docs).
+#[cfg(all(target_os = "linux", not(perflens_portable)))]
+#[path = "linux/mod.rs"]
+mod imp;
+#[cfg(any(not(target_os = "linux"), perflens_portable))]
+#[path = "portable/mod.rs"]
+mod imp;
 
 pub mod arch;
 pub mod barrier;
+mod capabilities;
 pub mod clock;
-#[cfg(unix)]
-pub mod live_dir;
+pub mod fork;
 pub mod mem;
+pub mod process;
+pub mod shm;
+pub mod signal;
 pub mod thread;
+
+pub use capabilities::{CAPABILITIES, Capabilities};

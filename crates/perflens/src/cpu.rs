@@ -27,8 +27,7 @@ static OWN_THREADS: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new(
 /// Leaves the calling thread's samples out of CPU reports.
 #[cfg_attr(not(feature = "http"), allow(dead_code))]
 pub(crate) fn leave_out_current_thread() {
-    // SAFETY: gettid has no preconditions.
-    let tid = unsafe { libc::gettid() } as u64;
+    let tid = perflens_sys::thread::tid();
     OWN_THREADS
         .lock()
         .unwrap_or_else(|e| e.into_inner())

@@ -19,6 +19,11 @@
 //! same directory, then a rename), so that even SIGKILL leaves the last
 //! complete report.
 //!
+//! The signal handling (the handler, its pipe, restoring the default
+//! action) is `perflens_sys::signal`'s. A platform without signals (the
+//! portable build: `perflens_sys::CAPABILITIES.stop_signals` false)
+//! catches nothing and says so once; the JSON rewrite still runs.
+//!
 //! The session lives in [`MAIN`] rather than in the guard on `main`'s
 //! stack, so that whichever comes first, `main` returning or a signal,
 //! takes it; the other finds it gone (and the guard waits for the
@@ -28,8 +33,9 @@
 use crate::outputs::{Format, emit, write_outputs_env};
 use crate::session::Session;
 use crate::settings;
+use perflens_sys::signal::{self, Action, Disposition, SIGINT, SIGTERM, SelfPipe};
 use std::sync::Mutex;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// The running `#[perflens::main]` session and its terminal format.
@@ -40,138 +46,70 @@ pub(crate) static MAIN: Mutex<Option<(Session, Format)>> = Mutex::new(None);
 pub(crate) static REPORTED: std::sync::atomic::AtomicBool =
     std::sync::atomic::AtomicBool::new(false);
 
-/// The pipe's write end, for the signal handler (-1: none).
-static PIPE_WRITE: AtomicI32 = AtomicI32::new(-1);
-
 /// The signals whose default action ends the process without a report.
-const STOP_SIGNALS: [libc::c_int; 2] = [libc::SIGTERM, libc::SIGINT];
+const STOP_SIGNALS: [i32; 2] = [SIGTERM, SIGINT];
 
 /// Catches the stop signals that still have their default action, and
 /// starts the thread that reports on them and rewrites the JSON report
 /// every `every`, if given. Returns the signals caught. Failures (no
 /// pipe, no thread) are said on stderr and leave the signals alone.
-pub(crate) fn start(every: Option<Duration>) -> Vec<libc::c_int> {
-    let caught: Vec<libc::c_int> = STOP_SIGNALS
+pub(crate) fn start(every: Option<Duration>) -> Vec<i32> {
+    if !perflens_sys::CAPABILITIES.stop_signals {
+        static SAID: std::sync::Once = std::sync::Once::new();
+        SAID.call_once(|| {
+            eprintln!(
+                "[perflens] no report on SIGTERM/SIGINT: signals are not handled on this platform (perflens-sys: {})",
+                perflens_sys::CAPABILITIES.platform
+            )
+        });
+    }
+    let caught: Vec<i32> = STOP_SIGNALS
         .into_iter()
-        .filter(|&s| has_default_action(s))
+        .filter(|&s| signal::current(s).is_ok_and(|d| d == Disposition::Default))
         .collect();
     if caught.is_empty() && every.is_none() {
         return caught;
     }
-    let mut fds = [-1; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        eprintln!(
-            "[perflens] no report on SIGTERM/SIGINT: pipe2 failed: {}",
-            std::io::Error::last_os_error()
-        );
-        return Vec::new();
-    }
-    let [read_end, write_end] = fds;
+    let (pipe, forwarder) = match signal::self_pipe() {
+        Ok(ends) => ends,
+        Err(e) => {
+            eprintln!("[perflens] no report on SIGTERM/SIGINT: pipe2 failed: {e}");
+            return Vec::new();
+        }
+    };
     let spawned = std::thread::Builder::new()
         .name("perflens-stop".into())
-        .spawn(move || watch(read_end, every));
+        .spawn(move || watch(pipe, every));
     if let Err(e) = spawned {
+        // The pipe's ends close as they drop.
         eprintln!("[perflens] no report on SIGTERM/SIGINT: could not start a thread: {e}");
-        // SAFETY: closing the descriptors just created.
-        unsafe {
-            libc::close(read_end);
-            libc::close(write_end);
-        }
         return Vec::new();
     }
-    PIPE_WRITE.store(write_end, Ordering::Release);
-    caught
-        .into_iter()
-        .filter(|&s| install(s, on_stop_signal as extern "C" fn(libc::c_int) as usize))
-        .collect()
-}
-
-/// Whether `sig`'s action is the default one.
-fn has_default_action(sig: libc::c_int) -> bool {
-    // SAFETY: queries the action into a zeroed sigaction; changes nothing.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(sig, std::ptr::null(), &mut old) == 0 && old.sa_sigaction == libc::SIG_DFL
-    }
-}
-
-/// Sets `sig`'s handler (or `SIG_DFL`). Returns whether it took.
-fn install(sig: libc::c_int, handler: usize) -> bool {
-    // SAFETY: a zeroed sigaction with a handler of the right signature
-    // (`extern "C" fn(c_int)`, no SA_SIGINFO) or SIG_DFL; the mask is
-    // emptied with sigemptyset.
-    unsafe {
-        let mut act: libc::sigaction = std::mem::zeroed();
-        act.sa_sigaction = handler;
-        act.sa_flags = libc::SA_RESTART;
-        libc::sigemptyset(&mut act.sa_mask);
-        libc::sigaction(sig, &act, std::ptr::null_mut()) == 0
-    }
-}
-
-/// The handler: hands the signal to the thread. Async-signal-safe: one
-/// `write` to a pipe, errno preserved.
-extern "C" fn on_stop_signal(sig: libc::c_int) {
-    let fd = PIPE_WRITE.load(Ordering::Acquire);
-    if fd < 0 {
-        return;
-    }
-    // SAFETY: errno is thread-local; saved and restored around `write`,
-    // which writes one byte from a local to our pipe.
-    unsafe {
-        let errno = *libc::__errno_location();
-        let byte = sig as u8;
-        libc::write(fd, (&byte as *const u8).cast(), 1);
-        *libc::__errno_location() = errno;
-    }
+    forwarder.forward(&caught)
 }
 
 /// The thread: waits for a stop signal (rewriting the JSON report every
 /// `every` meanwhile), then reports and lets the signal take its course.
-fn watch(read_end: libc::c_int, every: Option<Duration>) {
+fn watch(pipe: SelfPipe, every: Option<Duration>) {
     // Its allocations and its snapshots are the profiler's, not the
     // program's.
     perflens_core::exclude_current_thread();
-    let timeout_ms = every.map_or(-1, |d| d.as_millis().clamp(1, i32::MAX as u128) as i32);
     loop {
-        let mut pfd = libc::pollfd {
-            fd: read_end,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let n = unsafe { libc::poll(&mut pfd, 1, timeout_ms) };
-        if n == 0 {
-            rewrite_json();
-            continue;
+        match pipe.wait(every) {
+            Ok(None) => rewrite_json(),
+            Ok(Some(sig)) => report_and_reraise(sig),
+            Err(_) => return,
         }
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return;
-        }
-        let mut byte = 0u8;
-        // SAFETY: reads one byte into a local from our pipe.
-        if unsafe { libc::read(read_end, (&mut byte as *mut u8).cast(), 1) } != 1 {
-            continue;
-        }
-        report_and_reraise(byte as libc::c_int);
     }
 }
 
 /// Finishes the session (if `main` has not already), writes its
 /// outputs, and ends the process by `sig` with its default action.
-fn report_and_reraise(sig: libc::c_int) -> ! {
+fn report_and_reraise(sig: i32) -> ! {
     {
         let mut main = MAIN.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((session, format)) = main.take() {
-            let name = if sig == libc::SIGINT {
-                "SIGINT"
-            } else {
-                "SIGTERM"
-            };
+            let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
             eprintln!("[perflens] {name}: writing the report before exiting");
             let trace = session.trace_path().map(std::path::Path::to_path_buf);
             let report = session.finish_quietly();
@@ -181,16 +119,11 @@ fn report_and_reraise(sig: libc::c_int) -> ! {
         }
         // Held until here: a `main` returning meanwhile waits, and finds
         // nothing to report.
-        install(sig, libc::SIG_DFL);
-        // SAFETY: unblocks `sig` for this thread and sends it to the
-        // process; its default action ends the process.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, sig);
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
-            libc::kill(libc::getpid(), sig);
-        }
+        // Unblocked for this thread and sent to the process: its
+        // default action ends the process.
+        let _ = signal::install(sig, Action::Default);
+        signal::unblock_in_thread(sig);
+        signal::send_to_process(sig);
     }
     // The signal is delivered to some thread soon; until then, wait.
     loop {

@@ -86,14 +86,7 @@ pub fn run(args: &[String]) -> Result<(), TopError> {
 /// faults and zeroed pages again (about 1 ms of the refresh benchmark's
 /// 10). What is kept is at most a few pictures.
 pub fn keep_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: mallopt only changes two of the allocator's thresholds;
-    // it is called before this process's refreshes allocate anything
-    // large, and it is safe to call at any time.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-    }
+    perflens_sys::mem::keep_freed_memory();
 }
 
 /// The target (`None`: the one running live session) and the interval.
@@ -144,17 +137,20 @@ pub fn parse_interval(v: &str) -> Option<Duration> {
 /// not have written it yet); anything else that cannot be read is
 /// refused in one line.
 fn open(target: Option<&str>) -> Result<Box<dyn Source>, TopError> {
-    let root = perflens_live::root();
+    // A live target needs the live view (a JSON file does not).
+    let root = || perflens_live::root().map_err(|e| TopError::Input(e.0));
     let live = |dir: std::path::PathBuf| -> Result<Box<dyn Source>, TopError> {
         let source = LiveSource::open(&dir).map_err(TopError::Input)?;
         Ok(Box::new(source))
     };
     let Some(target) = target else {
-        return live(perflens_live::find(&root, None).map_err(|e| TopError::Input(e.0))?);
+        return live(perflens_live::find(&root()?, None).map_err(|e| TopError::Input(e.0))?);
     };
     let path = Path::new(target);
     if path.is_dir() || target.bytes().all(|b| b.is_ascii_digit()) {
-        return live(perflens_live::find(&root, Some(target)).map_err(|e| TopError::Input(e.0))?);
+        return live(
+            perflens_live::find(&root()?, Some(target)).map_err(|e| TopError::Input(e.0))?,
+        );
     }
     let mut source = JsonFile::new(path);
     let is_json = path

@@ -12,8 +12,8 @@
 //! thread registry, then the first-call hook, the path table and the
 //! callsite registry, which are never held together, then the live
 //! session's state, taken inside any of them), and releases them
-//! just after, in the parent and in the child (`pthread_atfork`, set up
-//! with the first session). No lock is held while the program's own code
+//! just after, in the parent and in the child (`perflens_sys::fork`:
+//! `pthread_atfork` on Linux, set up with the first session). No lock is held while the program's own code
 //! runs, so the thread calling `fork` never holds one itself.
 //!
 //! With a live session, the child also stops publishing: it gets private
@@ -47,11 +47,9 @@ thread_local! {
 pub(crate) fn register() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
-        // SAFETY: the three handlers are `extern "C"` functions that live
-        // for the whole process; pthread_atfork copies the pointers.
-        unsafe {
-            libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork_child));
-        }
+        // Where there is no `fork` (the portable build) nothing is
+        // registered, and nothing needs to be.
+        perflens_sys::fork::on_fork(before_fork, after_fork, after_fork_child);
     });
 }
 

@@ -266,7 +266,7 @@ pub fn start(config: &RecordingOptions) -> Result<Recording, StartError> {
             path_capacity: config.path_capacity.max(2),
         };
         crate::publish::begin(&facts, live)
-            .map_err(|e| eprintln!("[perflens] live view unavailable: {e}"))
+            .map_err(|e| crate::publish::say_unpublished(&e))
             .ok()
     });
     thread::activate(

@@ -1,5 +1,20 @@
 //! What the live-session tests share.
 
+/// The session's live directory. Where the platform has a live view it
+/// must be published; where it has none (the portable build:
+/// `perflens_sys::CAPABILITIES.live_view` false) it must not be, and the
+/// caller ends its test there, after finishing the session (which
+/// records as usual).
+pub fn published(rec: &perflens_core::Recording) -> Option<std::path::PathBuf> {
+    let dir = rec.live_dir().map(std::path::Path::to_path_buf);
+    assert_eq!(
+        dir.is_some(),
+        perflens_sys::CAPABILITIES.live_view,
+        "published exactly where there is a live view"
+    );
+    dir
+}
+
 /// Maps `path` read-only, whole; never unmapped (the tests end first).
 pub fn map(path: &std::path::Path) -> (*const u8, usize) {
     use std::os::fd::AsRawFd;

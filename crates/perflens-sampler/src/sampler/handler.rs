@@ -19,14 +19,19 @@
 //! preserves `errno`. The handler stays installed for the life of the
 //! process, so a signal that arrives after its session stopped finds no
 //! session and returns.
+//!
+//! Installing, restoring and raising signals, and `errno`, go through
+//! `perflens_sys::signal`.
 
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use perflens_sys::signal::{self, Action, Disposition, SIGIO, SIGTRAP, SavedErrno};
+
 use super::session::{SESSION, SamplerState};
 use super::sources::is_our_trap;
-use super::{MAX_DEPTH, SamplerOptions, gettid, last_err, monotonic_ns};
+use super::{MAX_DEPTH, SamplerOptions, gettid, monotonic_ns};
 use crate::SamplerError;
 use crate::arch;
 use crate::profile::{HANDLER_BUCKET_NS, HANDLER_BUCKETS};
@@ -95,27 +100,19 @@ fn foreign_trap() {
     if TRAP_WAS_IGNORED.load(Ordering::Relaxed) {
         return;
     }
-    // SAFETY: restoring the default disposition and re-raising; both are
+    // Restoring the default disposition and re-raising, both
     // async-signal-safe. SIGTRAP stays blocked until the handler returns.
-    unsafe {
-        let mut dfl: libc::sigaction = std::mem::zeroed();
-        dfl.sa_sigaction = libc::SIG_DFL;
-        libc::sigaction(libc::SIGTRAP, &dfl, std::ptr::null_mut());
-        INSTALLED.fetch_and(!(1u64 << libc::SIGTRAP), Ordering::AcqRel);
-        libc::raise(libc::SIGTRAP);
-    }
+    let _ = signal::install(SIGTRAP, Action::Default);
+    INSTALLED.fetch_and(!(1u64 << SIGTRAP), Ordering::AcqRel);
+    signal::raise(SIGTRAP);
 }
 
-extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, uc: *mut c_void) {
-    // SAFETY: __errno_location returns this thread's errno slot.
-    let errno = unsafe { libc::__errno_location() };
-    // SAFETY: valid thread-local errno pointer.
-    let saved = unsafe { *errno };
+extern "C" fn on_signal(sig: i32, info: *mut signal::Info, uc: *mut c_void) {
+    // Put back for the interrupted code when the handler returns.
+    let _errno = SavedErrno::save();
     // SAFETY: `info` comes from the kernel (SA_SIGINFO handler).
-    if sig == libc::SIGTRAP && !unsafe { is_our_trap(info) } {
+    if sig == SIGTRAP && !unsafe { is_our_trap(info.cast()) } {
         foreign_trap();
-        // SAFETY: restore errno for the interrupted code.
-        unsafe { *errno = saved };
         return;
     }
     IN_HANDLER.with(|f| f.set(true));
@@ -138,8 +135,6 @@ extern "C" fn on_signal(sig: libc::c_int, info: *mut libc::siginfo_t, uc: *mut c
     }
     IN_HANDLERS.fetch_sub(1, Ordering::SeqCst);
     IN_HANDLER.with(|f| f.set(false));
-    // SAFETY: restore errno for the interrupted code.
-    unsafe { *errno = saved };
 }
 
 impl SamplerState {
@@ -218,10 +213,10 @@ impl SamplerState {
 }
 
 /// Installs our handler for `sig` unless the program has its own there.
-/// Returns the disposition it replaced (`SIG_DFL` or `SIG_IGN`), or
-/// `None` if it was already ours. The handler stays installed for the
-/// life of the process, so a late signal never meets the default action.
-fn take_signal(sig: i32) -> Result<Option<libc::sighandler_t>, SamplerError> {
+/// Returns the disposition it replaced (default or ignored), or `None`
+/// if it was already ours. The handler stays installed for the life of
+/// the process, so a late signal never meets the default action.
+fn take_signal(sig: i32) -> Result<Option<Disposition>, SamplerError> {
     if !(1..64).contains(&sig) {
         return Err(SamplerError::InvalidConfig(format!(
             "signal {sig} out of range"
@@ -230,29 +225,16 @@ fn take_signal(sig: i32) -> Result<Option<libc::sighandler_t>, SamplerError> {
     if INSTALLED.load(Ordering::Acquire) & (1u64 << sig) != 0 {
         return Ok(None);
     }
-    // SAFETY: querying and installing signal dispositions with valid
-    // sigaction structs; the handler is async-signal-safe.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(sig, std::ptr::null(), &mut old) != 0 {
-            return Err(SamplerError::Io(last_err()));
-        }
-        if old.sa_sigaction != libc::SIG_DFL && old.sa_sigaction != libc::SIG_IGN {
-            return Err(SamplerError::SignalInUse(sig));
-        }
-        if sig == libc::SIGTRAP {
-            TRAP_WAS_IGNORED.store(old.sa_sigaction == libc::SIG_IGN, Ordering::Relaxed);
-        }
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as *const () as usize;
-        sa.sa_flags = libc::SA_SIGINFO | libc::SA_RESTART;
-        libc::sigemptyset(&mut sa.sa_mask);
-        if libc::sigaction(sig, &sa, std::ptr::null_mut()) != 0 {
-            return Err(SamplerError::Io(last_err()));
-        }
-        INSTALLED.fetch_or(1u64 << sig, Ordering::AcqRel);
-        Ok(Some(old.sa_sigaction))
+    let old = signal::current(sig).map_err(SamplerError::Io)?;
+    if old == Disposition::Handler {
+        return Err(SamplerError::SignalInUse(sig));
     }
+    if sig == SIGTRAP {
+        TRAP_WAS_IGNORED.store(old == Disposition::Ignore, Ordering::Relaxed);
+    }
+    signal::install(sig, Action::Info(on_signal)).map_err(SamplerError::Io)?;
+    INSTALLED.fetch_or(1u64 << sig, Ordering::AcqRel);
+    Ok(Some(old))
 }
 
 /// Whether a debugger (or strace) is attached: it would stop the program
@@ -272,34 +254,24 @@ fn traced() -> bool {
 /// the configuration, no tracer attached, and SIGTRAP not handled by the
 /// program itself.
 pub(super) fn trap_delivery(cfg: &SamplerOptions) -> bool {
-    cfg.trap && !traced() && take_signal(libc::SIGTRAP).is_ok()
+    cfg.trap && !traced() && take_signal(SIGTRAP).is_ok()
 }
 
 /// SIGIO's handler while the sampler runs: does nothing (see
 /// `install_handler`). Async-signal-safe.
-extern "C" fn swallow_sigio(_: libc::c_int) {}
+extern "C" fn swallow_sigio(_: i32) {}
 
 pub(super) fn install_handler(sig: i32) -> Result<(), SamplerError> {
     if take_signal(sig)?.is_none() {
         return Ok(());
     }
-    // SAFETY: querying and installing the SIGIO disposition with valid
-    // sigaction structs.
-    unsafe {
-        // If a real-time signal queue ever overflows, the kernel falls back
-        // to SIGIO for perf fds, whose default action kills the process.
-        // Catch SIGIO with a handler that does nothing, unless the program
-        // handles it. Not SIG_IGN: an ignored signal stays ignored in the
-        // programs this process executes, a handler is reset by `exec`.
-        let mut io_old: libc::sigaction = std::mem::zeroed();
-        if libc::sigaction(libc::SIGIO, std::ptr::null(), &mut io_old) == 0
-            && io_old.sa_sigaction == libc::SIG_DFL
-        {
-            let mut swallow: libc::sigaction = std::mem::zeroed();
-            swallow.sa_sigaction = swallow_sigio as extern "C" fn(libc::c_int) as usize;
-            swallow.sa_flags = libc::SA_RESTART;
-            libc::sigaction(libc::SIGIO, &swallow, std::ptr::null_mut());
-        }
+    // If a real-time signal queue ever overflows, the kernel falls back
+    // to SIGIO for perf fds, whose default action kills the process.
+    // Catch SIGIO with a handler that does nothing, unless the program
+    // handles it. Not SIG_IGN: an ignored signal stays ignored in the
+    // programs this process executes, a handler is reset by `exec`.
+    if signal::current(SIGIO).is_ok_and(|d| d == Disposition::Default) {
+        let _ = signal::install(SIGIO, Action::Plain(swallow_sigio));
     }
     Ok(())
 }

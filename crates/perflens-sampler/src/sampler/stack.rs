@@ -55,22 +55,6 @@ pub(super) fn current_stack_bounds() -> Option<(u64, u64)> {
     }
 }
 
-/// The alternate signal stack installed on the calling thread, if any.
-/// Async-signal-safe: one `sigaltstack` syscall that only queries.
-fn current_altstack() -> Option<(u64, u64)> {
-    // SAFETY: an all-zero stack_t is a valid out-value.
-    let mut ss: libc::stack_t = unsafe { std::mem::zeroed() };
-    // SAFETY: querying only (no new stack); `ss` is a valid out-pointer.
-    if unsafe { libc::sigaltstack(std::ptr::null(), &mut ss) } != 0 {
-        return None;
-    }
-    if ss.ss_flags & libc::SS_DISABLE != 0 || ss.ss_size == 0 {
-        return None;
-    }
-    let lo = ss.ss_sp as u64;
-    Some((lo, lo.checked_add(ss.ss_size as u64)?))
-}
-
 impl SamplerState {
     /// The range the handler may read for the interrupted `sp`: `[sp,
     /// top)` of the known stack that holds `sp`, or `None` (counted) if
@@ -81,7 +65,7 @@ impl SamplerState {
         if let Some((_, hi)) = self.own_stack(slot, tid).filter(|&b| holds(b)) {
             return Some((sp, hi));
         }
-        if let Some((_, hi)) = current_altstack().filter(|&b| holds(b)) {
+        if let Some((_, hi)) = perflens_sys::signal::alt_stack().filter(|&b| holds(b)) {
             return Some((sp, hi));
         }
         slot.off_stack.fetch_add(1, Ordering::Relaxed);
