@@ -8,6 +8,7 @@ use crate::arch;
 /// `CLOCK_MONOTONIC` in ns, the clock `Instant` reads on Linux: the same
 /// in every process of the machine.
 #[cfg(unix)]
+#[inline]
 pub fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,

@@ -21,7 +21,12 @@
 pub mod arch;
 pub mod barrier;
 pub mod clock;
+pub mod cpu_timer;
 #[cfg(unix)]
 pub mod live_dir;
+pub mod mapped;
 pub mod mem;
+pub mod modules;
+pub mod perf;
+pub mod proc;
 pub mod thread;
