@@ -67,13 +67,7 @@ fn work(seed: u64) -> u64 {
 }
 
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    perflens_sys::thread::own_cpu_ns().expect("the thread's CPU clock")
 }
 
 /// One measured run in this process; prints
@@ -106,7 +100,8 @@ fn child(p: Profiler, hz: i32, threads: usize) {
         Profiler::Perflens | Profiler::PerflensRt => {
             let mut builder = perflens_sampler::ProfilerGuardBuilder::default().frequency(hz);
             if p == Profiler::PerflensRt {
-                builder = builder.signal(libc::SIGRTMIN() + 4);
+                let rt = perflens_sys::thread::realtime_signal(4).expect("real-time signals");
+                builder = builder.signal(rt);
             }
             let guard = builder.build().expect("perflens sampler starts");
             run();

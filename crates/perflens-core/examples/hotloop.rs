@@ -58,8 +58,12 @@ fn main() {
     let t = Instant::now();
     let mut acc = 0u64;
     for _ in 0..n {
-        acc = acc.wrapping_add(unsafe { core::arch::x86_64::_rdtsc() });
+        acc = acc.wrapping_add(perflens_sys::arch::read_tsc());
     }
     black_box(acc);
-    println!("rdtsc {:.2} ns", t.elapsed().as_nanos() as f64 / n as f64);
+    println!(
+        "{} {:.2} ns",
+        perflens_sys::arch::COUNTER_NAME,
+        t.elapsed().as_nanos() as f64 / n as f64
+    );
 }

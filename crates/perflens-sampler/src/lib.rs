@@ -26,7 +26,11 @@
 //! ```
 //!
 //! Supported: Linux on x86_64. Elsewhere the crate builds and
-//! [`ProfilerGuard::new`] returns [`SamplerError::Unsupported`].
+//! [`ProfilerGuard::new`] returns [`SamplerError::Unsupported`], and so it
+//! does on a build that uses perflens-sys's portable, `std`-only
+//! implementation (`--cfg perflens_portable`), which has neither perf
+//! events nor per-thread CPU timers. Every operating-system call but the
+//! signal handler's goes through perflens-sys.
 
 #![warn(missing_docs)]
 #![cfg_attr(
@@ -38,7 +42,6 @@
 mod arch;
 mod dwarf;
 mod error;
-mod mapped;
 mod modules;
 mod profile;
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
@@ -53,6 +56,9 @@ pub mod criterion;
 pub mod fuzzing;
 
 use std::time::Duration;
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+use perflens_sys::thread::realtime_signal;
 
 pub use error::SamplerError;
 pub use profile::{
@@ -173,11 +179,11 @@ fn signal_from_env(read: EnvReader) -> Result<Option<i32>, SamplerError> {
     };
     let v = v.trim();
     let parsed = match v.strip_prefix("SIGRTMIN") {
-        Some("") => Some(libc::SIGRTMIN()),
+        Some("") => realtime_signal(0),
         Some(rest) => rest
             .strip_prefix('+')
             .and_then(|n| n.parse::<i32>().ok())
-            .map(|n| libc::SIGRTMIN() + n),
+            .and_then(realtime_signal),
         None => v.parse::<i32>().ok(),
     };
     match parsed {
@@ -329,6 +335,9 @@ impl ProfilerGuard {
 
     #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
     fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
+        if let Some(why) = sampler::unavailable() {
+            return Err(SamplerError::Unsupported(why));
+        }
         if b.frequency <= 0 {
             return Err(SamplerError::InvalidConfig(format!(
                 "frequency must be positive, got {}",
@@ -348,7 +357,10 @@ impl ProfilerGuard {
             kernel: (b.kernel)
                 .or_else(|| KernelMode::parse(&b.env?("PERFLENS_CPU_KERNEL")?))
                 .unwrap_or_default(),
-            signal: signal.unwrap_or_else(|| libc::SIGRTMIN() + 4),
+            signal: match signal.or_else(|| realtime_signal(4)) {
+                Some(sig) => sig,
+                None => return Err(SamplerError::Unsupported("no real-time signals")),
+            },
             trap: signal.is_none(),
             max_threads: b.max_threads,
             ring_words: b.buffer_bytes / 8,

@@ -1,10 +1,13 @@
-//! Loaded modules (the executable and shared objects), found with
-//! `dl_iterate_phdr` when a session starts, and the framehop modules built
-//! from their in-memory unwind sections.
+//! Loaded modules (the executable and shared objects), listed by the
+//! loader when a session starts (`perflens_sys::modules`, which is
+//! `dl_iterate_phdr` on Linux), and the framehop modules built from their
+//! in-memory unwind sections.
 
 use std::ffi::CStr;
 use std::ops::{Deref, Range};
 use std::path::PathBuf;
+
+use perflens_sys::modules::{LoadedObject, PinnedObject, SegmentKind};
 
 /// A byte range of loaded, read-only module memory (`.eh_frame_hdr`,
 /// `.eh_frame`, the executable segment). Only modules that cannot be
@@ -114,91 +117,23 @@ impl ModuleInfo {
     }
 }
 
-#[cfg(target_os = "linux")]
-/// Modules plus the `dlopen` handles that pin them.
+/// Modules plus the pins that keep the shared objects loaded.
 pub(crate) struct ModuleSet {
     pub modules: Vec<ModuleInfo>,
-    /// `dlpi_adds` when enumerated (to notice newly loaded modules).
+    /// The loader's generation when enumerated (to notice newly loaded
+    /// modules).
     pub adds: u64,
-    pins: Vec<usize>,
+    /// Held, not read: dropping the set drops the pins (after the
+    /// modules, whose memory they keep mapped).
+    #[allow(dead_code)]
+    pins: Vec<PinnedObject>,
 }
 
-#[cfg(target_os = "linux")]
-impl Drop for ModuleSet {
-    fn drop(&mut self) {
-        for &h in &self.pins {
-            // SAFETY: every handle came from a successful dlopen and is
-            // closed exactly once.
-            unsafe { libc::dlclose(h as *mut libc::c_void) };
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-/// Reads `dlpi_adds` only (cheap check for new modules).
+/// The loader's generation (cheap check for new modules).
 pub(crate) fn current_adds() -> u64 {
-    unsafe extern "C" fn cb(
-        info: *mut libc::dl_phdr_info,
-        _size: libc::size_t,
-        data: *mut libc::c_void,
-    ) -> libc::c_int {
-        // SAFETY: `info` is valid for the callback; `data` is the `u64`
-        // passed below.
-        unsafe { *(data as *mut u64) = (*info).dlpi_adds };
-        1
-    }
-    let mut adds = 0u64;
-    // SAFETY: the callback only writes to `adds`, which outlives the call.
-    unsafe { libc::dl_iterate_phdr(Some(cb), &mut adds as *mut u64 as *mut libc::c_void) };
-    adds
+    perflens_sys::modules::generation()
 }
 
-#[cfg(target_os = "linux")]
-struct Raw {
-    name: String,
-    base: u64,
-    phdrs: Vec<libc::Elf64_Phdr>,
-    adds: u64,
-}
-
-#[cfg(target_os = "linux")]
-/// The loaded objects as `dl_iterate_phdr` reports them (names and
-/// program headers copied out; no module memory is read).
-fn iterate() -> Vec<Raw> {
-    unsafe extern "C" fn cb(
-        info: *mut libc::dl_phdr_info,
-        _size: libc::size_t,
-        data: *mut libc::c_void,
-    ) -> libc::c_int {
-        // SAFETY: `data` is the `Vec<Raw>` passed below; `info` and the
-        // program headers it points to are valid during the callback.
-        unsafe {
-            let out = &mut *(data as *mut Vec<Raw>);
-            let info = &*info;
-            let name = if info.dlpi_name.is_null() {
-                String::new()
-            } else {
-                CStr::from_ptr(info.dlpi_name)
-                    .to_string_lossy()
-                    .into_owned()
-            };
-            let phdrs = std::slice::from_raw_parts(info.dlpi_phdr, info.dlpi_phnum as usize);
-            out.push(Raw {
-                name,
-                base: info.dlpi_addr,
-                phdrs: phdrs.to_vec(),
-                adds: info.dlpi_adds,
-            });
-        }
-        0
-    }
-    let mut raws: Vec<Raw> = Vec::new();
-    // SAFETY: the callback only appends to `raws`, which outlives the call.
-    unsafe { libc::dl_iterate_phdr(Some(cb), &mut raws as *mut Vec<Raw> as *mut libc::c_void) };
-    raws
-}
-
-#[cfg(target_os = "linux")]
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// The executable: loaded for the life of the process.
@@ -209,8 +144,7 @@ enum Kind {
     Shared,
 }
 
-#[cfg(target_os = "linux")]
-fn kind(i: usize, raw: &Raw) -> Option<Kind> {
+fn kind(i: usize, raw: &LoadedObject) -> Option<Kind> {
     if i == 0 && raw.name.is_empty() {
         Some(Kind::Exe)
     } else if raw.name.contains("linux-vdso") || raw.name.contains("linux-gate") {
@@ -222,24 +156,11 @@ fn kind(i: usize, raw: &Raw) -> Option<Kind> {
     }
 }
 
-#[cfg(target_os = "linux")]
-/// Takes a reference on an already loaded object with
-/// `dlopen(RTLD_NOLOAD)` (which loads nothing), so it cannot be unloaded
-/// until the handle is closed.
-fn pin_loaded(name: &CStr) -> Option<usize> {
-    // SAFETY: plain dlopen of an already loaded object with RTLD_NOLOAD:
-    // only takes a reference, loads nothing.
-    let h = unsafe { libc::dlopen(name.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-    (!h.is_null()).then_some(h as usize)
-}
-
-#[cfg(target_os = "linux")]
 /// Enumerates the loaded modules and pins the shared objects.
 pub(crate) fn load_modules() -> ModuleSet {
-    load_modules_with(pin_loaded)
+    load_modules_with(perflens_sys::modules::pin)
 }
 
-#[cfg(target_os = "linux")]
 /// [`load_modules`] with `pin` taking the references.
 ///
 /// Module memory (build id note, `.eh_frame_hdr`, the unwind sections
@@ -251,11 +172,11 @@ pub(crate) fn load_modules() -> ModuleSet {
 /// that could not be pinned (being unloaded, say) keeps its name, path
 /// and address range for symbolization but no unwind data, so no
 /// unwinder ever reads its memory.
-fn load_modules_with(pin: impl Fn(&CStr) -> Option<usize>) -> ModuleSet {
-    let first = iterate();
+fn load_modules_with(pin: impl Fn(&CStr) -> Option<PinnedObject>) -> ModuleSet {
+    let first = perflens_sys::modules::loaded();
     // The first listing's count: an object loaded from here on makes the
     // watcher's next `current_adds` differ and reload (and pin) it.
-    let adds = first.first().map_or(0, |r| r.adds);
+    let adds = first.first().map_or(0, |r| r.generation);
     let mut pins = Vec::new();
     let mut pinned: Vec<&str> = Vec::new();
     for (i, raw) in first.iter().enumerate() {
@@ -270,8 +191,8 @@ fn load_modules_with(pin: impl Fn(&CStr) -> Option<usize>) -> ModuleSet {
             pinned.push(&raw.name);
         }
     }
-    let raws = iterate();
-    let exe = std::fs::read_link("/proc/self/exe").ok();
+    let raws = perflens_sys::modules::loaded();
+    let exe = perflens_sys::proc::exe();
     let mut modules = Vec::new();
     for (i, raw) in raws.iter().enumerate() {
         let Some(k) = kind(i, raw) else {
@@ -306,11 +227,10 @@ fn load_modules_with(pin: impl Fn(&CStr) -> Option<usize>) -> ModuleSet {
     }
 }
 
-#[cfg(target_os = "linux")]
 /// The module `raw` describes. `read_memory`: the module cannot be
 /// unloaded, so its build id and unwind sections are read from memory;
 /// otherwise only the program headers (copied out) are used.
-fn module_from_raw(raw: &Raw, read_memory: bool) -> Option<ModuleInfo> {
+fn module_from_raw(raw: &LoadedObject, read_memory: bool) -> Option<ModuleInfo> {
     let mut lo = u64::MAX;
     let mut hi = 0u64;
     let mut file_offset = 0;
@@ -318,23 +238,23 @@ fn module_from_raw(raw: &Raw, read_memory: bool) -> Option<ModuleInfo> {
     let mut hdr = None;
     let mut loads = Vec::new();
     let mut notes = Vec::new();
-    for ph in &raw.phdrs {
-        match ph.p_type {
-            libc::PT_LOAD => {
-                if ph.p_vaddr < lo {
-                    lo = ph.p_vaddr;
-                    file_offset = ph.p_offset;
+    for ph in &raw.segments {
+        match ph.kind {
+            SegmentKind::Load => {
+                if ph.vaddr < lo {
+                    lo = ph.vaddr;
+                    file_offset = ph.offset;
                 }
-                hi = hi.max(ph.p_vaddr + ph.p_memsz);
-                let r = ph.p_vaddr..ph.p_vaddr + ph.p_filesz;
-                if ph.p_flags & libc::PF_X != 0 && text.is_none() {
+                hi = hi.max(ph.vaddr + ph.memsz);
+                let r = ph.vaddr..ph.vaddr + ph.filesz;
+                if ph.executable && text.is_none() {
                     text = Some(r.clone());
                 }
                 loads.push(r);
             }
-            libc::PT_GNU_EH_FRAME => hdr = Some(ph.p_vaddr..ph.p_vaddr + ph.p_memsz),
-            libc::PT_NOTE => notes.push(ph.p_vaddr..ph.p_vaddr + ph.p_memsz),
-            _ => {}
+            SegmentKind::EhFrameHdr => hdr = Some(ph.vaddr..ph.vaddr + ph.memsz),
+            SegmentKind::Note => notes.push(ph.vaddr..ph.vaddr + ph.memsz),
+            SegmentKind::Other => {}
         }
     }
     if lo >= hi {
@@ -373,7 +293,6 @@ fn module_from_raw(raw: &Raw, read_memory: bool) -> Option<ModuleInfo> {
     Some(m)
 }
 
-#[cfg(target_os = "linux")]
 /// Decodes `eh_frame_ptr` from an `.eh_frame_hdr` at `hdr_avma`.
 fn eh_frame_ptr(hdr: &[u8], hdr_avma: u64) -> Option<u64> {
     if hdr.len() < 12 || hdr[0] != 1 {
@@ -395,7 +314,6 @@ fn eh_frame_ptr(hdr: &[u8], hdr_avma: u64) -> Option<u64> {
     }
 }
 
-#[cfg(target_os = "linux")]
 fn find_build_id(notes: &[u8]) -> Option<Vec<u8>> {
     let mut p = 0usize;
     let align = |x: usize| (x + 3) & !3;
@@ -417,7 +335,8 @@ fn find_build_id(notes: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
-/// A `/proc/self/maps` snapshot: readable mappings, sorted by start.
+/// A snapshot of the process's mappings (`/proc/self/maps` on Linux):
+/// the readable ones, sorted by start.
 pub(crate) struct MapsSnapshot {
     /// (start, end, is the main thread's `[stack]`)
     pub ranges: Box<[(u64, u64, bool)]>,
@@ -425,25 +344,11 @@ pub(crate) struct MapsSnapshot {
 
 impl MapsSnapshot {
     pub(crate) fn read() -> MapsSnapshot {
-        let text = std::fs::read_to_string("/proc/self/maps").unwrap_or_default();
-        let mut ranges = Vec::new();
-        for line in text.lines() {
-            let mut it = line.split_whitespace();
-            let (Some(range), Some(perms)) = (it.next(), it.next()) else {
-                continue;
-            };
-            if !perms.starts_with('r') {
-                continue;
-            }
-            let Some((a, b)) = range.split_once('-') else {
-                continue;
-            };
-            let (Ok(a), Ok(b)) = (u64::from_str_radix(a, 16), u64::from_str_radix(b, 16)) else {
-                continue;
-            };
-            let is_stack = line.trim_end().ends_with("[stack]");
-            ranges.push((a, b, is_stack));
-        }
+        let mut ranges: Vec<(u64, u64, bool)> = perflens_sys::proc::maps()
+            .into_iter()
+            .filter(|m| m.readable)
+            .map(|m| (m.start, m.end, m.main_stack))
+            .collect();
         ranges.sort_unstable();
         MapsSnapshot {
             ranges: ranges.into_boxed_slice(),
@@ -475,7 +380,7 @@ impl MapsSnapshot {
     }
 }
 
-#[cfg(all(test, target_os = "linux"))]
+#[cfg(all(test, target_os = "linux", not(perflens_portable)))]
 mod tests {
     use super::*;
 

@@ -14,8 +14,8 @@ use std::io::{IsTerminal, Write};
 use std::time::{Duration, Instant};
 
 use crate::dwarf::{InlinedFrame, LazyDwarf, Lookup};
-use crate::mapped::MappedFile;
 use crate::modules::ModuleInfo;
+use perflens_sys::mapped::MappedFile;
 
 /// Shows a progress line on stderr once symbolizing takes longer than this.
 const PROGRESS_AFTER: Duration = Duration::from_millis(500);

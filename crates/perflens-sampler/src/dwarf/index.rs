@@ -197,13 +197,12 @@ impl<'a> Cache<'a> {
     /// Reads `buf.len()` bytes at `off` of `section` with pread: copied
     /// from the page cache, so no page of the mapping becomes resident.
     pub(super) fn read(&self, section: FileRange, off: u64, buf: &mut [u8]) -> Res<()> {
-        use std::os::unix::fs::FileExt;
         let end = off.checked_add(buf.len() as u64).ok_or(Fallback)?;
         if end > section.size {
             return Err(Fallback);
         }
         let at = section.offset.checked_add(off).ok_or(Fallback)?;
-        self.map.file().read_exact_at(buf, at).map_err(|_| Fallback)
+        self.map.read_exact_at(buf, at).map_err(|_| Fallback)
     }
 
     /// Reads the abbreviation table at `off` of `.debug_abbrev` with pread,

@@ -88,7 +88,7 @@ use std::rc::Rc;
 
 use gimli::{AttributeValue, EndianSlice, Endianity, RunTimeEndian, UnitOffset};
 
-use crate::mapped::MappedFile;
+use perflens_sys::mapped::MappedFile;
 
 type Slice<'a> = EndianSlice<'a, RunTimeEndian>;
 type Dwarf<'a> = gimli::Dwarf<Slice<'a>>;

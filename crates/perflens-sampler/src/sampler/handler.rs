@@ -111,7 +111,7 @@ extern "C" fn on_signal(sig: i32, info: *mut signal::Info, uc: *mut c_void) {
     // Put back for the interrupted code when the handler returns.
     let _errno = SavedErrno::save();
     // SAFETY: `info` comes from the kernel (SA_SIGINFO handler).
-    if sig == SIGTRAP && !unsafe { is_our_trap(info.cast()) } {
+    if sig == SIGTRAP && !unsafe { is_our_trap(info.cast::<c_void>()) } {
         foreign_trap();
         return;
     }
@@ -240,14 +240,7 @@ fn take_signal(sig: i32) -> Result<Option<Disposition>, SamplerError> {
 /// Whether a debugger (or strace) is attached: it would stop the program
 /// at every SIGTRAP, so sigtrap delivery is not used then.
 fn traced() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("TracerPid:"))
-                .map(|v| v.trim() != "0")
-        })
-        .unwrap_or(false)
+    perflens_sys::proc::status_field("TracerPid").is_some_and(|v| v != "0")
 }
 
 /// Whether this session may deliver perf samples as SIGTRAP: allowed by

@@ -1,8 +1,10 @@
-//! The sampling engine (Linux). One file per mechanism:
+//! The sampling engine. One file per mechanism; every operating-system
+//! call but the signal handler's goes through `perflens-sys` (`perf`,
+//! `cpu_timer`, `thread`, `proc`, `modules`):
 //!
 //! - [`sources`]: what makes a thread's samples happen, a perf_event
-//!   cpu-clock event per thread (`sources/perf.rs`) or a POSIX timer on the
-//!   thread's CPU clock (`sources/timer.rs`);
+//!   cpu-clock event per thread or a POSIX timer on the thread's CPU
+//!   clock;
 //! - [`handler`]: the signal handler and its installation;
 //! - [`stack`]: the stacks a handler may read;
 //! - [`ring`]: the per-thread sample rings (written by the handler,
@@ -34,8 +36,9 @@ mod sources;
 mod stack;
 mod watcher;
 
-use std::io;
 use std::time::Duration;
+
+use perflens_sys::{cpu_timer, perf, thread};
 
 pub use handler::{
     clear_charge_hook, clear_context_hook, in_signal_handler, late_signals, set_charge_hook,
@@ -67,48 +70,63 @@ pub(crate) struct SamplerOptions {
     pub rescan: Duration,
 }
 
-/// CLOCK_MONOTONIC in ns (clock_gettime is async-signal-safe).
+/// Why no thread can be sampled on this build, if none can: neither
+/// source exists (perflens-sys's portable implementation, which a build
+/// for a platform without a port, or with `--cfg perflens_portable`,
+/// uses).
+pub(crate) fn unavailable() -> Option<&'static str> {
+    (!perf::AVAILABLE && !cpu_timer::AVAILABLE).then_some(
+        "this build has neither perf events nor per-thread CPU timers \
+         (perflens-sys's portable, std-only implementation)",
+    )
+}
+
+/// CLOCK_MONOTONIC in ns (async-signal-safe).
+#[inline]
 fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: valid out-pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    perflens_sys::clock::monotonic_ns()
 }
 
+/// The calling thread's id (async-signal-safe).
+#[inline]
 fn gettid() -> i32 {
-    // SAFETY: gettid has no preconditions and is async-signal-safe.
-    unsafe { libc::gettid() }
-}
-
-/// The kernel clock id of a thread's CPU clock (CPUCLOCK_PERTHREAD |
-/// CPUCLOCK_SCHED), valid for any thread of this process.
-fn thread_clock(tid: i32) -> libc::clockid_t {
-    ((!tid) << 3) | 6
+    thread::tid() as i32
 }
 
 /// CPU time of thread `tid` in ns (None if the thread is gone).
 pub(crate) fn thread_cpu_ns(tid: i32) -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer.
-    let rc = unsafe { libc::clock_gettime(thread_clock(tid), &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+    thread::cpu_ns(tid)
 }
 
-/// Whether thread `tid` of process `pid` still exists. `tgkill` with
-/// signal 0 sends nothing, it only looks the thread up; an exited thread
-/// is gone at once (the kernel reaps threads as they exit).
-fn thread_alive(pid: i32, tid: i32) -> bool {
-    // SAFETY: signal 0 delivers nothing; the call only checks the thread.
-    let rc = unsafe { libc::syscall(libc::SYS_tgkill, pid, tid, 0) };
-    rc == 0 || last_err().raw_os_error() != Some(libc::ESRCH)
+/// Whether thread `tid` of this process still exists (an exited thread
+/// is gone at once: the kernel reaps threads as they exit).
+fn thread_alive(tid: i32) -> bool {
+    thread::alive(tid)
 }
 
-fn last_err() -> io::Error {
-    io::Error::last_os_error()
+#[cfg(test)]
+mod tests {
+    use crate::{ProfilerGuard, SamplerError};
+
+    /// A build without either source (perflens-sys's portable one) says
+    /// at start that CPU sampling is unavailable here, and why; a Linux
+    /// build has both.
+    #[test]
+    fn a_build_without_sources_says_so_at_start() {
+        if cfg!(any(not(target_os = "linux"), perflens_portable)) {
+            match ProfilerGuard::new(100) {
+                Err(e @ SamplerError::Unsupported(_)) => {
+                    let said = e.to_string();
+                    assert!(
+                        said.contains("not supported here") && said.contains("portable"),
+                        "{said}"
+                    );
+                }
+                Err(e) => panic!("{e}"),
+                Ok(_) => panic!("sampling started without a source"),
+            }
+        } else {
+            assert_eq!(super::unavailable(), None);
+        }
+    }
 }

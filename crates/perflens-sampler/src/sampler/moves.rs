@@ -89,11 +89,7 @@ pub(super) fn conclusive(cpu_ns: u64, switched: u64) -> bool {
 /// window to pass the limit), and should keep its perf event and its
 /// resolution when the load goes.
 pub(super) fn switches(tid: i32) -> Option<(u64, u64)> {
-    let status = std::fs::read_to_string(format!("/proc/self/task/{tid}/status")).ok()?;
-    let voluntary = status
-        .lines()
-        .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
-        .and_then(|v| v.trim().parse().ok())?;
+    let voluntary = perflens_sys::proc::voluntary_switches(tid)?;
     Some((thread_cpu_ns(tid)?, voluntary))
 }
 
@@ -253,7 +249,7 @@ impl SamplerState {
         // (as `disarm` does; the handler does not read a perf fd, but
         // nothing it may be reading is released under it).
         while slot.busy.load(Ordering::SeqCst) {
-            if !super::thread_alive(self.pid, tid) {
+            if !super::thread_alive(tid) {
                 break;
             }
             std::thread::yield_now();
@@ -300,10 +296,10 @@ mod tests {
         assert!(!settled(9_000_000, 0));
     }
 
+    #[cfg(all(target_os = "linux", not(perflens_portable)))]
     #[test]
     fn a_threads_switches_are_read_and_grow() {
-        // SAFETY: gettid has no preconditions.
-        let tid = unsafe { libc::gettid() };
+        let tid = perflens_sys::thread::tid() as i32;
         let (cpu0, n0) = switches(tid).expect("this thread's switches");
         for _ in 0..50 {
             std::thread::sleep(std::time::Duration::from_micros(100));
@@ -313,5 +309,13 @@ mod tests {
         assert!(n1 >= n0 + 50, "{n0} -> {n1}");
         assert!(cpu1 >= cpu0);
         assert_eq!(switches(-5), None);
+    }
+
+    /// Without /proc or per-thread CPU clocks no thread's switches are
+    /// known, so no thread is ever moved.
+    #[cfg(any(not(target_os = "linux"), perflens_portable))]
+    #[test]
+    fn no_switches_are_known_without_proc() {
+        assert_eq!(switches(perflens_sys::thread::tid() as i32), None);
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! `Running::start` allocates the `SamplerState` (slot table, shared state,
 //! first unwinder), publishes it in `SESSION` for the signal handler, arms
-//! every thread listed in `/proc/self/task` and starts the watcher.
+//! every thread of the process (`perflens_sys::proc::threads`) and starts
+//! the watcher.
 //! `LIFECYCLE` serializes start, stop and `arm_current_thread`.
 //!
 //! Ownership: the `SamplerState` is one heap allocation owned by `Running`
@@ -198,25 +199,15 @@ impl Running {
         let mut cfg = cfg;
         cfg.ring_words = cfg.ring_words.max(1024).next_power_of_two();
         let period_ns = 1_000_000_000 / u64::from(cfg.frequency);
-        let mut rl = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        // SAFETY: valid out-pointer.
-        let main_stack_limit = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rl) } == 0
-            && rl.rlim_cur != libc::RLIM_INFINITY
-        {
-            rl.rlim_cur.max(128 * 1024)
-        } else {
-            64 << 20
-        };
+        // How far down the main thread's `[stack]` mapping may grow.
+        let main_stack_limit = perflens_sys::thread::main_stack_limit()
+            .map_or(64 << 20, |limit| limit.max(128 * 1024));
         let nslots = cfg.max_threads.max(1) * 2;
         let session = Box::new(SamplerState {
             period_ns,
             trap_ok: AtomicBool::new(trap),
             kernel_ok: AtomicBool::new(cfg.kernel != KernelMode::Exclude),
-            // SAFETY: getpid has no preconditions.
-            pid: unsafe { libc::getpid() },
+            pid: std::process::id() as i32,
             main_stack_limit,
             slots: (0..nslots).map(|_| Slot::new()).collect(),
             unwinder: AtomicPtr::new(std::ptr::null_mut()),

@@ -296,7 +296,7 @@ impl SamplerState {
         // the thread is said to have exited: only a thread the kernel no
         // longer knows runs no handler.
         while slot.busy.load(Ordering::SeqCst) {
-            if !thread_alive(self.pid, tid) {
+            if !thread_alive(tid) {
                 break;
             }
             std::thread::yield_now();

@@ -31,7 +31,6 @@
 //! `stack_hi` is set, after the handler's last use of it; the watcher
 //! then drops it.
 
-use std::ffi::c_void;
 use std::sync::atomic::Ordering;
 
 use super::session::SamplerState;
@@ -40,19 +39,7 @@ use crate::arch;
 
 /// Stack bounds of the calling thread (not signal-safe; call when arming).
 pub(super) fn current_stack_bounds() -> Option<(u64, u64)> {
-    // SAFETY: standard pthread_getattr_np / getstack / destroy sequence on
-    // a zeroed attr owned here.
-    unsafe {
-        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
-        if libc::pthread_getattr_np(libc::pthread_self(), &mut attr) != 0 {
-            return None;
-        }
-        let mut addr: *mut c_void = std::ptr::null_mut();
-        let mut size: libc::size_t = 0;
-        let rc = libc::pthread_attr_getstack(&attr, &mut addr, &mut size);
-        libc::pthread_attr_destroy(&mut attr);
-        (rc == 0 && size > 0).then(|| (addr as u64, addr as u64 + size as u64))
-    }
+    perflens_sys::thread::stack_bounds()
 }
 
 impl SamplerState {

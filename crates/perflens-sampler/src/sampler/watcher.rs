@@ -50,26 +50,15 @@ pub(super) fn refresh_name(name: &mut String, tid: i32) {
 /// `perflens-core` records for the report, so that a thread has one name
 /// in the table, the JSON, pprof and the flamegraph.
 fn read_name(tid: i32) -> Option<String> {
-    // SAFETY: getpid has no preconditions.
-    if tid == unsafe { libc::getpid() } {
+    if tid == std::process::id() as i32 {
         return Some("main".to_string());
     }
-    std::fs::read_to_string(format!("/proc/self/task/{tid}/comm"))
-        .ok()
-        .map(|s| s.trim_end().to_string())
+    perflens_sys::proc::thread_name(tid)
 }
 
+/// The process's threads, sorted (`/proc/self/task` on Linux).
 pub(super) fn list_tids() -> Vec<i32> {
-    let mut out = Vec::new();
-    if let Ok(rd) = std::fs::read_dir("/proc/self/task") {
-        for e in rd.flatten() {
-            if let Some(t) = e.file_name().to_str().and_then(|s| s.parse::<i32>().ok()) {
-                out.push(t);
-            }
-        }
-    }
-    out.sort_unstable();
-    out
+    perflens_sys::proc::threads()
 }
 
 impl SamplerState {
@@ -90,7 +79,7 @@ impl SamplerState {
         let gone: Vec<usize> = sh
             .by_tid
             .iter()
-            .filter(|&(&t, _)| tids.binary_search(&t).is_err() && !thread_alive(self.pid, t))
+            .filter(|&(&t, _)| tids.binary_search(&t).is_err() && !thread_alive(t))
             .map(|(_, &i)| i)
             .collect();
         for idx in gone {

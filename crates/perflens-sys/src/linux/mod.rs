@@ -5,11 +5,17 @@
 pub mod barrier;
 mod bus_guard;
 pub mod clock;
+pub mod cpu_timer;
 pub mod fork;
+pub mod mapped;
 pub mod mem;
+pub mod modules;
+pub mod perf;
+pub mod proc;
 pub mod process;
 pub mod shm;
 pub mod signal;
+pub mod thread;
 
 use crate::Capabilities;
 

@@ -1,4 +1,13 @@
 //! Per-thread sampling sources: what makes a thread's samples happen.
+//! Both are `perflens-sys` mechanisms:
+//!
+//! - a perf event ([`perf`]): a software cpu-clock counter on the thread
+//!   (a period in ns of its CPU time) whose overflow signals that very
+//!   thread, as SIGTRAP through perf's `sigtrap` delivery
+//!   ([`Delivery::Trap`]) or as the session's real-time signal
+//!   ([`Delivery::Signal`]);
+//! - where `perf_event_open` is refused, a POSIX timer on the thread's
+//!   CPU clock ([`cpu_timer`]) whose expiry signals that thread.
 //!
 //! Each armed thread has exactly one source, recorded in its slot as
 //! `source` (which kind) and `handle` (perf fd or kernel timer id). The
@@ -15,13 +24,11 @@
 //! one period of user time each, and the thread's remaining CPU time is
 //! reported apart as kernel time.
 
-mod perf;
-mod timer;
-
 use std::io;
 use std::sync::atomic::Ordering;
 
-pub(super) use perf::{Delivery, is_our_trap};
+pub(super) use perflens_sys::perf::Delivery;
+use perflens_sys::{cpu_timer, perf, thread};
 
 use super::session::SamplerState;
 use super::slot::Slot;
@@ -40,11 +47,11 @@ impl SamplerState {
         let sig = self.cfg.signal;
         let with_kernel = |delivery: Delivery| -> (io::Result<i32>, bool) {
             if self.kernel_ok.load(Ordering::Relaxed) {
-                match perf::open_perf(tid, self.period_ns, delivery, true) {
+                match perf::open_cpu_clock(tid, self.period_ns, delivery, true) {
                     Ok(fd) => return (Ok(fd), true),
                     // May not observe kernel mode: exclude it from now on
                     // (auto), or do without perf_event (include).
-                    Err(e) if matches!(e.raw_os_error(), Some(libc::EACCES | libc::EPERM)) => {
+                    Err(e) if perf::refused_kernel(&e) => {
                         if self.cfg.kernel == KernelMode::Include {
                             return (Err(e), true);
                         }
@@ -53,14 +60,17 @@ impl SamplerState {
                     Err(e) => return (Err(e), true),
                 }
             }
-            (perf::open_perf(tid, self.period_ns, delivery, false), false)
+            (
+                perf::open_cpu_clock(tid, self.period_ns, delivery, false),
+                false,
+            )
         };
         let perf = || {
             if self.trap_ok.load(Ordering::Relaxed) {
                 match with_kernel(Delivery::Trap) {
-                    (Ok(fd), k) => return (Ok(fd), libc::SIGTRAP, k),
+                    (Ok(fd), k) => return (Ok(fd), perf::TRAP_SIGNAL, k),
                     // A kernel before 5.13 (no sigtrap): stop trying.
-                    (Err(e), _) if matches!(e.raw_os_error(), Some(libc::EINVAL | libc::E2BIG)) => {
+                    (Err(e), _) if perf::lacks_sigtrap(&e) => {
                         self.trap_ok.store(false, Ordering::Relaxed)
                     }
                     (Err(_), _) => {}
@@ -70,14 +80,14 @@ impl SamplerState {
             (h, sig, k)
         };
         match self.cfg.source {
-            SourcePreference::Timer => (SOURCE_TIMER, timer::open_timer(tid, sig), sig, true),
+            SourcePreference::Timer => (SOURCE_TIMER, cpu_timer::create(tid, sig), sig, true),
             SourcePreference::PerfEvent => {
                 let (h, s, k) = perf();
                 (SOURCE_PERF, h, s, k)
             }
             SourcePreference::Auto => match perf() {
                 (Ok(fd), s, k) => (SOURCE_PERF, Ok(fd), s, k),
-                (Err(_), _, _) => (SOURCE_TIMER, timer::open_timer(tid, sig), sig, true),
+                (Err(_), _, _) => (SOURCE_TIMER, cpu_timer::create(tid, sig), sig, true),
             },
         }
     }
@@ -85,7 +95,7 @@ impl SamplerState {
     /// A new, disarmed timer on `tid`'s CPU clock that signals `tid` with
     /// the session's signal (the timer source).
     pub(super) fn open_timer(&self, tid: i32) -> io::Result<i32> {
-        timer::open_timer(tid, self.cfg.signal)
+        cpu_timer::create(tid, self.cfg.signal)
     }
 
     /// The CPU time (ns) the current sample stands for. Signal path:
@@ -120,10 +130,11 @@ impl SamplerState {
             if source == SOURCE_PERF {
                 self.period_ns
             } else {
-                timer::timer_periods(handle as i32) * self.period_ns
+                // 1 + the overruns: the periods this expiry stands for.
+                (1 + cpu_timer::overrun(handle as i32)) * self.period_ns
             }
         };
-        match own_cpu_ns() {
+        match thread::own_cpu_ns() {
             Some(now) => match slot.last_cpu.swap(now, Ordering::Relaxed) {
                 // No start reading (the thread's clock could not be read
                 // when it was armed): what the source says.
@@ -135,25 +146,23 @@ impl SamplerState {
     }
 }
 
-/// The calling thread's CPU time in ns (`CLOCK_THREAD_CPUTIME_ID`).
-/// Async-signal-safe.
-fn own_cpu_ns() -> Option<u64> {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: `ts` is a valid out-pointer; clock_gettime is
-    // async-signal-safe.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+/// Whether a SIGTRAP came from one of our perf events (not a breakpoint,
+/// a `kill -TRAP` or another tool's event).
+///
+/// # Safety
+/// `info` is the `siginfo_t` the kernel passed to the handler.
+#[inline]
+pub(super) unsafe fn is_our_trap<T>(info: *const T) -> bool {
+    // SAFETY: per the caller.
+    unsafe { perf::is_our_trap(info.cast()) }
 }
 
 /// Starts a source opened by [`SamplerState::open_source`].
 pub(super) fn enable(source: u8, handle: i32, period_ns: u64) -> io::Result<()> {
     if source == SOURCE_PERF {
-        perf::perf_enable(handle)
+        perf::enable(handle)
     } else {
-        timer::timer_set(handle, period_ns)
+        cpu_timer::arm(handle, period_ns)
     }
 }
 
@@ -162,11 +171,11 @@ pub(super) fn enable(source: u8, handle: i32, period_ns: u64) -> io::Result<()> 
 /// final count returned, and its fd stays open until [`release`].
 pub(super) fn stop(source: u8, handle: i32) -> Option<u64> {
     if source == SOURCE_PERF {
-        perf::perf_disable(handle);
-        perf::perf_read(handle)
+        perf::disable(handle);
+        perf::read(handle)
     } else {
         if source == SOURCE_TIMER {
-            timer::timer_delete(handle);
+            cpu_timer::delete(handle);
         }
         None
     }
@@ -176,6 +185,6 @@ pub(super) fn stop(source: u8, handle: i32) -> Option<u64> {
 /// handler can read the handle any more.
 pub(super) fn release(source: u8, handle: i32) {
     if source == SOURCE_PERF {
-        perf::perf_close(handle);
+        perf::close(handle);
     }
 }

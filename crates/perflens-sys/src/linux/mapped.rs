@@ -1,28 +1,41 @@
-//! A file mapped read-only, for the symbolizer and the DWARF reader: the
-//! pages of an object file's debug sections are read where they lie,
-//! without copying the file.
+//! A file mapped read-only and private (`mmap`), its pages given back
+//! with `madvise(MADV_DONTNEED)`, parts read with `pread`.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
 
 /// A file mapped read-only (private), unmapped on drop. The file stays
 /// open so that parts of it can also be read without the mapping.
-pub(crate) struct MappedFile {
+#[derive(Debug)]
+pub struct MappedFile {
     ptr: *mut libc::c_void,
     len: usize,
-    file: std::fs::File,
+    file: File,
 }
 
+// SAFETY: the mapping is read-only and owned by this value alone; reading
+// it from any thread is as safe as reading a `&[u8]`.
+unsafe impl Send for MappedFile {}
+// SAFETY: see `Send`: shared access only reads.
+unsafe impl Sync for MappedFile {}
+
 impl MappedFile {
-    pub(crate) fn open(path: &std::path::Path) -> Option<MappedFile> {
-        use std::os::fd::AsRawFd;
-        let file = std::fs::File::open(path).ok()?;
+    /// Maps the file at `path`; `None` if it cannot be opened or mapped,
+    /// or is empty.
+    pub fn open(path: &Path) -> Option<MappedFile> {
+        let file = File::open(path).ok()?;
         let len = usize::try_from(file.metadata().ok()?.len()).ok()?;
         if len == 0 {
             return None;
         }
         // SAFETY: a fresh read-only private mapping of an open file; the
         // result is checked. The file may change under us (a rebuilt
-        // binary): object's parser bounds-checks what it reads, and the
-        // mapping stays valid memory even if the file is truncated only
-        // in that reads past the new end raise SIGBUS, the same risk every
+        // binary): a parser must bounds-check what it reads, and the
+        // mapping stays valid memory even if the file is truncated, only
+        // reads past the new end raise SIGBUS, the same risk every
         // debugger and profiler reading mapped binaries takes.
         let ptr = unsafe {
             libc::mmap(
@@ -37,7 +50,8 @@ impl MappedFile {
         (ptr != libc::MAP_FAILED).then_some(MappedFile { ptr, len, file })
     }
 
-    pub(crate) fn bytes(&self) -> &[u8] {
+    /// The file's bytes.
+    pub fn bytes(&self) -> &[u8] {
         // SAFETY: `ptr` maps `len` readable bytes until `drop`.
         unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
     }
@@ -45,7 +59,7 @@ impl MappedFile {
     /// Drops the mapping's pages from the process (they stay in the page
     /// cache): resident memory goes back to nothing for this file, and
     /// later reads fault pages back in. The mapping itself stays valid.
-    pub(crate) fn release(&self) {
+    pub fn release(&self) {
         // SAFETY: `ptr`/`len` are exactly the live mapping made in `open`.
         // It is private and read-only, so no page of it was ever written:
         // discarding its pages loses nothing, and reading them again gives
@@ -54,11 +68,11 @@ impl MappedFile {
         unsafe { libc::madvise(self.ptr, self.len, libc::MADV_DONTNEED) };
     }
 
-    /// The mapped file, still open: reading parts of it with `pread`
-    /// copies them from the page cache without mapping pages into the
-    /// process, so nothing is added to its file-backed RSS.
-    pub(crate) fn file(&self) -> &std::fs::File {
-        &self.file
+    /// Reads `buf.len()` bytes at offset `at` of the file with `pread`:
+    /// copied from the page cache without mapping pages into the process,
+    /// so nothing is added to its file-backed resident memory.
+    pub fn read_exact_at(&self, buf: &mut [u8], at: u64) -> io::Result<()> {
+        self.file.read_exact_at(buf, at)
     }
 }
 
