@@ -17,6 +17,9 @@
 //! prints `READY` once the busy channels carried their messages and each
 //! idle receiver is parked (its receive returned `Pending`, or its thread
 //! is about to block), and then waits to be stopped.
+// Unix only: it signals processes, sets file modes, or reads a live
+// session, which needs shared mappings (see docs/platforms.md).
+#![cfg(unix)]
 
 use perflens_report::{ChannelRow, LockRow, Report};
 use std::future::{Future, poll_fn};

@@ -1,6 +1,9 @@
 //! `perflens list` and `perflens snapshot` on real live sessions: programs
 //! (this test binary run again on `target_program`) started with
 //! `PERFLENS_LIVE=1` under a private `XDG_RUNTIME_DIR`.
+// Unix only: it signals processes, sets file modes, or reads a live
+// session, which needs shared mappings (see docs/platforms.md).
+#![cfg(unix)]
 
 use perflens_report::Report;
 use std::path::{Path, PathBuf};

@@ -9,6 +9,9 @@
 //! "main", which writes the final report (`"finished": true`).
 //!
 //! tmux is required: without it the test fails (CI installs it).
+// Unix only: it signals processes, sets file modes, or reads a live
+// session, which needs shared mappings (see docs/platforms.md).
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

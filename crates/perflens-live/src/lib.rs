@@ -327,7 +327,6 @@ impl LiveSession {
         }
         // In chunks, so that memory stays bounded whatever the length:
         // a chunk holds at least one record of the largest size parsed.
-        use std::os::unix::fs::FileExt;
         let mut buf = Vec::new();
         while self.names.parsed < committed {
             let from = self.names.parsed;
@@ -336,7 +335,7 @@ impl LiveSession {
             buf.resize(want, 0);
             let mut got = 0;
             while got < want {
-                match file.read_at(&mut buf[got..], from + got as u64) {
+                match perflens_sys::shm::read_at(file, &mut buf[got..], from + got as u64) {
                     Ok(0) => break,
                     Ok(n) => got += n,
                     Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}

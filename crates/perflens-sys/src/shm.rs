@@ -16,6 +16,7 @@
 //!   its files are created exclusively (`O_EXCL|O_NOFOLLOW`, mode 0600)
 //!   and removed through it, never through a path someone else could
 //!   have replaced, and it tells the free space of its file system;
+//! - `read_at(&File, buf, offset)`: a positioned read;
 //! - `write_all_at(&File, bytes, offset)`: a positioned write;
 //! - `open_checked(&Path) -> (File, len)`: opens a session's file for
 //!   reading (`O_NOFOLLOW`, non-blocking), refusing one that is not a
@@ -31,7 +32,8 @@
 //!   shared mappings: every entry point that would make a file says so.
 
 pub use crate::imp::shm::{
-    ReadView, SessionDir, check_private_dir, make_private_dir, open_checked, root, write_all_at,
+    ReadView, SessionDir, check_private_dir, make_private_dir, open_checked, read_at, root,
+    write_all_at,
 };
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! `#[perflens::main(allocator = mimalloc::MiMalloc)]`
 //! (`examples/custom_allocator.rs`, built by the test): the memory comes
 //! from mimalloc and perflens counts it exactly.
-#![cfg(feature = "alloc")]
+// mimalloc is a dev-dependency on Linux only (see Cargo.toml).
+#![cfg(all(feature = "alloc", target_os = "linux"))]
 
 mod common;
 use common::example;

@@ -160,6 +160,12 @@ pub fn write_all_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<(
     std::os::unix::fs::FileExt::write_all_at(file, bytes, offset)
 }
 
+/// Reads into `buf` from `offset` of `file` (`pread`): the bytes read,
+/// 0 at the end of the file.
+pub fn read_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, offset)
+}
+
 /// Opens `path` for reading (`O_NOFOLLOW`, non-blocking): a regular file
 /// of this user, closed to group and others. Returns it with its size.
 pub fn open_checked(path: &Path) -> Result<(File, u64), String> {

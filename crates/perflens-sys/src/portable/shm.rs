@@ -23,6 +23,12 @@ pub fn make_private_dir(_root: &Path) -> Result<(), String> {
     Err(refused())
 }
 
+/// No positioned reads in portable `std`: an error (no session file is
+/// ever opened here to read).
+pub fn read_at(_file: &File, _buf: &mut [u8], _offset: u64) -> std::io::Result<usize> {
+    Err(unsupported("a positioned read"))
+}
+
 /// No live view: an error (nothing here could be checked private).
 pub fn check_private_dir(_dir: &Path) -> Result<(), String> {
     Err(refused())
