@@ -25,7 +25,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Supported: Linux on x86_64. Elsewhere the crate builds and
+//! Supported: Linux on x86_64 and aarch64. Elsewhere the crate builds and
 //! [`ProfilerGuard::new`] returns [`SamplerError::Unsupported`], and so it
 //! does on a build that uses perflens-sys's portable, `std`-only
 //! implementation (`--cfg perflens_portable`), which has neither perf
@@ -34,7 +34,10 @@
 
 #![warn(missing_docs)]
 #![cfg_attr(
-    not(all(target_os = "linux", target_arch = "x86_64")),
+    not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )),
     allow(dead_code, unused_imports)
 )]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -44,7 +47,10 @@ mod dwarf;
 mod error;
 mod modules;
 mod profile;
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod sampler;
 mod snapshot;
 mod symbolize;
@@ -57,7 +63,10 @@ pub mod fuzzing;
 
 use std::time::Duration;
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 use perflens_sys::thread::realtime_signal;
 
 pub use error::SamplerError;
@@ -65,7 +74,10 @@ pub use profile::{
     CpuProfile, CpuProfileBuilder, Frames, KERNEL_FRAME, ProfileTiming, SampleValue, Symbol,
     ThreadProfile,
 };
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 pub use sampler::{
     arm_current_thread, clear_charge_hook, clear_context_hook, in_signal_handler, late_signals,
     set_charge_hook, set_context_hook, set_watcher_start_hook,
@@ -172,7 +184,10 @@ pub fn std_env(name: &'static str) -> Option<String> {
 }
 
 /// `PERFLENS_CPU_SIGNAL`: a signal number, or `SIGRTMIN+n`.
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 fn signal_from_env(read: EnvReader) -> Result<Option<i32>, SamplerError> {
     let Some(v) = read("PERFLENS_CPU_SIGNAL") else {
         return Ok(None);
@@ -322,7 +337,10 @@ impl ProfilerGuardBuilder {
 /// A running profiling session. Sampling stops when it is dropped (or with
 /// [`ProfilerGuard::stop`]).
 pub struct ProfilerGuard {
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     running: Option<sampler::Running>,
     blocklist: Vec<String>,
 }
@@ -333,7 +351,10 @@ impl ProfilerGuard {
         ProfilerGuardBuilder::default().frequency(frequency).build()
     }
 
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
         if let Some(why) = sampler::unavailable() {
             return Err(SamplerError::Unsupported(why));
@@ -373,11 +394,14 @@ impl ProfilerGuard {
         })
     }
 
-    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
     fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
         let _ = b;
         Err(SamplerError::Unsupported(
-            "the sampler supports Linux on x86_64 only",
+            "the sampler supports Linux on x86_64 and aarch64 only",
         ))
     }
 
@@ -394,7 +418,10 @@ impl ProfilerGuard {
         CpuProfileBuilder::new(ProfileSource::Done(Box::new(snap)), blocklist)
     }
 
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     fn stop_snapshot(mut self) -> snapshot::Snapshot {
         match self.running.take() {
             Some(r) => r.stop(),
@@ -402,12 +429,18 @@ impl ProfilerGuard {
         }
     }
 
-    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
     fn stop_snapshot(self) -> snapshot::Snapshot {
         unreachable!("no guard exists on unsupported targets")
     }
 
-    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    #[cfg(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    ))]
     pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, SamplerError> {
         match &self.running {
             Some(r) => Ok(r.session().snapshot()),
@@ -417,16 +450,22 @@ impl ProfilerGuard {
         }
     }
 
-    #[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+    #[cfg(not(all(
+        target_os = "linux",
+        any(target_arch = "x86_64", target_arch = "aarch64")
+    )))]
     pub(crate) fn snapshot(&self) -> Result<snapshot::Snapshot, SamplerError> {
         Err(SamplerError::Unsupported(
-            "the sampler supports Linux on x86_64 only",
+            "the sampler supports Linux on x86_64 and aarch64 only",
         ))
     }
 }
 
 /// No-op stand-ins on unsupported targets, so callers need no `cfg`.
-#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 mod unsupported {
     /// Unsupported target: never arms anything.
     pub fn arm_current_thread() -> Result<bool, crate::SamplerError> {
@@ -451,5 +490,8 @@ mod unsupported {
         0
     }
 }
-#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 pub use unsupported::*;

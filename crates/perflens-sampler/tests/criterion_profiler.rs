@@ -1,6 +1,10 @@
 //! The criterion profiler writes a flamegraph and a pprof file per
 //! benchmark (driven here the way criterion drives it).
-#![cfg(all(feature = "criterion", target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    feature = "criterion",
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use perflens_sampler::criterion::{PerflensProfiler, Profiler};

@@ -3,7 +3,10 @@
 //! `[kernel]` frame of its own in the folded stacks and the pprof
 //! profile (never on a sampled stack); with it included, a system call's
 //! time is on the samples and there is no `[kernel]` frame.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use perflens_sampler::{

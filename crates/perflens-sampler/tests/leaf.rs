@@ -1,6 +1,9 @@
 //! The interrupted (leaf) frame is kept and symbolized: a busy
 //! `#[inline(never)]` leaf is the innermost frame of most samples.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::time::Duration;

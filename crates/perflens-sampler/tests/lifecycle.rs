@@ -1,5 +1,8 @@
 //! Start/stop, late signals, threads that start or exit mid-profile.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::time::Duration;

@@ -3,7 +3,10 @@
 //! `harness = false`: `main` here runs on the process's main thread.
 mod common;
 
-#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 fn main() {
     use common::*;
     use std::time::Duration;
@@ -33,5 +36,8 @@ fn main() {
     println!("main_thread: ok");
 }
 
-#[cfg(not(all(target_os = "linux", target_arch = "x86_64")))]
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
 fn main() {}

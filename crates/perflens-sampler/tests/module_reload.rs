@@ -1,6 +1,9 @@
 //! A library loaded during the session (dlopen) gets unwind info: samples
 //! inside it unwind through it to the Rust caller.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::hint::black_box;

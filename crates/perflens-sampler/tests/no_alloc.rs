@@ -1,7 +1,10 @@
 //! The signal handler allocates nothing: a counting global allocator
 //! records allocations made while the sampler's handler runs, on a
 //! thread's own stack and on an alternate signal stack.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -1,6 +1,9 @@
 //! The pprof output: total CPU matches the threads' CPU time, and
 //! `go tool pprof` reads it (labels included).
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::process::Command;

@@ -4,7 +4,10 @@
 //! an altstack that is later shrunk is never read past its end, and a
 //! sample on any other stack (a coroutine's) keeps its leaf and is
 //! counted, without reading that stack.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::process::Command;
@@ -22,6 +25,8 @@ static FAKE_FP: AtomicU64 = AtomicU64::new(0);
 // with rbp set to its first argument: an unwinder following it reads
 // [rbp] and [rbp + 8]. Only a handler that bounds its reads by a stack
 // known to be mapped survives an rbp that points at unmapped memory.
+// (On aarch64 the same with x29, the frame pointer.)
+#[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".globl perflens_test_spin_fp",
     ".type perflens_test_spin_fp,@function",
@@ -43,8 +48,32 @@ std::arch::global_asm!(
     ".size perflens_test_spin_fp, .-perflens_test_spin_fp",
 );
 
+#[cfg(target_arch = "aarch64")]
+std::arch::global_asm!(
+    ".globl perflens_test_spin_fp",
+    ".type perflens_test_spin_fp,%function",
+    "perflens_test_spin_fp:",
+    ".cfi_startproc",
+    "stp x29, x30, [sp, #-16]!",
+    ".cfi_def_cfa_offset 16",
+    ".cfi_offset x29, -16",
+    ".cfi_offset x30, -8",
+    "mov x29, x0",
+    ".cfi_def_cfa x29, 16",
+    "2:",
+    "subs x1, x1, #1",
+    "b.ne 2b",
+    ".cfi_def_cfa sp, 16",
+    "ldp x29, x30, [sp], #16",
+    ".cfi_def_cfa_offset 0",
+    "ret",
+    ".cfi_endproc",
+    ".size perflens_test_spin_fp, .-perflens_test_spin_fp",
+);
+
 // Calls `f(arg)` with the stack pointer at `top` (a stack of our own, as
 // a coroutine library would), then switches back.
+#[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".globl perflens_test_on_stack",
     ".type perflens_test_on_stack,@function",
@@ -62,6 +91,31 @@ std::arch::global_asm!(
     "mov rsp, rbp",
     "pop rbp",
     ".cfi_def_cfa rsp, 8",
+    "ret",
+    ".cfi_endproc",
+    ".size perflens_test_on_stack, .-perflens_test_on_stack",
+);
+
+#[cfg(target_arch = "aarch64")]
+std::arch::global_asm!(
+    ".globl perflens_test_on_stack",
+    ".type perflens_test_on_stack,%function",
+    "perflens_test_on_stack:",
+    ".cfi_startproc",
+    "stp x29, x30, [sp, #-16]!",
+    ".cfi_def_cfa_offset 16",
+    ".cfi_offset x29, -16",
+    ".cfi_offset x30, -8",
+    "mov x29, sp",
+    ".cfi_def_cfa_register x29",
+    "and x0, x0, #-16",
+    "mov sp, x0",
+    "mov x0, x2",
+    "blr x1",
+    "mov sp, x29",
+    ".cfi_def_cfa sp, 16",
+    "ldp x29, x30, [sp], #16",
+    ".cfi_def_cfa_offset 0",
     "ret",
     ".cfi_endproc",
     ".size perflens_test_on_stack, .-perflens_test_on_stack",

@@ -3,7 +3,10 @@
 //! each reported once, as live: the watcher never takes a live thread for
 //! an exited one, whether it armed itself after the watcher listed
 //! `/proc/self/task` or the listing missed it while other threads exited.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use std::collections::HashMap;

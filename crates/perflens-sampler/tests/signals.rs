@@ -2,7 +2,10 @@
 //! the kernel's sigtrap delivery by default, with a real-time signal when
 //! one is configured, a debugger is attached or the program handles
 //! SIGTRAP itself; a SIGTRAP that is not ours keeps its usual effect.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use perflens_sampler::{CpuSource, ProfilerGuardBuilder};

@@ -3,7 +3,10 @@
 //! switches often is moved to the timer source, while a CPU-bound thread
 //! keeps its perf event. Either way the thread's samples add up to its
 //! CPU time. A perf event asked for by name is never moved.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use perflens_sampler::{CpuSource, KernelMode, ProfilerGuardBuilder, SourcePreference};

@@ -1,6 +1,9 @@
 //! The timer fallback (`timer_create` on the thread CPU clock) produces
 //! samples weighted by the thread's CPU time since the one before.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 mod common;
 use common::*;
 use perflens_sampler::{CpuSource, ProfilerGuardBuilder, SourcePreference};

@@ -154,7 +154,10 @@ pub struct CpuProfileBuilder<'a> {
 
 pub(crate) enum ProfileSource<'a> {
     #[cfg_attr(
-        not(all(target_os = "linux", target_arch = "x86_64")),
+        not(all(
+            target_os = "linux",
+            any(target_arch = "x86_64", target_arch = "aarch64")
+        )),
         allow(dead_code)
     )]
     Live(&'a crate::ProfilerGuard),
