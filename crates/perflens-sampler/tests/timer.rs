@@ -23,15 +23,20 @@ fn check_timer_profile(report: &perflens_sampler::CpuProfile, me: u64) {
         assert!(v.cpu_ns > 0 && v.samples > 0, "{f:?}: {v:?}");
     }
     // The weights add up to the thread's CPU time from its arming to its
-    // last sample: short by what ran after that one (a tick or two; the
-    // kernel's tick is 4 ms here), never more, loaded or not (the timer's
-    // overrun counts came 8% short on a loaded machine).
+    // last sample: short by what ran after that one, never more, loaded
+    // or not (the timer's overrun counts came 8% short on a loaded
+    // machine). What ran after it is a tick or two (the kernel's tick is
+    // 4 ms here), or, on a machine so loaded that the kernel delivered
+    // only 4 expirations in 200 ms of CPU, about one of the gaps it left
+    // between the others: at most two of their mean.
     let tail = t.cpu_ns as i64 - t.sampled_cpu_ns as i64;
+    let gap = t.sampled_cpu_ns as i64 / t.samples as i64;
     assert!(
-        (0..=20_000_000).contains(&tail),
-        "timer weights {} ns vs thread CPU {} ns",
+        (0..=20_000_000 + 2 * gap).contains(&tail),
+        "timer weights {} ns vs thread CPU {} ns, {} samples",
         t.sampled_cpu_ns,
-        t.cpu_ns
+        t.cpu_ns,
+        t.samples
     );
 }
 
