@@ -13,6 +13,8 @@
 //! there that the child would wait on forever). Here the only threads are
 //! the test's, the sampler's watcher and one measured background thread,
 //! all started before the first fork; the test harness starts no other.
+// fork and the perf event fds in /proc: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;

@@ -2,6 +2,8 @@
 //! finished one after another in one process, each with threads that make
 //! measured calls: no perf fd, POSIX timer, signal handler, thread or
 //! mapping is left behind, and every session's report is exact.
+// perf fds, POSIX timers and mappings read from /proc: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;

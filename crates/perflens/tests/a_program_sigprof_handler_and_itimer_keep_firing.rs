@@ -2,6 +2,8 @@
 //! `setitimer(ITIMER_PROF)`, profiled with CPU sampling and allocation
 //! counting on: its handler keeps firing and perflens keeps sampling,
 //! whether the program set its timer up before the session or during it.
+// SIGPROF, setitimer and the sampler's timer signal: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;

@@ -5,6 +5,8 @@
 //! Each case runs a child process: an ignored test of this binary that
 //! starts what `#[perflens::main]` starts and makes measured calls until
 //! it is stopped.
+// SIGTERM, SIGINT and SIGKILL: perflens handles stop signals on Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "enabled")]
 
 use std::io::{BufRead, BufReader};

@@ -3,6 +3,8 @@
 //! counting: every call and byte is in the report, every thread was
 //! sampled from its first measured call, and the sampler still delivers
 //! samples after the churn.
+// CPU sampling of a thousand threads by kernel thread id: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;

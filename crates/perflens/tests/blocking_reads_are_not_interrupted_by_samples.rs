@@ -10,6 +10,8 @@
 //! kernel does on such an expiry, before it writes. A control run with a
 //! handler installed without SA_RESTART shows that the test sees EINTR
 //! when there is one.
+// the sampler's real-time signal (SIGRTMIN, tgkill): Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;

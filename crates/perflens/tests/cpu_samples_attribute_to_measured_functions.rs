@@ -3,6 +3,8 @@
 //! functions, an `#[inline(always)]` function that has no symbol of its
 //! own, a thread that parks while another burns CPU, and threads that
 //! live shorter than the sampler's scan for new threads.
+// CPU sampling (perf events, per-thread CPU timers) and Linux's clock id: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
 use perflens::Session;

@@ -3,6 +3,8 @@
 //! split above `_start` by a `[path]` frame. The path stays in pprof (the
 //! `perflens_path` label) and in the second flamegraph,
 //! `PERFLENS_FLAMEGRAPH_PATHS`, which puts it first.
+// CPU sampling (perf events, per-thread CPU timers): Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
 use std::process::Command;

@@ -6,6 +6,8 @@
 //! the parent's report holds exactly the parent's calls; programs the
 //! process executes (through `Command`, and through `execv` in a forked
 //! child) inherit no perf event file descriptor.
+// fork, execv and the perf event fds in /proc: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;

@@ -1,6 +1,8 @@
 //! `SessionBuilder::ignore_env` means no `PERFLENS_*` variable applies,
 //! the CPU sampler's included: before, `PERFLENS_CPU_HZ` and
 //! `PERFLENS_CPU_SOURCE` still changed an `ignore_env` session.
+// CPU sampling (it asserts the perf_event source): Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
 mod common;

@@ -25,6 +25,8 @@
 //! Each mode runs in a child process (this test binary run again on one
 //! test) with the variable set, so that no test changes the environment of
 //! another.
+// CPU sampling's kernel/user split (perf events) and Linux's clock id: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
 use perflens::Session;

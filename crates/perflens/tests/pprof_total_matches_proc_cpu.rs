@@ -4,6 +4,8 @@
 //! `go tool pprof` reads it, the folded stacks' and the JSON report's CPU
 //! totals are within 3% of the CPU time the kernel accounted to the
 //! threads, read from `/proc/thread-self/sched` by the program itself.
+// CPU sampling checked against /proc/thread-self/sched: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
 mod common;

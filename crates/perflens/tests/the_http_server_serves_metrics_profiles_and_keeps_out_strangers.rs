@@ -201,6 +201,7 @@ fn one_profile_at_a_time_and_a_slow_client_holds_up_nobody() {
 }
 
 /// This thread's CPU time, in ns.
+#[cfg(target_os = "linux")]
 fn own_cpu_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -212,6 +213,7 @@ fn own_cpu_ns() -> u64 {
 }
 
 /// Now, as ns since the Unix epoch.
+#[cfg(target_os = "linux")]
 fn unix_ns() -> u64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -221,6 +223,7 @@ fn unix_ns() -> u64 {
 
 /// `go tool pprof -raw`'s `Time: 2026-11-24 08:01:13.216052024 +0000 UTC`
 /// as ns since the Unix epoch.
+#[cfg(target_os = "linux")]
 fn parse_raw_time(line: &str) -> u64 {
     let t = line.trim_start_matches("Time: ");
     let (date, rest) = t.split_once(' ').unwrap();
@@ -244,6 +247,7 @@ fn parse_raw_time(line: &str) -> u64 {
     secs as u64 * 1_000_000_000 + nanos
 }
 
+#[cfg(target_os = "linux")] // CPU sampling: Linux only
 #[test]
 fn go_tool_pprof_reads_a_profile_with_the_threads_cpu_time() {
     let _one = one_at_a_time();
@@ -251,6 +255,7 @@ fn go_tool_pprof_reads_a_profile_with_the_threads_cpu_time() {
     pprof_over_http(Session::builder().ignore_env().http("127.0.0.1:0"));
 }
 
+#[cfg(target_os = "linux")] // CPU sampling: Linux only
 #[test]
 fn a_session_that_samples_cpu_serves_a_window_of_its_own_samples() {
     let _one = one_at_a_time();
@@ -278,6 +283,7 @@ fn a_session_that_samples_cpu_serves_a_window_of_its_own_samples() {
 /// session made by `builder` while a thread spins, and checks the
 /// profile's total against the thread's CPU time in the profile's window.
 /// Returns the session's final report.
+#[cfg(target_os = "linux")]
 fn pprof_over_http(builder: perflens::SessionBuilder) -> perflens::Report {
     let s = builder.start().expect("a session with its server");
     let addr = s.http_addr().unwrap();

@@ -5,6 +5,8 @@
 //!
 //! The limit applies to the whole process, so the work runs in a child
 //! process: an ignored test of this binary, run by the parent test.
+// RLIMIT_AS and /proc/self/status: Linux only.
+#![cfg(target_os = "linux")]
 #![cfg(feature = "enabled")]
 
 use perflens::Session;

@@ -1,19 +1,25 @@
 //! Helpers of the stress tests (alloc and CPU sampling on): what a process
 //! holds open (file descriptors, mappings, POSIX timers, signal
 //! dispositions), child processes, panics without noise and a minimal
-//! executor. Each stress test uses a part of it.
+//! executor. Each stress test uses a part of it. What reads `/proc` or
+//! calls Linux's own system calls is compiled on Linux only, what needs
+//! POSIX (signals, child processes, the thread CPU clock) on Unix only,
+//! so that the tests that use neither still build for macOS and Windows.
 #![allow(dead_code)]
 
 use std::future::Future;
 use std::process::{Command, Output};
 use std::task::{Context, Poll, Waker};
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
 /// What `/proc/<pid>/fd/<n>` of a perf event reads as.
+#[cfg(target_os = "linux")]
 pub const PERF_FD: &str = "anon_inode:[perf_event]";
 
 /// Open file descriptors of process `pid` (`"self"` for this one), each
 /// with what it points to, in fd order.
+#[cfg(target_os = "linux")]
 pub fn fds(pid: &str) -> Vec<(i32, String)> {
     let dir = format!("/proc/{pid}/fd");
     let mut out: Vec<(i32, String)> = std::fs::read_dir(&dir)
@@ -32,11 +38,13 @@ pub fn fds(pid: &str) -> Vec<(i32, String)> {
 }
 
 /// How many of `pid`'s open file descriptors are perf events.
+#[cfg(target_os = "linux")]
 pub fn perf_fds(pid: &str) -> usize {
     fds(pid).iter().filter(|(_, t)| t == PERF_FD).count()
 }
 
 /// The lines of `/proc/self/maps`.
+#[cfg(target_os = "linux")]
 pub fn maps() -> Vec<String> {
     std::fs::read_to_string("/proc/self/maps")
         .unwrap()
@@ -47,6 +55,7 @@ pub fn maps() -> Vec<String> {
 
 /// POSIX timers of this process (`/proc/self/timers` has one `ID:` line
 /// per timer).
+#[cfg(target_os = "linux")]
 pub fn posix_timers() -> usize {
     std::fs::read_to_string("/proc/self/timers")
         .unwrap_or_default()
@@ -56,12 +65,14 @@ pub fn posix_timers() -> usize {
 }
 
 /// Threads of this process.
+#[cfg(target_os = "linux")]
 pub fn threads() -> usize {
     std::fs::read_dir("/proc/self/task").unwrap().count()
 }
 
 /// The disposition of `sig`: handler address (or `SIG_DFL`/`SIG_IGN`)
 /// and flags.
+#[cfg(unix)]
 pub fn disposition(sig: i32) -> (usize, i32) {
     // SAFETY: querying a disposition into a zeroed sigaction we own.
     unsafe {
@@ -72,6 +83,7 @@ pub fn disposition(sig: i32) -> (usize, i32) {
 }
 
 /// The mask of ignored signals of process `pid` (`SigIgn` in its status).
+#[cfg(target_os = "linux")]
 pub fn ignored_signals(pid: &str) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     let hex = status
@@ -84,6 +96,7 @@ pub fn ignored_signals(pid: &str) -> u64 {
 
 /// Waits for child `pid` for at most `timeout`; kills it after that.
 /// Returns its wait status, or an error that says it hung.
+#[cfg(unix)]
 pub fn wait_for(pid: libc::pid_t, timeout: Duration) -> Result<i32, String> {
     let start = Instant::now();
     loop {
@@ -120,6 +133,7 @@ pub fn wait_for(pid: libc::pid_t, timeout: Duration) -> Result<i32, String> {
 }
 
 /// "exited with N" or "killed by signal N", for messages.
+#[cfg(unix)]
 pub fn describe(status: i32) -> String {
     if libc::WIFEXITED(status) {
         format!("exited with {}", libc::WEXITSTATUS(status))
@@ -190,6 +204,7 @@ impl Future for YieldOnce {
 }
 
 /// This thread's CPU time.
+#[cfg(unix)]
 pub fn thread_cpu() -> Duration {
     let mut ts = libc::timespec {
         tv_sec: 0,
@@ -201,6 +216,7 @@ pub fn thread_cpu() -> Duration {
 }
 
 /// Burns this thread's CPU for `ms` milliseconds of its own CPU time.
+#[cfg(unix)]
 pub fn spin_cpu(ms: u64) {
     let start = thread_cpu();
     let mut x = 1u64;
@@ -212,6 +228,7 @@ pub fn spin_cpu(ms: u64) {
 }
 
 /// This thread's kernel id.
+#[cfg(target_os = "linux")]
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions.
     unsafe { libc::gettid() }
