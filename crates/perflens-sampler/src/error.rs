@@ -1,10 +1,17 @@
+//! The sampler's one error type, [`SamplerError`]: what starting,
+//! arming a thread or building a profile can fail with, each variant
+//! with the message a user reads (an unsupported platform, a session
+//! already running, a signal taken by the program, a refused perf event
+//! or timer, an invalid setting).
+
 use std::fmt;
 
 /// Errors of the sampler.
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SamplerError {
-    /// This platform has no sampler (Linux on x86_64 only for now).
+    /// This platform or build has no sampler (Linux on x86_64 and aarch64,
+    /// not the portable build), with why.
     Unsupported(&'static str),
     /// A profiling session is already running in this process.
     AlreadyRunning,
