@@ -197,8 +197,11 @@ impl SamplerState {
             }
             Err(_) => return,
         };
-        slot.last_cpu
-            .store(thread_cpu_ns(tid).unwrap_or(0), Ordering::Relaxed);
+        // `last_cpu` stays where the timer's last sample left it: the perf
+        // event's first sample weighs the CPU time since then, the tail of
+        // the timer's time included (reset here, a sparse timer's last
+        // tens of ms were on no sample: 83% of the CPU accounted under a
+        // loaded loop).
         slot.user_only.store(false, Ordering::Relaxed);
         slot.handle.store(i64::from(fd), Ordering::Relaxed);
         slot.source.store(SOURCE_PERF, Ordering::Release);
