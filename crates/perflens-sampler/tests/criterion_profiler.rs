@@ -1,6 +1,13 @@
 //! The criterion profiler writes a flamegraph and a pprof file per
 //! benchmark (driven here the way criterion drives it).
-#![cfg(all(feature = "criterion", target_os = "linux", target_arch = "x86_64"))]
+// Not in the portable build: sampling is its subject, and that build has
+// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+#![cfg(all(
+    feature = "criterion",
+    target_os = "linux",
+    target_arch = "x86_64",
+    not(perflens_portable)
+))]
 mod common;
 use common::*;
 use perflens_sampler::criterion::{PerflensProfiler, Profiler};

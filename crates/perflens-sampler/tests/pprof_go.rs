@@ -1,6 +1,8 @@
 //! The pprof output: total CPU matches the threads' CPU time, and
 //! `go tool pprof` reads it (labels included).
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+// Not in the portable build: sampling is its subject, and that build has
+// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+#![cfg(all(target_os = "linux", target_arch = "x86_64", not(perflens_portable)))]
 mod common;
 use common::*;
 use std::process::Command;

@@ -2,7 +2,9 @@
 //! the kernel's sigtrap delivery by default, with a real-time signal when
 //! one is configured, a debugger is attached or the program handles
 //! SIGTRAP itself; a SIGTRAP that is not ours keeps its usual effect.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+// Not in the portable build: sampling is its subject, and that build has
+// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+#![cfg(all(target_os = "linux", target_arch = "x86_64", not(perflens_portable)))]
 mod common;
 use common::*;
 use perflens_sampler::{CpuSource, ProfilerGuardBuilder};

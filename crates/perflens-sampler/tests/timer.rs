@@ -1,6 +1,8 @@
 //! The timer fallback (`timer_create` on the thread CPU clock) produces
 //! samples weighted by the thread's CPU time since the one before.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+// Not in the portable build: sampling is its subject, and that build has
+// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+#![cfg(all(target_os = "linux", target_arch = "x86_64", not(perflens_portable)))]
 mod common;
 use common::*;
 use perflens_sampler::{CpuSource, ProfilerGuardBuilder, SourcePreference};
