@@ -2,6 +2,9 @@
 //! own report (`PERFLENS_JSON`) has: the same sites, places,
 //! expressions, counts, waits and measured children, read from the block
 //! files and the names file's `REC_AWAIT` records.
+// Not in the portable build: it reads a live session, and that build has
+// none (tests/the_live_view_is_there_or_says_why.rs checks what it says).
+#![cfg(not(perflens_portable))]
 
 use perflens::__private::{AwaitSite, Mode, awaited};
 use perflens_live::LiveSession;

@@ -2,6 +2,9 @@
 //! of kind `Await` (code 3), their `REC_AWAIT` records give the file,
 //! line, column and expression, and the site's node under its awaiting
 //! function has the counts the program's own snapshot has.
+// Not in the portable build: it reads a live session, and that build has
+// none (tests/the_live_view_is_there_or_says_why.rs checks what it says).
+#![cfg(not(perflens_portable))]
 
 use perflens::__private::{AwaitSite, awaited};
 use perflens_format::CallsiteKind;

@@ -9,6 +9,9 @@
 //! directory and corrupts the copy. Every read runs on a thread with a
 //! time limit: a case that does not finish in time fails as a hang, a
 //! panic fails naming the case.
+// Not in the portable build: it reads a live session, and that build has
+// none (tests/the_live_view_is_there_or_says_why.rs checks what it says).
+#![cfg(not(perflens_portable))]
 
 use perflens_format::block::{Header, LAYOUT_VERSION, MAGIC};
 use perflens_format::session_file::{

@@ -7,6 +7,9 @@
 //! (`target_program`), with `PERFLENS_LIVE_TEST_CHILD` set; each test runs
 //! it under its own `XDG_RUNTIME_DIR`, so tests running at once (or other
 //! programs of the user) never see each other's sessions.
+// Not in the portable build: it reads a live session, and that build has
+// none (tests/the_live_view_is_there_or_says_why.rs checks what it says).
+#![cfg(not(perflens_portable))]
 
 use perflens_live::{LiveSession, State};
 use perflens_report::{Report, ReportOptions};

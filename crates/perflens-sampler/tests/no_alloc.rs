@@ -1,9 +1,12 @@
 //! The signal handler allocates nothing: a counting global allocator
 //! records allocations made while the sampler's handler runs, on a
 //! thread's own stack and on an alternate signal stack.
+// Not in the portable build: sampling is its subject, and that build has
+// no source (`SamplerError::Unsupported`, asserted by the unit tests).
 #![cfg(all(
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(perflens_portable)
 ))]
 mod common;
 use common::*;

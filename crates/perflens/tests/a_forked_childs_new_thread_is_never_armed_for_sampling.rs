@@ -136,6 +136,10 @@ fn a_forked_childs_new_thread_is_never_armed_for_sampling() {
     assert_eq!(calls("in_child_thread"), None);
     assert_eq!(calls("background"), Some(1));
     assert_eq!(report.dropped.dropped_frames, 0);
-    let cpu = report.cpu.as_ref().unwrap();
-    assert!(cpu.is_available(), "{}", cpu.source);
+    // Without CPU sampling (the portable build) the report says so; the
+    // children's checks above hold either way.
+    if common::capabilities::cpu_sampled(&report) {
+        let cpu = report.cpu.as_ref().unwrap();
+        assert!(cpu.is_available(), "{}", cpu.source);
+    }
 }

@@ -9,6 +9,8 @@
 #![cfg(target_os = "linux")]
 #![cfg(feature = "enabled")]
 
+mod common;
+use common::capabilities::NO_STOP_SIGNALS_LINE;
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
@@ -154,6 +156,14 @@ fn stopped_by(sig: libc::c_int, name: &str) {
     assert_eq!(unsafe { libc::kill(child.id() as i32, sig) }, 0);
     let (status, err) = finish(child);
     assert_eq!(status.signal(), Some(sig), "{status:?}\n{err}");
+    if !perflens_sys::CAPABILITIES.stop_signals {
+        // The portable build: the session said at start that a stop
+        // signal writes no report, and the program died of it without one.
+        assert!(err.contains(NO_STOP_SIGNALS_LINE), "{err}");
+        assert!(!err.contains("writing the report"), "{err}");
+        assert_eq!(work_calls(&json), None, "{err}");
+        return;
+    }
     assert!(
         err.contains(&format!("[perflens] {name}: writing the report")),
         "{err}"

@@ -7,6 +7,8 @@
 #![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
+mod common;
+
 use std::process::Command;
 use std::time::Duration;
 
@@ -66,6 +68,17 @@ fn flamegraphs_keep_native_stacks_whole() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stderr).into_owned();
     assert!(out.status.success(), "{text}");
+    if !perflens_sys::CAPABILITIES.cpu_sampling {
+        // The portable build: the program said why it samples nothing,
+        // and wrote no stacks.
+        assert!(
+            text.contains(common::capabilities::CPU_UNAVAILABLE_LINE),
+            "{text}"
+        );
+        assert!(!folded.exists() && !by_path.exists(), "{text}");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let folded = std::fs::read_to_string(&folded).unwrap();
     // No measured-path frame in the native stacks.
     assert!(

@@ -29,6 +29,7 @@
 #![cfg(target_os = "linux")]
 #![cfg(feature = "cpu")]
 
+mod common;
 use perflens::Session;
 use std::hint::black_box;
 use std::io::Read;
@@ -212,6 +213,14 @@ impl Run {
 fn measured_in(test: &str, mode: &str) -> Option<Run> {
     if std::env::var(CHILD).as_deref() != Ok(mode) {
         run_child(test, mode);
+        return None;
+    }
+    if !perflens_sys::CAPABILITIES.cpu_sampling {
+        // The portable build: no samples to attribute; the report says
+        // why, and the parent's check ends here.
+        let session = Session::builder().cpu_sampling(true).start().unwrap();
+        assert!(!common::capabilities::cpu_sampled(&session.finish()));
+        println!("kernel-check: {mode}: no CPU sampling in this build");
         return None;
     }
     let run = measure();

@@ -149,5 +149,7 @@ fn panics_and_dropped_futures_are_counted_exactly() {
         (done.calls, done.cancelled, done.polls),
         (PANICS, Some(0), Some(2 * PANICS))
     );
-    assert!(report.cpu.as_ref().unwrap().is_available());
+    if common::capabilities::cpu_sampled(&report) {
+        assert!(report.cpu.as_ref().unwrap().is_available());
+    }
 }

@@ -72,6 +72,19 @@ fn pprof_and_json_cpu_totals_match_proc() {
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or_else(|| panic!("no /proc CPU line in:\n{stdout}"));
     assert!(truth > 0.3e9, "the workload ran only {truth} ns");
+    if !perflens_sys::CAPABILITIES.cpu_sampling {
+        // The portable build: the program said why it samples nothing,
+        // wrote no profile, and its JSON report's CPU section says why.
+        assert!(
+            stderr.contains(common::capabilities::CPU_UNAVAILABLE_LINE),
+            "{stderr}"
+        );
+        assert!(!pprof.exists() && !folded.exists(), "{stderr}");
+        let report = perflens::Report::from_json_str(&std::fs::read_to_string(&json).unwrap());
+        assert!(!common::capabilities::cpu_sampled(&report.unwrap()));
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
 
     // go tool pprof's total, in milliseconds.
     let top = Command::new("go")

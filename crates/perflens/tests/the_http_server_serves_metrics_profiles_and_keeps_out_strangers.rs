@@ -8,6 +8,7 @@
 //! that need them fail.
 #![cfg(all(feature = "http", feature = "cpu"))]
 
+mod common;
 use perflens::Session;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
@@ -174,17 +175,24 @@ fn one_profile_at_a_time_and_a_slow_client_holds_up_nobody() {
     // A client that sends half a request line and then nothing.
     let mut slow = TcpStream::connect(addr).unwrap();
     slow.write_all(b"GET /metr").unwrap();
-    let first = std::thread::spawn(move || get(addr, "/debug/pprof/profile?seconds=2", ""));
-    std::thread::sleep(Duration::from_millis(300));
-    let t = Instant::now();
-    let (status, body) = get(addr, "/debug/pprof/profile?seconds=1", "");
-    assert_eq!(status, 429, "{body}");
-    // Others are served at once, slow client and running profile or not.
-    assert_eq!(get(addr, "/metrics", "").0, 200);
-    assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
-    let (status, profile) = first.join().unwrap();
-    assert_eq!(status, 200);
-    assert!(!profile.is_empty());
+    if perflens_sys::CAPABILITIES.cpu_sampling {
+        let first = std::thread::spawn(move || get(addr, "/debug/pprof/profile?seconds=2", ""));
+        std::thread::sleep(Duration::from_millis(300));
+        let t = Instant::now();
+        let (status, body) = get(addr, "/debug/pprof/profile?seconds=1", "");
+        assert_eq!(status, 429, "{body}");
+        // Others are served at once, slow client and running profile or not.
+        assert_eq!(get(addr, "/metrics", "").0, 200);
+        assert!(t.elapsed() < Duration::from_secs(1), "{:?}", t.elapsed());
+        let (status, profile) = first.join().unwrap();
+        assert_eq!(status, 200);
+        assert!(!profile.is_empty());
+    } else {
+        // The portable build has no profile to hold the server: it says
+        // why at once (409), and serves the rest beside the slow client.
+        no_profile_here(addr);
+        assert_eq!(get(addr, "/metrics", "").0, 200);
+    }
     // The slow client's connection is closed once its headers are late
     // (5 s).
     slow.set_read_timeout(Some(Duration::from_secs(10)))
@@ -267,6 +275,10 @@ fn a_session_that_samples_cpu_serves_a_window_of_its_own_samples() {
             .cpu_sampling(true)
             .http("127.0.0.1:0"),
     );
+    // (The portable build's report says why it has no samples.)
+    if !common::capabilities::cpu_sampled(&report) {
+        return;
+    }
     let cpu = report.cpu.expect("the session's CPU section");
     assert!(
         cpu.samples > 0 && !cpu.source.starts_with("unavailable"),
@@ -279,6 +291,19 @@ fn a_session_that_samples_cpu_serves_a_window_of_its_own_samples() {
     }
 }
 
+/// In a build without CPU sampling (the portable one), the profile
+/// endpoint answers 409 at once, saying why.
+fn no_profile_here(addr: SocketAddr) {
+    let t = Instant::now();
+    let (status, body) = get(addr, "/debug/pprof/profile?seconds=2", "");
+    assert_eq!(status, 409, "{body}");
+    assert!(
+        body.contains("CPU sampling could not start: CPU sampling is not supported here"),
+        "{body}"
+    );
+    assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
+}
+
 /// Runs `go tool pprof -top` on `/debug/pprof/profile?seconds=2` of a
 /// session made by `builder` while a thread spins, and checks the
 /// profile's total against the thread's CPU time in the profile's window.
@@ -287,6 +312,10 @@ fn a_session_that_samples_cpu_serves_a_window_of_its_own_samples() {
 fn pprof_over_http(builder: perflens::SessionBuilder) -> perflens::Report {
     let s = builder.start().expect("a session with its server");
     let addr = s.http_addr().unwrap();
+    if !perflens_sys::CAPABILITIES.cpu_sampling {
+        no_profile_here(addr);
+        return s.finish();
+    }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // The busy thread notes (wall clock, its CPU time) every few ms.
     let spinner = {

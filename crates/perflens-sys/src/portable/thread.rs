@@ -1,17 +1,39 @@
-//! Threads on the `std`-only build: no names, ids, stacks or CPU clocks
-//! known, and no way to signal one thread.
+//! Threads on the `std`-only build: the name `std` gave a thread and an
+//! id of this process's own; no stacks or CPU clocks known, and no way
+//! to signal one thread.
 
+use std::cell::Cell;
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// The thread's name: unknown here.
+/// The thread's name, as `std` knows it: `"main"` for the main thread,
+/// the name given to `std::thread::Builder`, `None` for an unnamed one
+/// (the Linux build reads the OS name, which is the same for these).
 pub fn name() -> Option<String> {
-    None
+    std::thread::current().name().map(str::to_string)
 }
 
-/// The thread's id: unknown here (0).
+/// The last id given by [`tid`].
+static LAST_TID: AtomicU64 = AtomicU64::new(0);
+
+std::thread_local! {
+    /// The calling thread's id, 0 until [`tid`] first gives one. No
+    /// destructor: a thread's TLS destructors can still ask.
+    static TID: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The thread's id: `std` has no OS id, so a number of this process's own,
+/// 1 for the first thread that asks, then 2, 3, ... in the order threads
+/// first ask; never 0 and never reused, so a report's rows keep threads
+/// apart (it is not the id another tool shows for the thread).
 #[inline]
 pub fn tid() -> u64 {
-    0
+    TID.with(|t| {
+        if t.get() == 0 {
+            t.set(LAST_TID.fetch_add(1, Ordering::Relaxed) + 1);
+        }
+        t.get()
+    })
 }
 
 /// The calling thread's stack: unknown here.

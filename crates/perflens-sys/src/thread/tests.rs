@@ -90,11 +90,19 @@ mod linux {
 
 #[cfg(any(not(target_os = "linux"), perflens_portable))]
 #[test]
-fn the_portable_build_knows_no_thread_facts() {
-    assert_eq!(
-        (name(), tid(), stack_size(), stack_bounds()),
-        (None, 0, None, None)
-    );
+fn the_portable_build_knows_only_the_thread_facts_std_gives() {
+    // A name and an id from std: the thread's own name, a nonzero id kept
+    // for the thread's life and given to no other thread.
+    assert_eq!(name().as_deref(), std::thread::current().name());
+    let me = tid();
+    assert!(me != 0 && tid() == me);
+    let named = std::thread::Builder::new().name("portable-named".into());
+    let (other, other_name) = named.spawn(|| (tid(), name())).unwrap().join().unwrap();
+    assert!(other != 0 && other != me);
+    assert_eq!(other_name.as_deref(), Some("portable-named"));
+    let unnamed = std::thread::spawn(name).join().unwrap();
+    assert_eq!(unnamed, None);
+    assert_eq!((stack_size(), stack_bounds()), (None, None));
     assert_eq!(
         (cpu_ns(1), own_cpu_ns(), main_stack_limit()),
         (None, None, None)

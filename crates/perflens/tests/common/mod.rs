@@ -112,6 +112,8 @@ fn build_example(name: &str) -> PathBuf {
         .unwrap_or_else(|| panic!("cargo built examples/{name} but named no executable:\n{stderr}"))
 }
 
+#[cfg(feature = "enabled")]
+pub mod capabilities;
 pub mod stress;
 pub mod trace;
 
