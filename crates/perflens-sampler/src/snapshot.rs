@@ -32,6 +32,9 @@ pub(crate) struct ThreadEntry {
     /// A moved thread's CPU time that its perf event, excluding the
     /// kernel, left on no sample before the move.
     pub kernel_unsampled_ns: u64,
+    /// Signals the watcher sent a timer-sampled thread whose timer's
+    /// signal was late (see `SamplerState::nudge_if_late`).
+    pub nudged: u64,
 }
 
 #[derive(Clone, PartialEq, Eq, Hash)]

@@ -19,8 +19,13 @@
 //!   kernel's tick (4 ms at 250 Hz) while the thread runs: within 1-2% on
 //!   an idle machine, but on a loaded one a thread runs in short slices, a
 //!   sample may weigh many periods, and the split moved by up to 22% in
-//!   either direction (the total stays within 1%). So its bound is 40%,
-//!   which still catches a smear like the old one.
+//!   either direction. So its bound is 40%, on each function's share of
+//!   the sampled time, which still catches a smear like the old one. The
+//!   sampled time itself is the thread's CPU time up to its last sample:
+//!   on a loaded machine the kernel may deliver a timer's expiry 190 ms
+//!   of the thread's CPU time late, so what ran after the last one (44 ms
+//!   of 866 in one loaded run) is not in the report, and the two
+//!   functions together are checked against what was sampled.
 //!
 //! Each mode runs in a child process (this test binary run again on one
 //! test) with the variable set, so that no test changes the environment of
@@ -262,10 +267,39 @@ fn the_timer_source_attributes_each_system_call_to_its_caller() {
         return;
     };
     assert_eq!(run.source, "timer", "{}", run.describe());
-    within(run.got_read, run.truth_read, 40.0, "read_zeros", &run);
-    within(run.got_user, run.truth_user, 40.0, "spin_user", &run);
+    // What was sampled went to the two functions, and never more than
+    // the thread ran (its arming came just before the ground truth's
+    // first reading: 1% for that).
+    within(
+        run.got_read + run.got_user,
+        run.attributed,
+        5.0,
+        "both",
+        &run,
+    );
+    assert!(
+        run.attributed <= run.truth_thread * 1.01,
+        "more attributed than the thread ran: {}",
+        run.describe()
+    );
+    // Each function's share of it is its share of the ground truth.
     let truth = run.truth_read + run.truth_user;
-    within(run.got_read + run.got_user, truth, 5.0, "both", &run);
+    let got = run.got_read + run.got_user;
+    let share = |got_f: f64| got_f / got * truth;
+    within(
+        share(run.got_read),
+        run.truth_read,
+        40.0,
+        "read_zeros' share",
+        &run,
+    );
+    within(
+        share(run.got_user),
+        run.truth_user,
+        40.0,
+        "spin_user's share",
+        &run,
+    );
     assert_attributed(&run);
 }
 

@@ -93,6 +93,13 @@ pub struct ThreadProfile {
     /// I/O threads that came to a fifth more CPU. Only with
     /// [`SourcePreference::Auto`](crate::SourcePreference::Auto).
     pub moved_to_timer: bool,
+    /// Samples of a thread on the timer source that the watcher asked for
+    /// because the timer's own signal was late: the thread had run 20 ms
+    /// and two periods of CPU time past its last sample. On a loaded
+    /// machine the kernel was seen to hold a CPU timer's signal for up to
+    /// 190 ms of the thread's CPU time; each such sample weighs the time
+    /// since the one before, as every sample does.
+    pub nudged: u64,
 }
 
 /// Session timing.
@@ -285,6 +292,7 @@ impl<'a> CpuProfileBuilder<'a> {
                 off_stack: t.off_stack,
                 exited: t.exited,
                 moved_to_timer: t.moved_to_timer,
+                nudged: t.nudged,
             })
             .collect();
         Ok(CpuProfile {

@@ -29,6 +29,7 @@ fn thread(tid: u64, samples: u64, cpu_ns: u64) -> ThreadProfile {
         off_stack: 0,
         exited: false,
         moved_to_timer: false,
+        nudged: 0,
     }
 }
 

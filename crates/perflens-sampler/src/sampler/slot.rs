@@ -112,6 +112,9 @@ pub(super) struct SlotOwned {
     /// The thread's CPU time at the watcher's last pass, while it is on a
     /// perf event and not yet judged.
     pub(super) cpu_at_pass: u64,
+    /// The thread's CPU time at the watcher's last pass, while it is on
+    /// the timer source (see `SamplerState::nudge_if_late`).
+    pub(super) timer_cpu_at_pass: u64,
 }
 
 fn hash_tid(tid: i32, len: usize) -> usize {
@@ -268,6 +271,7 @@ impl SamplerState {
             armed_pass: self.passes.load(Ordering::Relaxed),
             moved_to_timer: false,
             kernel_unsampled_ns: 0,
+            nudged: 0,
         });
         sh.owned[idx].entry = entry;
         sh.by_tid.insert(tid, idx);

@@ -16,7 +16,8 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread::JoinHandle;
 
-use super::session::SamplerState;
+use super::session::{SamplerState, Shared};
+use super::sources::SOURCE_TIMER;
 use super::{gettid, thread_alive, thread_cpu_ns};
 use crate::SourcePreference;
 use crate::modules::{self, MapsSnapshot};
@@ -103,6 +104,7 @@ impl SamplerState {
             if auto && self.looks_at(&mut sh, idx, pass) {
                 self.check_switches(&mut sh, idx);
             }
+            self.nudge_if_late(&mut sh, idx);
             self.drain(&mut sh, idx);
             // Threads name themselves after they start (std does so before
             // running user code): re-read names of recently armed threads
@@ -125,6 +127,63 @@ impl SamplerState {
         let adds = sh.module_sets.last().map_or(0, |m| m.adds);
         if modules::current_adds() != adds {
             self.reload_modules(&mut sh);
+        }
+    }
+}
+
+/// How far past its last sample (ns of its CPU time) a thread on the
+/// timer source runs before the watcher sends its signal itself: the
+/// kernel finds a timer's expiry at its tick (every 4 ms at 250 Hz, 10 ms
+/// at 100 Hz), so an on-time sample comes within a period and a tick or
+/// two; this is two periods and 20 ms.
+fn late_after_ns(period_ns: u64) -> u64 {
+    period_ns.saturating_mul(2).saturating_add(20_000_000)
+}
+
+impl SamplerState {
+    /// Sends the sampling signal to the timer-sampled thread in slot
+    /// `idx` if its timer's signal is late: the thread ran since the last
+    /// pass, more than a period of CPU time, and is [`late_after_ns`]
+    /// past its last sample.
+    ///
+    /// Why: on a loaded machine (a 2-core VM with 16 busy loops beside the
+    /// program, kernel 6.18) the kernel held a per-thread CPU timer's
+    /// signal for up to 190 ms of the thread's CPU time, its overrun
+    /// count saying 192 expiries had passed. A plain C program with the
+    /// same timer saw the same; one whose second thread sent a signal with
+    /// `tgkill` whenever the first had run 10 ms past its last one got
+    /// every such signal at once and the timer's own on time after it
+    /// (largest gap 12 ms). Such a gap is not a bias (the late sample
+    /// weighs all of it) but few samples make a noisy profile, and what
+    /// runs after the last one is in none. The signal's handler weighs the
+    /// thread's CPU time since its last sample, whichever sent it.
+    ///
+    /// Only a thread that ran more than a period since the last pass: one
+    /// that has blocked since is left alone (a signal would interrupt its
+    /// system call; with `SA_RESTART` most restart, but not all).
+    pub(super) fn nudge_if_late(&self, sh: &mut Shared, idx: usize) {
+        let slot = &self.slots[idx];
+        if slot.source.load(Ordering::Acquire) != SOURCE_TIMER || !slot.live.load(Ordering::Acquire)
+        {
+            return;
+        }
+        let tid = slot.tid.load(Ordering::Relaxed);
+        let Some(now) = thread_cpu_ns(tid) else {
+            return;
+        };
+        let owned = &mut sh.owned[idx];
+        let ran = now.saturating_sub(owned.timer_cpu_at_pass);
+        owned.timer_cpu_at_pass = now;
+        let last = slot.last_cpu.load(Ordering::Relaxed);
+        if last == 0
+            || ran <= self.period_ns
+            || now.saturating_sub(last) <= late_after_ns(self.period_ns)
+        {
+            return;
+        }
+        if perflens_sys::thread::signal(tid, self.cfg.signal).is_ok() {
+            let e = owned.entry;
+            sh.threads[e].nudged += 1;
         }
     }
 }
