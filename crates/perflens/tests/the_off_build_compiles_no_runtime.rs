@@ -1,6 +1,7 @@
 //! Without the `enabled` feature, a user crate compiles only the facade
-//! and the macros crate (no runtime, no report writer), and the macros
-//! leave the program's behaviour unchanged.
+//! and the macros crate (no runtime, no report writer), on every target
+//! perflens supports, and the macros leave the program's behaviour
+//! unchanged.
 
 mod common;
 use std::path::PathBuf;
@@ -22,6 +23,34 @@ fn cargo() -> Command {
 #[test]
 fn the_off_build_compiles_no_runtime() {
     let crates = common::tree_crates(&[PathBuf::from("--manifest-path"), fixture()]);
+    // The same on every target perflens supports (issue 26): each one's
+    // resolution differs only in parking_lot_core's system crate (libc,
+    // or windows-link on Windows). `cargo tree --target` resolves for a
+    // target without its standard library installed.
+    for target in [
+        "aarch64-unknown-linux-gnu",
+        "aarch64-apple-darwin",
+        "x86_64-apple-darwin",
+        "x86_64-pc-windows-msvc",
+    ] {
+        let mut theirs = common::tree_crates(&[
+            PathBuf::from("--manifest-path"),
+            fixture(),
+            PathBuf::from("--target"),
+            PathBuf::from(target),
+        ]);
+        if target.contains("windows") {
+            let at = theirs.iter().position(|c| c == "windows-link");
+            assert!(at.is_some(), "{target}: no windows-link: {theirs:?}");
+            theirs.remove(at.unwrap());
+            theirs.push("libc".into());
+            theirs.sort_unstable();
+        }
+        assert_eq!(
+            theirs, crates,
+            "crates compiled without `enabled` for {target}"
+        );
+    }
     // The user's crate, the facade, the macros and the macros' own
     // compile-time dependencies, and the channel crates the user's crate
     // uses (crossbeam, flume, async-channel, futures-channel: perflens's
