@@ -39,7 +39,13 @@
 #[cfg(all(target_os = "linux", not(perflens_portable)))]
 #[path = "linux/mod.rs"]
 mod imp;
-#[cfg(any(not(target_os = "linux"), perflens_portable))]
+#[cfg(all(target_os = "windows", not(perflens_portable)))]
+#[path = "windows/mod.rs"]
+mod imp;
+#[cfg(any(
+    perflens_portable,
+    not(any(target_os = "linux", target_os = "windows"))
+))]
 #[path = "portable/mod.rs"]
 mod imp;
 

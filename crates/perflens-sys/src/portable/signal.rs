@@ -73,7 +73,7 @@ pub struct SignalForwarder {
 /// A channel in place of a pipe.
 pub fn self_pipe() -> std::io::Result<(SelfPipe, SignalForwarder)> {
     let (tx, rx) = mpsc::channel();
-    Ok((SelfPipe { rx }, SignalForwarder { tx }))
+    Ok((SelfPipe::from_channel(rx), SignalForwarder { tx }))
 }
 
 impl SignalForwarder {
@@ -85,6 +85,12 @@ impl SignalForwarder {
 }
 
 impl SelfPipe {
+    /// The waiting end of a channel (Windows sends its console events on
+    /// one too).
+    pub(crate) fn from_channel(rx: mpsc::Receiver<i32>) -> SelfPipe {
+        SelfPipe { rx }
+    }
+
     /// Waits up to `timeout` (`None`: for ever): `None` when the time is
     /// up (nothing is ever sent).
     pub fn wait(&self, timeout: Option<Duration>) -> std::io::Result<Option<i32>> {
