@@ -100,7 +100,7 @@ impl Tally {
                 s.child = s.child.wrapping_add(child);
                 s.record(hot, node);
                 if s.trace != 0 {
-                    s.trace_end(site, hot, AWAIT_END);
+                    s.trace_end(site, hot, AWAIT_END, clock::now());
                 }
             }
             self.state = DONE;
@@ -158,8 +158,17 @@ impl Tally {
         if hot.epoch != s.epoch {
             return;
         }
-        if s.trace != 0 && hot.fast == FAST_TRACE {
-            s.trace_end(site, hot, AWAIT_DROP);
+        // One reading for the trace's span and the counters: the two
+        // say the same wait (read apart, they differed by 116 us under
+        // qemu, the node's resolution between them).
+        let traced = s.trace != 0 && hot.fast == FAST_TRACE;
+        let now = if traced || s.timed {
+            clock::now_with(hot.tsc())
+        } else {
+            0
+        };
+        if traced {
+            s.trace_end(site, hot, AWAIT_DROP, now);
         }
         let node = frame::resolve(hot, s.parent_ctx, site.id()).np.node;
         let n = frame::node(hot, node);
@@ -170,7 +179,6 @@ impl Tally {
         }
         if s.timed {
             bump(&n.cancelled_timed, 1);
-            let now = clock::now_with(hot.tsc());
             let pending = if s.suspended_at != 0 {
                 now.saturating_sub(s.suspended_at)
             } else {
@@ -199,8 +207,7 @@ impl Suspension {
     /// dropped while suspended (`AWAIT_DROP`), with the ticks it waited.
     #[cold]
     #[inline(never)]
-    fn trace_end(&self, site: &'static AwaitSite, hot: &Hot, kind: u8) {
-        let now = clock::now();
+    fn trace_end(&self, site: &'static AwaitSite, hot: &Hot, kind: u8, now: u64) {
         // Dropped while suspended: the wait so far includes this one.
         let pending = match kind {
             AWAIT_DROP if self.suspended_at != 0 => now.saturating_sub(self.suspended_at),
