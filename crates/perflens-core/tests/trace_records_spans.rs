@@ -175,10 +175,18 @@ fn trace_memory_stays_within_the_buffer_at_any_rate() {
         peak = peak.max(rss_kib());
     });
     let grown = peak.saturating_sub(before);
-    assert!(
-        grown <= (BUFFER >> 10) as u64 + 1024,
-        "RSS grew {grown} KiB"
-    );
+    // Under qemu-user (`scripts/test --aarch64`) the process's resident
+    // memory is qemu's too, whose code cache grows as it translates the
+    // code this test runs for the first time (5,452 KiB grown, where the
+    // buffer and the 1 MiB allowance are 5,120).
+    if std::env::var_os("TEST_UNDER_QEMU").is_some() {
+        eprintln!("under qemu-user, not checked: RSS grew {grown} KiB, qemu's code cache included");
+    } else {
+        assert!(
+            grown <= (BUFFER >> 10) as u64 + 1024,
+            "RSS grew {grown} KiB"
+        );
+    }
     assert_eq!(trace.events() as u64 + trace.dropped(), 2 * CALLS);
     assert!(trace.dropped() > CALLS);
     assert_eq!(

@@ -98,6 +98,13 @@ fn background(stop: &AtomicBool) -> u64 {
 
 #[test]
 fn a_forked_childs_new_thread_is_never_armed_for_sampling() {
+    if common::under_qemu(
+        "qemu-user itself fails an assertion (cpu_exec: cpu == current_cpu) when a \
+         forked child of a multi-threaded program starts a thread; a 20-line C \
+         program does the same",
+    ) {
+        return;
+    }
     let session = Session::builder()
         .ignore_env()
         .cpu_sampling(true)

@@ -117,6 +117,18 @@ pub mod capabilities;
 pub mod stress;
 pub mod trace;
 
+/// Whether the tests run under qemu-user (`scripts/test --aarch64` sets
+/// `TEST_UNDER_QEMU`). A test whose subject qemu-user does not emulate
+/// calls this with why, which it prints, and checks what it can instead.
+#[allow(dead_code)]
+pub fn under_qemu(why: &str) -> bool {
+    let qemu = std::env::var_os("TEST_UNDER_QEMU").is_some();
+    if qemu {
+        eprintln!("under qemu-user, not checked: {why}");
+    }
+    qemu
+}
+
 /// The crates `cargo tree` lists (normal and build edges; each name once,
 /// sorted) with `args` added, e.g. `--manifest-path` or `--package`. It
 /// runs with a target directory of its own: the outer `cargo test` holds
