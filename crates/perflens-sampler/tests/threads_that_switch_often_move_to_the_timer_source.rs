@@ -173,8 +173,9 @@ fn at_one_hertz_a_thread_that_starts_switching_moves_as_quickly() {
     idle_then_switching_moves(1, 30);
 }
 
-/// An idle thread, then `busy_ms` of 100 µs work, 100 µs asleep, at
-/// `freq` Hz: moved to the timer source by the end.
+/// An idle thread, then about `busy_ms` (on an idle machine) of 100 µs
+/// work, 100 µs asleep, at `freq` Hz: moved to the timer source by the
+/// end.
 fn idle_then_switching_moves(freq: i32, busy_ms: u64) {
     assert!(
         perf_available(),
@@ -196,9 +197,12 @@ fn idle_then_switching_moves(freq: i32, busy_ms: u64) {
             // Idle (parked, as a worker waiting for its first request),
             // through a few regular looks.
             std::thread::sleep(Duration::from_millis(250));
-            // Busy: 100 µs of work, 100 µs asleep.
-            let start = Instant::now();
-            while start.elapsed() < Duration::from_millis(busy_ms) {
+            // Busy: 100 µs of work, 100 µs asleep, as many rounds as fit
+            // in `busy_ms` on an idle machine (5 a millisecond). Counted
+            // in rounds, not wall time: with 12 busy loops beside it the
+            // thread got 4 ms of CPU in 30 ms, too few switches for a
+            // look to judge it before the end.
+            for _ in 0..busy_ms * 5 {
                 std::hint::black_box(leaf_spin(std::hint::black_box(100_000)));
                 std::thread::sleep(Duration::from_micros(100));
             }
