@@ -36,10 +36,16 @@
 //! allocator ([`Capabilities`] lists it).
 
 /// The implementation in force (see the crate docs).
-#[cfg(all(target_os = "linux", not(perflens_portable)))]
+#[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
 #[path = "linux/mod.rs"]
 mod imp;
-#[cfg(any(not(target_os = "linux"), perflens_portable))]
+#[cfg(all(
+    not(perflens_portable),
+    any(target_os = "macos", all(target_os = "linux", perflens_posix))
+))]
+#[path = "posix/mod.rs"]
+mod imp;
+#[cfg(any(perflens_portable, not(any(target_os = "linux", target_os = "macos"))))]
 #[path = "portable/mod.rs"]
 mod imp;
 
