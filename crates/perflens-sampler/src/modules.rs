@@ -380,7 +380,7 @@ impl MapsSnapshot {
     }
 }
 
-#[cfg(all(test, target_os = "linux", not(perflens_portable)))]
+#[cfg(all(test, target_os = "linux", not(perflens_portable), not(perflens_posix)))]
 mod tests {
     use super::*;
 

@@ -1,10 +1,12 @@
 //! Start/stop, late signals, threads that start or exit mid-profile.
-// Not in the portable build: sampling is its subject, and that build has
-// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+// Not in the portable or the POSIX build: sampling is its subject, and
+// those builds have no source (`SamplerError::Unsupported`, asserted by
+// the unit tests).
 #![cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
-    not(perflens_portable)
+    not(perflens_portable),
+    not(perflens_posix)
 ))]
 mod common;
 use common::*;

@@ -4,12 +4,14 @@
 //! an altstack that is later shrunk is never read past its end, and a
 //! sample on any other stack (a coroutine's) keeps its leaf and is
 //! counted, without reading that stack.
-// Not in the portable build: sampling is its subject, and that build has
-// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+// Not in the portable or the POSIX build: sampling is its subject, and
+// those builds have no source (`SamplerError::Unsupported`, asserted by
+// the unit tests).
 #![cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
-    not(perflens_portable)
+    not(perflens_portable),
+    not(perflens_posix)
 ))]
 mod common;
 use common::*;

@@ -3,12 +3,14 @@
 //! each reported once, as live: the watcher never takes a live thread for
 //! an exited one, whether it armed itself after the watcher listed
 //! `/proc/self/task` or the listing missed it while other threads exited.
-// Not in the portable build: sampling is its subject, and that build has
-// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+// Not in the portable or the POSIX build: sampling is its subject, and
+// those builds have no source (`SamplerError::Unsupported`, asserted by
+// the unit tests).
 #![cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
-    not(perflens_portable)
+    not(perflens_portable),
+    not(perflens_posix)
 ))]
 mod common;
 use common::*;

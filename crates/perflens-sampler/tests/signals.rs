@@ -2,12 +2,14 @@
 //! the kernel's sigtrap delivery by default, with a real-time signal when
 //! one is configured, a debugger is attached or the program handles
 //! SIGTRAP itself; a SIGTRAP that is not ours keeps its usual effect.
-// Not in the portable build: sampling is its subject, and that build has
-// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+// Not in the portable or the POSIX build: sampling is its subject, and
+// those builds have no source (`SamplerError::Unsupported`, asserted by
+// the unit tests).
 #![cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
-    not(perflens_portable)
+    not(perflens_portable),
+    not(perflens_posix)
 ))]
 mod common;
 use common::*;

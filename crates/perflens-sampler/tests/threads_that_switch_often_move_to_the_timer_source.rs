@@ -3,12 +3,14 @@
 //! switches often is moved to the timer source, while a CPU-bound thread
 //! keeps its perf event. Either way the thread's samples add up to its
 //! CPU time. A perf event asked for by name is never moved.
-// Not in the portable build: sampling is its subject, and that build has
-// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+// Not in the portable or the POSIX build: sampling is its subject, and
+// those builds have no source (`SamplerError::Unsupported`, asserted by
+// the unit tests).
 #![cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
-    not(perflens_portable)
+    not(perflens_portable),
+    not(perflens_posix)
 ))]
 mod common;
 use common::*;

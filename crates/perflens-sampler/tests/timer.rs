@@ -1,11 +1,13 @@
 //! The timer fallback (`timer_create` on the thread CPU clock) produces
 //! samples weighted by the thread's CPU time since the one before.
-// Not in the portable build: sampling is its subject, and that build has
-// no source (`SamplerError::Unsupported`, asserted by the unit tests).
+// Not in the portable or the POSIX build: sampling is its subject, and
+// those builds have no source (`SamplerError::Unsupported`, asserted by
+// the unit tests).
 #![cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64"),
-    not(perflens_portable)
+    not(perflens_portable),
+    not(perflens_posix)
 ))]
 mod common;
 use common::*;

@@ -5,7 +5,8 @@
 /// What this build of perflens can do on this platform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Capabilities {
-    /// The platform's name in messages ("linux", "portable").
+    /// The platform's name in messages ("linux", "macos", "posix" for
+    /// the POSIX implementation forced on Linux, "portable").
     pub platform: &'static str,
     /// A session publishes its data in shared files that `perflens top`
     /// reads from another process ([`crate::shm`]). Without it a session

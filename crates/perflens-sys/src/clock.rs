@@ -5,9 +5,9 @@
 
 use crate::arch;
 
-/// `monotonic_ns()`: the monotonic clock in ns. On Linux
-/// `CLOCK_MONOTONIC`, the clock `Instant` reads, the same in every
-/// process of the machine; in the portable build, ns since this process
+/// `monotonic_ns()`: the monotonic clock in ns. On Linux and macOS
+/// `CLOCK_MONOTONIC`, the same in every process of the machine (a live
+/// reader converts a session's ticks with it); in the portable build, ns since this process
 /// first asked (comparable within the process only: no live reader in
 /// another process uses it there).
 pub use crate::imp::clock::monotonic_ns;

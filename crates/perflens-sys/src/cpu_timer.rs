@@ -15,7 +15,7 @@ pub use crate::imp::cpu_timer::*;
 mod tests {
     use super::*;
 
-    #[cfg(all(target_os = "linux", not(perflens_portable)))]
+    #[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
     #[test]
     fn a_timer_is_created_armed_and_deleted() {
         let tid = crate::thread::tid() as i32;
@@ -31,7 +31,7 @@ mod tests {
         assert!(create(-5, 0).is_err());
     }
 
-    #[cfg(any(not(target_os = "linux"), perflens_portable))]
+    #[cfg(any(not(target_os = "linux"), perflens_portable, perflens_posix))]
     #[test]
     fn there_is_no_timer_to_create() {
         const { assert!(!AVAILABLE) };

@@ -1,7 +1,7 @@
 //! Handlers run around `fork`: `on_fork(prepare, parent, child)` has
 //! `prepare` run in the forking thread just before the fork, `parent` in
-//! it just after, and `child` in the child's one thread (Linux:
-//! `pthread_atfork`; they stay registered for the life of the process).
+//! it just after, and `child` in the child's one thread (Linux and
+//! POSIX: `pthread_atfork`; they stay registered for the life of the process).
 //! perflens-core's `session/fork.rs` takes every runtime lock in
 //! `prepare` and releases them in the other two, so that a child never
 //! hangs on a lock another thread of its parent held. Returns whether

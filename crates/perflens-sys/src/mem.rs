@@ -6,11 +6,15 @@
 //! allocator's thresholds for `perflens top`.
 //!
 //! On Linux: anonymous and shared file mappings, `madvise` to give pages
-//! back, `mincore`, `mremap`, glibc's `mallopt`. Portable: page-aligned
-//! memory from the system allocator, zeroed by hand; no shared mappings
-//! (so no live view), nothing resident to ask, nothing to move.
+//! back, `mincore`, `mremap`, glibc's `mallopt`. POSIX (macOS): the same
+//! mappings, fresh zero pages mapped over a range to give it back (macOS's
+//! `madvise` does not zero), shared files zeroed by hand, `mincore`, a
+//! private copy moved by mapping anew and copying (no `mremap`).
+//! Portable: page-aligned memory from the system allocator, zeroed by
+//! hand; no shared mappings (so no live view), nothing resident to ask,
+//! nothing to move.
 //!
-//! The entry points, the same in both:
+//! The entry points, the same in all three:
 //! - `map_zeroed(len) -> Option<*mut u8>`: `len` zeroed bytes,
 //!   page-aligned;
 //! - `map_shared(&File, len, Access) -> Option<*mut u8>`: the first `len`

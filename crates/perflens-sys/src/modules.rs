@@ -59,7 +59,7 @@ pub struct ObjectSegment {
 mod tests {
     use super::*;
 
-    #[cfg(all(target_os = "linux", not(perflens_portable)))]
+    #[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
     #[test]
     fn the_loader_lists_the_executable_first_and_pins_shared_objects() {
         let objects = loaded();
@@ -92,7 +92,7 @@ mod tests {
         assert!(pin(c"libperflens-not-there.so").is_none());
     }
 
-    #[cfg(any(not(target_os = "linux"), perflens_portable))]
+    #[cfg(any(not(target_os = "linux"), perflens_portable, perflens_posix))]
     #[test]
     fn the_portable_build_lists_nothing() {
         assert!(loaded().is_empty());

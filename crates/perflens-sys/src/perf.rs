@@ -32,7 +32,7 @@ mod tests {
     use super::*;
 
     /// Burns about `ns` of this thread's CPU time.
-    #[cfg(all(target_os = "linux", not(perflens_portable)))]
+    #[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
     fn spin_cpu(ns: u64) {
         let start = crate::thread::own_cpu_ns().unwrap();
         let mut x = 1u64;
@@ -41,7 +41,7 @@ mod tests {
         }
     }
 
-    #[cfg(all(target_os = "linux", not(perflens_portable)))]
+    #[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
     #[test]
     fn an_event_counts_its_threads_cpu_time_while_enabled() {
         let tid = crate::thread::tid() as i32;
@@ -67,7 +67,7 @@ mod tests {
         close(fd);
     }
 
-    #[cfg(any(not(target_os = "linux"), perflens_portable))]
+    #[cfg(any(not(target_os = "linux"), perflens_portable, perflens_posix))]
     #[test]
     fn there_is_no_event_to_open() {
         const { assert!(!AVAILABLE) };

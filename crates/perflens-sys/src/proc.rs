@@ -62,7 +62,7 @@ mod tests {
         assert_eq!(parse_maps_line("zz-10 r--p"), None);
     }
 
-    #[cfg(all(target_os = "linux", not(perflens_portable)))]
+    #[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
     #[test]
     fn the_process_reads_itself() {
         let exe = exe().unwrap();
@@ -99,7 +99,7 @@ mod tests {
         assert_eq!(status_field("NoSuchField"), None);
     }
 
-    #[cfg(any(not(target_os = "linux"), perflens_portable))]
+    #[cfg(any(not(target_os = "linux"), perflens_portable, perflens_posix))]
     #[test]
     fn there_is_no_proc() {
         assert_eq!(exe(), std::env::current_exe().ok());

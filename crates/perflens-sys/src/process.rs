@@ -3,10 +3,12 @@
 //! that got its pid) and whether a pid is alive.
 //!
 //! - `start_time(pid) -> u64`: the process's start time in clock ticks
-//!   after boot (Linux: field 22 of `/proc/<pid>/stat`); 0 if unknown.
+//!   after boot (Linux: field 22 of `/proc/<pid>/stat`; macOS: µs since
+//!   the epoch, from `proc_pidinfo`), compared only with itself; 0 if
+//!   unknown.
 //! - `alive(pid) -> bool`: whether a process with that pid exists
-//!   (Linux: `/proc/<pid>`); `false` where unknown (the portable build,
-//!   which has no live view to ask for).
+//!   (Linux: `/proc/<pid>`; POSIX: `kill(pid, 0)`); `false` where unknown
+//!   (the portable build, which has no live view to ask for).
 
 pub use crate::imp::process::{alive, start_time};
 

@@ -6,8 +6,9 @@
 //!
 //! The entry points, the same on every platform:
 //! - `root() -> Option<PathBuf>`: where live sessions of this user are
-//!   (Linux: `$XDG_RUNTIME_DIR/perflens`, or `/dev/shm/perflens-<uid>`
-//!   when that variable is unset or empty); `None` where there is no live
+//!   (`$XDG_RUNTIME_DIR/perflens`, or when that variable is unset or
+//!   empty `/dev/shm/perflens-<uid>` on Linux, `$TMPDIR/perflens-<uid>`
+//!   on macOS, which has no `/dev/shm`); `None` where there is no live
 //!   view ([`crate::Capabilities::live_view`]);
 //! - `make_private_dir(&Path)`: creates a root if needed and checks it;
 //! - `check_private_dir(&Path)`: refuses a directory unless it is a real

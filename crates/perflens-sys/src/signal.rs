@@ -17,9 +17,10 @@
 //!   thread (the sampler reads the interrupted stack only where it is
 //!   mapped).
 //! - The live reader's SIGBUS guard is part of [`crate::shm::ReadView`]
-//!   (`linux/bus_guard.rs`).
+//!   (`posix/bus_guard.rs`, which Linux shares).
 //!
-//! The portable build has no signals: [`current`] and [`install`] say
+//! The Linux and POSIX implementations share one file
+//! (`posix/signal.rs`). The portable build has no signals: [`current`] and [`install`] say
 //! so, [`self_pipe`] gives a channel no signal writes to (its waits
 //! still time out, for the facade's periodic JSON rewrite), and the rest
 //! does nothing.

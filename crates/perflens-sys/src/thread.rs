@@ -6,11 +6,13 @@
 //! calls [`tid`] and [`own_cpu_ns`] from its signal handler, so those are
 //! async-signal-safe.
 //!
-//! Entry points (the same in `linux/thread.rs` and `portable/thread.rs`): [`name`],
-//! [`tid`], [`stack_size`], [`stack_bounds`], [`cpu_ns`], [`own_cpu_ns`],
-//! [`signal`], [`alive`], [`realtime_signal`], [`main_stack_limit`]. The
-//! portable implementation knows no names, ids, stacks or CPU clocks
-//! (`None`, 0, false) and signals nothing.
+//! Entry points (the same in `linux/thread.rs`, `posix/thread.rs` and
+//! `portable/thread.rs`): [`name`], [`tid`], [`stack_size`],
+//! [`stack_bounds`], [`cpu_ns`], [`own_cpu_ns`], [`signal`], [`alive`],
+//! [`realtime_signal`], [`main_stack_limit`]. The
+//! POSIX implementation knows the OS's names and ids only; the portable
+//! one knows `std`'s names and ids of its own; neither knows stacks or
+//! CPU clocks (`None`, false) nor signals one thread.
 
 pub use crate::imp::thread::*;
 

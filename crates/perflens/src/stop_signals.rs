@@ -73,7 +73,7 @@ pub(crate) fn start(every: Option<Duration>) -> Vec<i32> {
     let (pipe, forwarder) = match signal::self_pipe() {
         Ok(ends) => ends,
         Err(e) => {
-            eprintln!("[perflens] no report on SIGTERM/SIGINT: pipe2 failed: {e}");
+            eprintln!("[perflens] no report on SIGTERM/SIGINT: no self-pipe: {e}");
             return Vec::new();
         }
     };

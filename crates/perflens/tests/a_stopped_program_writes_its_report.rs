@@ -5,8 +5,10 @@
 //! Each case runs a child process: an ignored test of this binary that
 //! starts what `#[perflens::main]` starts and makes measured calls until
 //! it is stopped.
-// SIGTERM, SIGINT and SIGKILL: perflens handles stop signals on Linux only.
-#![cfg(target_os = "linux")]
+// SIGTERM, SIGINT and SIGKILL, sent with POSIX calls: Unix only (Linux
+// and macOS handle stop signals; another Unix builds the portable
+// implementation, and the test asserts that it says it does not).
+#![cfg(unix)]
 #![cfg(feature = "enabled")]
 
 mod common;

@@ -201,8 +201,8 @@ fn measure(mode: &str) -> (u64, usize) {
 /// the kernel's fault-around makes every touched page cost the most.
 #[test]
 #[cfg_attr(
-    any(not(target_os = "linux"), perflens_portable),
-    ignore = "the portable build reads a whole file (no mapping) and has no /proc to measure with"
+    any(not(target_os = "linux"), perflens_portable, perflens_posix),
+    ignore = "the portable and POSIX builds have no /proc to measure with (and the portable one reads a whole file, no mapping)"
 )]
 fn lazy_reads_a_fraction_of_what_addr2line_reads() {
     let exe = exe();

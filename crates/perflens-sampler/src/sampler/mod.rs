@@ -73,11 +73,12 @@ pub(crate) struct SamplerOptions {
 /// Why no thread can be sampled on this build, if none can: neither
 /// source exists (perflens-sys's portable implementation, which a build
 /// for a platform without a port, or with `--cfg perflens_portable`,
-/// uses).
+/// uses; or its POSIX one, macOS's, here with `--cfg perflens_posix`).
 pub(crate) fn unavailable() -> Option<&'static str> {
     (!perf::AVAILABLE && !cpu_timer::AVAILABLE).then_some(
         "this build has neither perf events nor per-thread CPU timers \
-         (perflens-sys's portable, std-only implementation)",
+         (perflens-sys's portable, std-only implementation, or its posix one, \
+         which macOS uses)",
     )
 }
 
@@ -108,17 +109,18 @@ fn thread_alive(tid: i32) -> bool {
 mod tests {
     use crate::{ProfilerGuard, SamplerError};
 
-    /// A build without either source (perflens-sys's portable one) says
+    /// A build without either source (perflens-sys's portable or POSIX one) says
     /// at start that CPU sampling is unavailable here, and why; a Linux
     /// build has both.
     #[test]
     fn a_build_without_sources_says_so_at_start() {
-        if cfg!(any(not(target_os = "linux"), perflens_portable)) {
+        if !perflens_sys::CAPABILITIES.cpu_sampling {
             match ProfilerGuard::new(100) {
                 Err(e @ SamplerError::Unsupported(_)) => {
                     let said = e.to_string();
                     assert!(
-                        said.contains("not supported here") && said.contains("portable"),
+                        said.contains("not supported here")
+                            && said.contains(perflens_sys::CAPABILITIES.platform),
                         "{said}"
                     );
                 }

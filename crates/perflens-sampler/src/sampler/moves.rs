@@ -299,7 +299,7 @@ mod tests {
         assert!(!settled(9_000_000, 0));
     }
 
-    #[cfg(all(target_os = "linux", not(perflens_portable)))]
+    #[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
     #[test]
     fn a_threads_switches_are_read_and_grow() {
         let tid = perflens_sys::thread::tid() as i32;
@@ -316,7 +316,7 @@ mod tests {
 
     /// Without /proc or per-thread CPU clocks no thread's switches are
     /// known, so no thread is ever moved.
-    #[cfg(any(not(target_os = "linux"), perflens_portable))]
+    #[cfg(any(not(target_os = "linux"), perflens_portable, perflens_posix))]
     #[test]
     fn no_switches_are_known_without_proc() {
         assert_eq!(switches(perflens_sys::thread::tid() as i32), None);

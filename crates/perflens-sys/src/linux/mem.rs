@@ -1,51 +1,11 @@
-//! Linux's memory: anonymous and shared file mappings, `madvise` to give
-//! pages back (`MADV_REMOVE` punches holes in a shared file,
-//! `MADV_DONTNEED` drops private pages), `mincore`, `mremap`, glibc's
-//! `mallopt`.
+//! Linux's memory: anonymous and shared file mappings and glibc's
+//! `mallopt` (`posix/pages.rs`, shared with the POSIX implementation),
+//! `madvise` to give pages back (`MADV_REMOVE` punches holes in a shared
+//! file, `MADV_DONTNEED` drops private pages), `mincore`, `mremap`.
 
-use crate::mem::{Access, PAGE};
+use crate::mem::PAGE;
 
-/// Maps `len` zeroed bytes, page-aligned. `None` on failure.
-pub fn map_zeroed(len: usize) -> Option<*mut u8> {
-    // SAFETY: an anonymous private mapping with no address hint has no
-    // preconditions; the result is checked against MAP_FAILED.
-    let p = unsafe {
-        libc::mmap(
-            std::ptr::null_mut(),
-            len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-            -1,
-            0,
-        )
-    };
-    (p != libc::MAP_FAILED).then_some(p as *mut u8)
-}
-
-/// Maps the first `len` bytes of `file` shared. `None` on failure.
-pub fn map_shared(file: &std::fs::File, len: usize, access: Access) -> Option<*mut u8> {
-    use std::os::fd::AsRawFd;
-    let (prot, flags) = match access {
-        Access::Read => (libc::PROT_READ, libc::MAP_SHARED),
-        Access::ReadWrite => (
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_SHARED | libc::MAP_NORESERVE,
-        ),
-    };
-    // SAFETY: a shared mapping of an open file with no address hint; the
-    // result is checked against MAP_FAILED. The mapping keeps the file.
-    let p = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags, file.as_raw_fd(), 0) };
-    (p != libc::MAP_FAILED).then_some(p as *mut u8)
-}
-
-/// Unmaps `len` bytes at `p`.
-///
-/// # Safety
-/// `p..p+len` is a whole mapping nothing uses any more.
-pub unsafe fn unmap(p: *mut u8, len: usize) {
-    // SAFETY: per the caller.
-    unsafe { libc::munmap(p as *mut libc::c_void, len) };
-}
+pub use super::pages::{keep_freed_memory, map_shared, map_zeroed, unmap};
 
 /// Zeroes `len` bytes at `p`, returning whole pages to the OS. `shared`:
 /// the range is a shared file mapping ([`map_shared`]), whose pages are
@@ -133,21 +93,3 @@ pub unsafe fn remap_private(copy: *mut u8, at: *mut u8, len: usize) -> bool {
     };
     moved != libc::MAP_FAILED
 }
-
-/// Makes glibc's allocator keep freed memory: large blocks come from the
-/// heap rather than a fresh mapping each (below 64 MiB), and the top of
-/// the heap goes back to the kernel only past 256 MiB. Other C libraries:
-/// nothing to set.
-#[cfg(target_env = "gnu")]
-pub fn keep_freed_memory() {
-    // SAFETY: mallopt only changes two of the allocator's thresholds,
-    // and may be called at any time.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 64 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
-    }
-}
-
-/// Other C libraries (musl): no thresholds to set.
-#[cfg(not(target_env = "gnu"))]
-pub fn keep_freed_memory() {}

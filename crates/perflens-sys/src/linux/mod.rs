@@ -1,8 +1,13 @@
 //! The Linux implementation of every mechanism: the one perflens was
 //! built on, with everything on (see [`CAPABILITIES`]). Each file has the
-//! entry points of its twin in `portable/`.
+//! entry points of its twin in `portable/`. What is plain POSIX is kept
+//! in `posix/` and included from there (the session files, signals, the
+//! SIGBUS guard, mapping memory); the POSIX implementation in turn
+//! includes the files here that are plain POSIX (the clock, fork
+//! handlers, mapped files).
 
 pub mod barrier;
+#[path = "../posix/bus_guard.rs"]
 mod bus_guard;
 pub mod clock;
 pub mod cpu_timer;
@@ -10,14 +15,19 @@ pub mod fork;
 pub mod mapped;
 pub mod mem;
 pub mod modules;
+#[path = "../posix/pages.rs"]
+mod pages;
 pub mod perf;
 pub mod proc;
 pub mod process;
+#[path = "../posix/shm.rs"]
 pub mod shm;
+#[path = "../posix/signal.rs"]
 pub mod signal;
 pub mod thread;
 
 use crate::Capabilities;
+use std::os::fd::{FromRawFd, OwnedFd};
 
 /// Linux has every capability.
 pub const CAPABILITIES: Capabilities = Capabilities {
@@ -30,18 +40,14 @@ pub const CAPABILITIES: Capabilities = Capabilities {
     page_release: true,
 };
 
-/// `what p: <the last OS error>`.
-pub(crate) fn errno_msg(what: &str, p: &std::path::Path) -> String {
-    format!(
-        "{what} {}: {}",
-        p.display(),
-        std::io::Error::last_os_error()
-    )
-}
-
-/// `p` as a C string.
-pub(crate) fn cstr(p: &std::path::Path) -> Result<std::ffi::CString, String> {
-    use std::os::unix::ffi::OsStrExt;
-    std::ffi::CString::new(p.as_os_str().as_bytes())
-        .map_err(|_| format!("{}: NUL in path", p.display()))
+/// A new pipe whose two ends are closed on `exec` (`pipe2`), as
+/// `(read, write)`: the stop signals' self-pipe (`posix/signal.rs`).
+pub(crate) fn cloexec_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1; 2];
+    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: two descriptors just opened that nothing else owns.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

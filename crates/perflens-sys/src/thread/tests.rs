@@ -1,10 +1,11 @@
 //! The thread facts, on the build's implementation: Linux's are checked
-//! against what the kernel and `std` say; the portable one knows nothing
-//! and says so.
+//! against what the kernel and `std` say; the POSIX one knows the OS's
+//! names and ids only; the portable one knows what `std` gives and says
+//! so.
 
 use super::*;
 
-#[cfg(all(target_os = "linux", not(perflens_portable)))]
+#[cfg(all(target_os = "linux", not(perflens_portable), not(perflens_posix)))]
 mod linux {
     use super::*;
 
@@ -88,7 +89,42 @@ mod linux {
     }
 }
 
-#[cfg(any(not(target_os = "linux"), perflens_portable))]
+#[cfg(all(
+    not(perflens_portable),
+    any(target_os = "macos", all(target_os = "linux", perflens_posix))
+))]
+#[test]
+fn the_posix_build_knows_the_os_names_and_ids_only() {
+    // The OS's names: the main thread's is `main`, a named thread's the
+    // one given to std (spawned threads are named in the OS too).
+    let (other, other_name) = std::thread::Builder::new()
+        .name("posix-named".into())
+        .spawn(|| (tid(), name()))
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(other_name.as_deref(), Some("posix-named"));
+    // The OS's ids: nonzero, the same for the thread's life, another
+    // thread's differs.
+    let me = tid();
+    assert!(me != 0 && tid() == me && other != 0 && other != me);
+    // What serves only CPU sampling is unknown here.
+    assert_eq!((stack_size(), stack_bounds()), (None, None));
+    assert_eq!(
+        (cpu_ns(1), own_cpu_ns(), main_stack_limit()),
+        (None, None, None)
+    );
+    assert!(!alive(1) && signal(1, 0).is_err() && realtime_signal(4).is_none());
+}
+
+#[cfg(all(target_os = "linux", perflens_posix, not(perflens_portable)))]
+#[test]
+fn the_posix_build_on_linux_gives_the_kernels_thread_id() {
+    // SAFETY: gettid has no preconditions.
+    assert_eq!(tid(), unsafe { libc::gettid() } as u64);
+}
+
+#[cfg(any(perflens_portable, not(any(target_os = "linux", target_os = "macos"))))]
 #[test]
 fn the_portable_build_knows_only_the_thread_facts_std_gives() {
     // A name and an id from std: the thread's own name, a nonzero id kept

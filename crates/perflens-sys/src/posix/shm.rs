@@ -1,10 +1,11 @@
-//! Linux's session files: a tmpfs directory per user (`$XDG_RUNTIME_DIR`
-//! or `/dev/shm`), `mkdir`/`lstat`/`openat` with `O_EXCL|O_NOFOLLOW`,
+//! The session files with POSIX calls, shared by the Linux and the POSIX
+//! implementations: a private directory per user (`$XDG_RUNTIME_DIR`,
+//! else on Linux tmpfs's `/dev/shm`, on macOS, which has no `/dev/shm`,
+//! `$TMPDIR`), `mkdir`/`lstat`/`openat` with `O_EXCL|O_NOFOLLOW`,
 //! `fstatvfs`, `unlinkat`, `pwrite`, and read-only shared mappings under
 //! the SIGBUS guard (`bus_guard.rs`).
 
 use super::bus_guard;
-use super::{cstr, errno_msg};
 use crate::mem::Access;
 use std::ffi::CString;
 use std::fs::File;
@@ -18,14 +19,31 @@ fn euid() -> u32 {
 }
 
 /// Where live sessions of this user are: `$XDG_RUNTIME_DIR/perflens`, or
-/// `/dev/shm/perflens-<uid>` when that variable is unset or empty.
+/// `<shared_dir()>/perflens-<uid>` when that variable is unset or empty.
 pub fn root() -> Option<PathBuf> {
     Some(
         match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
             Some(dir) => Path::new(&dir).join("perflens"),
-            None => PathBuf::from(format!("/dev/shm/perflens-{}", euid())),
+            None => shared_dir().join(format!("perflens-{}", euid())),
         },
     )
+}
+
+/// Where a user's sessions go without `$XDG_RUNTIME_DIR`: Linux's tmpfs
+/// for shared memory.
+#[cfg(target_os = "linux")]
+fn shared_dir() -> PathBuf {
+    PathBuf::from("/dev/shm")
+}
+
+/// Where a user's sessions go without `$XDG_RUNTIME_DIR`: macOS has no
+/// `/dev/shm`, so the user's temporary directory (`$TMPDIR`, a private
+/// one under `/var/folders`), or `/tmp` when that is unset or empty.
+#[cfg(not(target_os = "linux"))]
+fn shared_dir() -> PathBuf {
+    std::env::var_os("TMPDIR")
+        .filter(|v| !v.is_empty())
+        .map_or_else(|| PathBuf::from("/tmp"), PathBuf::from)
 }
 
 /// Creates the root if needed and checks it is a directory of ours that
@@ -254,4 +272,20 @@ impl Drop for ReadView {
         unsafe { crate::imp::mem::unmap(self.base as *mut u8, self.len) };
         bus_guard::free(self.slot);
     }
+}
+
+/// `what p: <the last OS error>`.
+fn errno_msg(what: &str, p: &std::path::Path) -> String {
+    format!(
+        "{what} {}: {}",
+        p.display(),
+        std::io::Error::last_os_error()
+    )
+}
+
+/// `p` as a C string.
+fn cstr(p: &std::path::Path) -> Result<std::ffi::CString, String> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(p.as_os_str().as_bytes())
+        .map_err(|_| format!("{}: NUL in path", p.display()))
 }

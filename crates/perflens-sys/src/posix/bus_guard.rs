@@ -4,7 +4,10 @@
 //! zeros over the faulting page and returns, so the read is retried and
 //! gets zeros; the view is marked as faulted. A SIGBUS at any other
 //! address gets the disposition the process had before (by default, the
-//! process dies as it would have).
+//! process dies as it would have). Plain POSIX (`sigaction`, `mmap`):
+//! the Linux and the POSIX implementations share this file. The page
+//! patched is the system's page (16 KiB on Apple silicon), not
+//! [`crate::mem::PAGE`], since `MAP_FIXED` takes only whole ones.
 
 use std::sync::Once;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -16,6 +19,9 @@ static STARTS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 static LENS: [AtomicUsize; SLOTS] = [const { AtomicUsize::new(0) }; SLOTS];
 /// Per slot: whether its range took a fault.
 static FAULTED: [AtomicBool; SLOTS] = [const { AtomicBool::new(false) }; SLOTS];
+/// The system's page size, read before the handler is installed
+/// (`sysconf` is not async-signal-safe).
+static OS_PAGE: AtomicUsize = AtomicUsize::new(crate::mem::PAGE);
 /// The SIGBUS disposition before ours.
 static mut PREVIOUS: std::mem::MaybeUninit<libc::sigaction> = std::mem::MaybeUninit::uninit();
 static INSTALL: Once = Once::new();
@@ -23,26 +29,26 @@ static INSTALL: Once = Once::new();
 extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut libc::c_void) {
     // SAFETY: the kernel passes a valid siginfo to an SA_SIGINFO handler.
     let addr = unsafe { (*info).si_addr() } as usize;
-    let page = addr & !(crate::mem::PAGE - 1);
+    let os_page = OS_PAGE.load(Ordering::Relaxed);
+    let page = addr & !(os_page - 1);
     let ours = (0..SLOTS).find(|&i| {
         let start = STARTS[i].load(Ordering::SeqCst);
         start > 1 && addr >= start && addr < start + LENS[i].load(Ordering::SeqCst)
     });
     if let Some(slot) = ours {
+        let _errno = super::signal::SavedErrno::save();
         // SAFETY: replaces one page of our own read-only mapping with
         // zeros; mmap is a plain system call (async-signal-safe in
         // practice), and errno is saved around it.
         unsafe {
-            let errno = *libc::__errno_location();
             libc::mmap(
                 page as *mut libc::c_void,
-                crate::mem::PAGE,
+                os_page,
                 libc::PROT_READ,
                 libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
                 -1,
                 0,
             );
-            *libc::__errno_location() = errno;
         }
         FAULTED[slot].store(true, Ordering::SeqCst);
         return;
@@ -68,6 +74,11 @@ extern "C" fn on_sigbus(sig: libc::c_int, info: *mut libc::siginfo_t, ctx: *mut 
 
 fn install() {
     INSTALL.call_once(|| {
+        // SAFETY: sysconf has no memory preconditions.
+        let os_page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        if os_page > 0 && (os_page as usize).is_power_of_two() {
+            OS_PAGE.store(os_page as usize, Ordering::Relaxed);
+        }
         // SAFETY: reads the current disposition into PREVIOUS before our
         // handler (which reads it) is installed; the sigaction structs
         // are fully initialised.

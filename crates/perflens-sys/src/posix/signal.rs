@@ -1,8 +1,12 @@
-//! Linux's signals: `sigaction`, `raise`, `pthread_sigmask`, `kill`, a
-//! `pipe2` self-pipe, `errno`, `sigaltstack`.
+//! Signals with POSIX calls: `sigaction`, `raise`, `pthread_sigmask`,
+//! `kill`, a self-pipe (made by the implementation's `cloexec_pipe`:
+//! `pipe2` on Linux, `pipe` and `fcntl` in the POSIX implementation,
+//! since macOS has no `pipe2`), `errno`, `sigaltstack`. The Linux and
+//! the POSIX implementations share this file; only where `errno` lives
+//! differs by system.
 
 use crate::signal::{Action, Disposition};
-use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, IntoRawFd, OwnedFd};
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
@@ -75,6 +79,22 @@ pub fn send_to_process(sig: i32) {
     unsafe { libc::kill(libc::getpid(), sig) };
 }
 
+/// This thread's `errno` slot (glibc and musl: `__errno_location`).
+#[cfg(target_os = "linux")]
+#[inline]
+fn errno_slot() -> *mut libc::c_int {
+    // SAFETY: no preconditions; returns this thread's errno slot.
+    unsafe { libc::__errno_location() }
+}
+
+/// This thread's `errno` slot (macOS: `__error`).
+#[cfg(target_os = "macos")]
+#[inline]
+fn errno_slot() -> *mut libc::c_int {
+    // SAFETY: no preconditions; returns this thread's errno slot.
+    unsafe { libc::__error() }
+}
+
 /// `errno` as a handler found it, put back when dropped.
 #[derive(Debug)]
 pub struct SavedErrno(libc::c_int);
@@ -82,15 +102,15 @@ pub struct SavedErrno(libc::c_int);
 impl SavedErrno {
     /// Saves this thread's `errno`. Async-signal-safe.
     pub fn save() -> SavedErrno {
-        // SAFETY: __errno_location returns this thread's errno slot.
-        SavedErrno(unsafe { *libc::__errno_location() })
+        // SAFETY: errno_slot returns this thread's errno slot.
+        SavedErrno(unsafe { *errno_slot() })
     }
 }
 
 impl Drop for SavedErrno {
     fn drop(&mut self) {
         // SAFETY: as in `save`.
-        unsafe { *libc::__errno_location() = self.0 };
+        unsafe { *errno_slot() = self.0 };
     }
 }
 
@@ -127,15 +147,10 @@ pub struct SignalForwarder {
     write: OwnedFd,
 }
 
-/// A new self-pipe (`pipe2`, close-on-exec).
+/// A new self-pipe (close-on-exec: see the implementation's
+/// `cloexec_pipe`).
 pub fn self_pipe() -> std::io::Result<(SelfPipe, SignalForwarder)> {
-    let mut fds = [-1; 2];
-    // SAFETY: `fds` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: two descriptors just opened that nothing else owns.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = super::cloexec_pipe()?;
     Ok((SelfPipe { read }, SignalForwarder { write }))
 }
 
