@@ -1,11 +1,12 @@
 //! No signals in `std`: nothing can be installed or raised, so there is
 //! no report on a stop signal and no CPU sampling. The self-pipe is a
 //! channel no signal writes to: its waits time out, which the facade's
-//! periodic JSON rewrite needs.
+//! periodic JSON rewrite needs. (Windows uses the same channel, with its
+//! console events installed through its own `install`.)
 
 use super::unsupported;
 use crate::signal::{Action, Disposition};
-use std::sync::mpsc;
+use std::sync::{Mutex, mpsc};
 use std::time::Duration;
 
 // The numbers C gives them (POSIX and Windows agree on these two); only
@@ -73,24 +74,37 @@ pub struct SignalForwarder {
 /// A channel in place of a pipe.
 pub fn self_pipe() -> std::io::Result<(SelfPipe, SignalForwarder)> {
     let (tx, rx) = mpsc::channel();
-    Ok((SelfPipe::from_channel(rx), SignalForwarder { tx }))
+    Ok((SelfPipe { rx }, SignalForwarder { tx }))
+}
+
+/// The sending end, once forwarding (kept for the life of the process).
+static FORWARD: Mutex<Option<mpsc::Sender<i32>>> = Mutex::new(None);
+
+/// The handler installed for each forwarded signal: sends its number to
+/// the waiting thread. Only where a handler runs on a thread of its own
+/// (Windows's console events), since it takes a lock.
+extern "C" fn forward_signal(sig: i32) {
+    if let Some(tx) = FORWARD.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
+        let _ = tx.send(sig);
+    }
 }
 
 impl SignalForwarder {
-    /// No signals to forward: keeps the channel open, returns none.
-    pub fn forward(self, _signals: &[i32]) -> Vec<i32> {
-        std::mem::forget(self.tx);
-        Vec::new()
+    /// Keeps the sending end for the life of the process (so that waits
+    /// time out rather than end) and installs [`forward_signal`] for each
+    /// of `signals` with the implementation's `install`: none here, the
+    /// console events on Windows. Returns those it took for.
+    pub fn forward(self, signals: &[i32]) -> Vec<i32> {
+        *FORWARD.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.tx);
+        signals
+            .iter()
+            .copied()
+            .filter(|&s| crate::imp::signal::install(s, Action::Plain(forward_signal)).is_ok())
+            .collect()
     }
 }
 
 impl SelfPipe {
-    /// The waiting end of a channel (Windows sends its console events on
-    /// one too).
-    pub(crate) fn from_channel(rx: mpsc::Receiver<i32>) -> SelfPipe {
-        SelfPipe { rx }
-    }
-
     /// Waits up to `timeout` (`None`: for ever): `None` when the time is
     /// up (nothing is ever sent).
     pub fn wait(&self, timeout: Option<Duration>) -> std::io::Result<Option<i32>> {

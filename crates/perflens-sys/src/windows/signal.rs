@@ -28,11 +28,13 @@ use super::unsupported;
 use crate::signal::{Action, Disposition, PlainHandler};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc;
 use std::time::Duration;
 
+// The channel the stop thread waits on, and its forwarder, which installs
+// its handler through this file's `install`.
 pub use portable::{
-    Info, SIGINT, SIGIO, SIGTERM, SIGTRAP, SavedErrno, SelfPipe, alt_stack, unblock_in_thread,
+    Info, SIGINT, SIGIO, SIGTERM, SIGTRAP, SavedErrno, SelfPipe, SignalForwarder, alt_stack,
+    self_pipe, unblock_in_thread,
 };
 
 const CTRL_C_EVENT: u32 = 0;
@@ -59,9 +61,6 @@ static HANDLERS: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
 /// Whether [`on_event`] is registered with the console.
 static REGISTERED: Mutex<bool> = Mutex::new(false);
-
-/// The sending end of the stop thread's channel, once forwarding.
-static FORWARD: Mutex<Option<mpsc::Sender<i32>>> = Mutex::new(None);
 
 fn slot(sig: i32) -> Option<&'static AtomicUsize> {
     match sig {
@@ -168,39 +167,4 @@ pub fn raise(sig: i32) {
 /// As [`raise`]: a process has one console handler list.
 pub fn send_to_process(sig: i32) {
     raise(sig);
-}
-
-/// The sending end, until [`SignalForwarder::forward`] hands it to the
-/// console handler.
-#[derive(Debug)]
-pub struct SignalForwarder {
-    tx: mpsc::Sender<i32>,
-}
-
-/// A channel in place of a pipe: the console handler runs on a thread of
-/// its own, where sending on a channel is allowed.
-pub fn self_pipe() -> std::io::Result<(SelfPipe, SignalForwarder)> {
-    let (tx, rx) = mpsc::channel();
-    Ok((SelfPipe::from_channel(rx), SignalForwarder { tx }))
-}
-
-/// The installed handler: sends the signal's number to the stop thread.
-extern "C" fn forward_signal(sig: i32) {
-    if let Some(tx) = FORWARD.lock().unwrap_or_else(|e| e.into_inner()).as_ref() {
-        let _ = tx.send(sig);
-    }
-}
-
-impl SignalForwarder {
-    /// Hands the sending end to the console handler (for the life of the
-    /// process) and installs it for each of `signals`. Returns those it
-    /// took for.
-    pub fn forward(self, signals: &[i32]) -> Vec<i32> {
-        *FORWARD.lock().unwrap_or_else(|e| e.into_inner()) = Some(self.tx);
-        signals
-            .iter()
-            .copied()
-            .filter(|&s| install(s, Action::Plain(forward_signal)).is_ok())
-            .collect()
-    }
 }
