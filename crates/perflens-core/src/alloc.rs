@@ -381,6 +381,118 @@ pub fn exclude_current_thread() {
     }
 }
 
+/// What the current thread allocated and freed inside [`count`]: exact,
+/// every allocation and free the counting allocator saw on this thread,
+/// the profiler's own left out.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AllocCount {
+    /// Bytes allocated (a `realloc` counts as a free and an allocation).
+    pub allocated_bytes: u64,
+    /// Allocations made.
+    pub allocations: u64,
+    /// Bytes freed (including memory allocated before the scope or on
+    /// another thread).
+    pub freed_bytes: u64,
+    /// Frees made.
+    pub frees: u64,
+}
+
+impl AllocCount {
+    /// Bytes allocated minus bytes freed: what the scope left allocated
+    /// (negative when it freed more than it allocated).
+    pub fn net_bytes(&self) -> i64 {
+        self.allocated_bytes.wrapping_sub(self.freed_bytes) as i64
+    }
+}
+
+/// Runs `f` and counts exactly what the current thread allocates and
+/// frees meanwhile, whether or not a session records, and in any number
+/// of threads at once (each counts its own): a test can assert that code
+/// allocates nothing, or at most so much. What `f` returns is returned
+/// with the count, so dropping it is not counted.
+///
+/// Scopes nest (an outer scope's count includes the inner one's). While a
+/// scope runs on a thread that a session records, its allocations are
+/// counted by the scope and handed to the session when it ends, on the
+/// function that called `count`. Allocations on other threads (spawned by
+/// `f` or not) are not counted.
+///
+/// Costs what counting costs the allocator hook while a session records
+/// (the hook's fast path): the hook counts into the scope's counters
+/// instead of the thread's block.
+///
+/// # Panics
+/// If the counting allocator is not the program's global allocator
+/// (nothing could be counted: every count would read 0).
+#[cfg(feature = "alloc")]
+pub fn count<R>(f: impl FnOnce() -> R) -> (R, AllocCount) {
+    assert!(
+        installed(),
+        "perflens::alloc::count needs perflens's counting allocator as the global allocator: \
+         #[global_allocator] static ALLOC: perflens::CountingAlloc = \
+         perflens::CountingAlloc::new(std::alloc::System);"
+    );
+    let counters = ThreadAlloc::open();
+    let scope = Scope::enter(&counters);
+    let r = f();
+    drop(scope);
+    let [allocated_bytes, allocations, freed_bytes, frees] = counters.totals();
+    (
+        r,
+        AllocCount {
+            allocated_bytes,
+            allocations,
+            freed_bytes,
+            frees,
+        },
+    )
+}
+
+/// An `alloc::count` scope on the current thread: the hook counts into
+/// its counters from [`Scope::enter`] until it is dropped, also when `f`
+/// unwinds (the hook must never keep a pointer to counters that are
+/// gone).
+#[cfg(feature = "alloc")]
+struct Scope {
+    counters: *const ThreadAlloc,
+    outer: *const ThreadAlloc,
+}
+
+#[cfg(feature = "alloc")]
+impl Scope {
+    fn enter(counters: &ThreadAlloc) -> Scope {
+        let counters: *const ThreadAlloc = counters;
+        let outer = hot::set_scope(counters);
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive across this call.
+        hot::arm_alloc(unsafe { &mut *hot::hot() });
+        Scope { counters, outer }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Drop for Scope {
+    fn drop(&mut self) {
+        hot::set_scope(self.outer);
+        // SAFETY: owner thread; no other reference to the hot state is
+        // alive across this call.
+        let hot = unsafe { &mut *hot::hot() };
+        hot::arm_alloc(hot);
+        // SAFETY: the counters live on `count`'s stack until after this
+        // drop; the outer scope's on an enclosing `count`'s.
+        let counters = unsafe { &*self.counters };
+        if !self.outer.is_null() {
+            // SAFETY: as above.
+            unsafe { &*self.outer }.add(counters);
+        } else if hot.has_block() && std::ptr::eq(hot.alloc, &hot.block().header().alloc) {
+            // The session records this thread: what the scope counted is
+            // its too, from the next frame boundary on (the function that
+            // called `count` gets it).
+            hot.block().header().alloc.add(counters);
+        }
+    }
+}
+
 /// Clears the process-wide counters for a new session.
 pub(crate) fn reset() {
     LIVE.store(0, Ordering::Relaxed);

@@ -6,7 +6,7 @@
 //! thread's life (getting a block, exit) is `thread.rs`.
 
 use perflens_format::block::{Block, Header, Node, ShadowFrame, Slot, ThreadAlloc};
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
 /// Session generation: odd = no session (recording off).
@@ -129,10 +129,30 @@ pub(crate) fn park_alloc(hot: &mut Hot) {
     hot.alloc = &PARKED;
 }
 
-/// Points the allocator hook at the thread's block if allocations count
-/// here now: a block of the running session, outside profiler work,
-/// before the exit hook. Else parks it.
+thread_local! {
+    /// The counters of the innermost `alloc::count` scope running on this
+    /// thread (null: none). While one runs, the hook counts there instead
+    /// of into the thread's block (see [`arm_alloc`]). Read on cold paths
+    /// only; no destructor, so reading it never allocates.
+    static SCOPE: Cell<*const ThreadAlloc> = const { Cell::new(std::ptr::null()) };
+}
+
+/// Makes `counters` this thread's innermost `alloc::count` scope (null:
+/// none) and returns the one it replaces.
+pub(crate) fn set_scope(counters: *const ThreadAlloc) -> *const ThreadAlloc {
+    SCOPE.with(|s| s.replace(counters))
+}
+
+/// Points the allocator hook at the counters allocations count in here
+/// now: an `alloc::count` scope's while one runs, else the thread's block
+/// if it belongs to the running session; never during profiler work or
+/// after the exit hook. Else parks it.
 pub(crate) fn arm_alloc(hot: &mut Hot) {
+    let scope = SCOPE.with(Cell::get);
+    if !scope.is_null() && hot.internal == 0 && hot.exited == 0 {
+        hot.alloc = scope;
+        return;
+    }
     if hot.internal == 0
         && hot.exited == 0
         && hot.has_block()

@@ -53,7 +53,9 @@ pub mod span;
 mod thread;
 pub mod trace;
 
-pub use alloc::{CountingAlloc, Internal, exclude_current_thread};
+#[cfg(feature = "alloc")]
+pub use alloc::count as count_allocations;
+pub use alloc::{AllocCount, CountingAlloc, Internal, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};
 pub use callsite::{Callsite, await_sites, fnv1a, normalize_name};
 pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};

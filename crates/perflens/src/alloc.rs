@@ -24,6 +24,38 @@
 #[cfg(feature = "enabled")]
 pub use perflens_core::CountingAlloc;
 
+/// What a thread allocated and freed inside [`count`].
+#[cfg(feature = "alloc")]
+pub use perflens_core::AllocCount;
+
+/// Counts exactly what the current thread allocates and frees while a
+/// closure runs, with or without a session, in parallel tests too:
+///
+/// ```
+/// #[global_allocator]
+/// static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
+///
+/// fn parse(s: &str) -> usize {
+///     s.split(',').count()
+/// }
+///
+/// # fn main() {
+/// let (fields, n) = perflens::alloc::count(|| parse("a,b,c"));
+/// assert_eq!(fields, 3);
+/// assert_eq!(n.allocations, 0, "parse allocates nothing");
+/// let (v, n) = perflens::alloc::count(|| vec![0u8; 100]);
+/// assert_eq!((n.allocations, n.allocated_bytes, n.frees), (1, 100, 0));
+/// drop(v);
+/// # }
+/// ```
+///
+/// See [`perflens_core::count_allocations`] for nesting, sessions and
+/// what it costs.
+#[cfg(feature = "alloc")]
+pub fn count<R>(f: impl FnOnce() -> R) -> (R, AllocCount) {
+    perflens_core::count_allocations(f)
+}
+
 #[cfg(not(feature = "enabled"))]
 mod off {
     use std::alloc::{GlobalAlloc, Layout, System};

@@ -127,7 +127,7 @@ macro_rules! __label {
 }
 pub mod sync;
 
-mod alloc;
+pub mod alloc;
 pub use alloc::CountingAlloc;
 
 #[cfg(feature = "cpu")]

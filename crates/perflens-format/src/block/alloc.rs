@@ -97,6 +97,39 @@ impl ThreadAlloc {
         }
     }
 
+    /// Counters whose every update stays on the hook's fast path (no
+    /// threshold is ever crossed): a thread's count of its own
+    /// allocations over a scope, where no peak or publishing is kept.
+    pub const fn open() -> ThreadAlloc {
+        ThreadAlloc {
+            allocated: AtomicU64::new(0),
+            allocs: AtomicU64::new(0),
+            live: AtomicI64::new(0),
+            frees: AtomicU64::new(0),
+            above: AtomicI64::new(i64::MAX),
+            below: AtomicI64::new(i64::MIN),
+            peak: AtomicU64::new(0),
+            published: AtomicI64::new(0),
+        }
+    }
+
+    /// Adds what `other` counted to these totals (the owner thread only).
+    pub fn add(&self, other: &ThreadAlloc) {
+        for (a, b) in [
+            (&self.allocated, &other.allocated),
+            (&self.allocs, &other.allocs),
+            (&self.frees, &other.frees),
+        ] {
+            a.store(
+                a.load(Ordering::Relaxed)
+                    .wrapping_add(b.load(Ordering::Relaxed)),
+                Ordering::Relaxed,
+            );
+        }
+        self.live
+            .store(self.live().wrapping_add(other.live()), Ordering::Relaxed);
+    }
+
     /// Sends the next allocation and free counted here to the hook's slow
     /// path (release: whoever sees the gate sees what preceded it).
     #[inline]
