@@ -139,6 +139,7 @@ thread_local! {
 
 /// Makes `counters` this thread's innermost `alloc::count` scope (null:
 /// none) and returns the one it replaces.
+#[cfg(feature = "alloc")]
 pub(crate) fn set_scope(counters: *const ThreadAlloc) -> *const ThreadAlloc {
     SCOPE.with(|s| s.replace(counters))
 }
