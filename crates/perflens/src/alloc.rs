@@ -1,7 +1,7 @@
 //! The counting global allocator.
 //!
 //! `#[perflens::main]` installs it by itself with the `alloc` feature.
-//! Programs that use a [`Session`](crate::Session) instead install it by
+//! Programs that use a `Session` instead install it by
 //! hand; the same line compiles with perflens off, where the type simply
 //! forwards to the allocator it wraps:
 //!
