@@ -1,5 +1,5 @@
-//! A thread's peak live bytes: exact for a thread that frees only what it
-//! allocated, and never "0 B" for a worker that allocated a megabyte
+//! A thread's peak live bytes: what it held at once (for a thread that
+//! frees only what it allocated), and never "0 B" for a worker that allocated a megabyte
 //! after freeing memory other threads allocated (its net live bytes were
 //! negative throughout, and a peak of the net count read 0 B).
 #![cfg(feature = "alloc")]
@@ -22,12 +22,13 @@ fn megabyte_in_pieces() {
     std::hint::black_box(&held);
 }
 
-/// Peak live bytes of the thread named `name`.
-fn peak(report: &perflens::Report, name: &str) -> u64 {
+/// Peak live bytes of the thread named `name`, and the bytes it
+/// allocated in all.
+fn peak(report: &perflens::Report, name: &str) -> (u64, u64) {
     let t = (report.threads.iter())
         .find(|t| t.name.as_deref() == Some(name))
         .unwrap_or_else(|| panic!("no thread {name}: {:?}", report.threads));
-    t.peak_live_bytes.unwrap()
+    (t.peak_live_bytes.unwrap(), t.alloc_bytes.unwrap())
 }
 
 #[test]
@@ -62,12 +63,21 @@ fn peak_live_bytes_are_per_thread() {
         .unwrap();
     producer.join().unwrap();
     let report = session.finish();
+    // What each thread holds at once: the pieces and the vector holding
+    // them, and whatever std's start of the thread allocated on it and
+    // still holds (its name, 3 bytes; 144 bytes in one loop run): between
+    // the pieces and everything the thread allocated.
     let exact = (PIECE * PIECES + PIECES * size_of::<usize>()) as u64;
-    // The rows, for a failure: what the thread allocated and freed, and
-    // how often (a run in a loop of 26 saw 144 bytes more on "own").
     let rows = || format!("{:?}", report.threads);
-    assert_eq!(peak(&report, "own"), exact, "{}", rows());
-    // The worker's live bytes were negative throughout (it freed 2 MiB
-    // it did not allocate); its peak counts from their lowest point.
-    assert_eq!(peak(&report, "worker"), exact, "{}", rows());
+    for name in ["own", "worker"] {
+        // The worker's live bytes were negative throughout (it freed 2
+        // MiB it did not allocate); its peak counts from their lowest
+        // point, so it is not 0 B.
+        let (peak, allocated) = peak(&report, name);
+        assert!(
+            (exact..=allocated).contains(&peak) && allocated - exact < 4096,
+            "{name}: peak {peak}, allocated {allocated}, the pieces {exact}: {}",
+            rows()
+        );
+    }
 }
