@@ -42,16 +42,47 @@ pub fn request(i: u64) -> u64 {
     parse(64 + i % 64) + spin(20_000)
 }
 
-/// Requests until `until`, and until the process has used [`MIN_CPU`].
+/// Requests until `until` (or, when [`STOP_FILE`] names a file, until
+/// that file exists, `until` being then only a cap), and until the
+/// process has used [`MIN_CPU`].
 #[perflens::measure]
 pub fn worker(id: u64, until: Instant) -> u64 {
     let mut acc = 0;
     let mut i = id;
-    while Instant::now() < until || process_cpu() < MIN_CPU {
+    let mut stopped = false;
+    while (Instant::now() < until && !stopped) || process_cpu() < MIN_CPU {
         acc ^= request(i);
         i += 1;
+        if i % 16 == 0 {
+            stopped = stop_file_exists();
+        }
     }
     acc
+}
+
+/// The environment variable that names a test's stop file: a program run
+/// with it works until the test creates the file, so that a test which
+/// reads the program while it runs is bounded by what it reads, not by a
+/// wall-clock time that a slow machine (or qemu) may spend elsewhere.
+pub const STOP_FILE: &str = "LIVE_TEST_STOP_FILE";
+
+fn stop_file_exists() -> bool {
+    static PATH: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| std::env::var_os(STOP_FILE).map(Into::into))
+        .as_ref()
+        .is_some_and(|p| p.exists())
+}
+
+/// Whether the tests run under qemu-user (`scripts/test --aarch64` sets
+/// `TEST_UNDER_QEMU`). A test whose subject qemu-user does not emulate
+/// calls this with why, which it prints, and checks what it can instead.
+#[allow(dead_code)]
+pub fn under_qemu(why: &str) -> bool {
+    let qemu = std::env::var_os("TEST_UNDER_QEMU").is_some();
+    if qemu {
+        eprintln!("under qemu-user, not checked: {why}");
+    }
+    qemu
 }
 
 /// The programs' session: CPU-sampled, published (the tests run them
