@@ -53,7 +53,7 @@ pub fn worker(id: u64, until: Instant) -> u64 {
     while (Instant::now() < until && !stopped) || process_cpu() < MIN_CPU {
         acc ^= request(i);
         i += 1;
-        if i % 16 == 0 {
+        if i.is_multiple_of(16) {
             stopped = stop_file_exists();
         }
     }
