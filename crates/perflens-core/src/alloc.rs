@@ -94,7 +94,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
         // SAFETY: forwarded unchanged (the caller's contract).
         let p = unsafe { self.inner.alloc(layout) };
         if !p.is_null() {
-            on_alloc(layout.size() as u64);
+            on_alloc(p, layout.size() as u64);
         }
         p
     }
@@ -104,7 +104,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
         // SAFETY: forwarded unchanged.
         let p = unsafe { self.inner.alloc_zeroed(layout) };
         if !p.is_null() {
-            on_alloc(layout.size() as u64);
+            on_alloc(p, layout.size() as u64);
         }
         p
     }
@@ -112,22 +112,37 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // Counted first, so that the free is a tail call and nothing has
-        // to survive it.
-        on_free(layout.size() as u64);
+        // to survive it (and so that a sampled block's entry is gone
+        // before another thread can be handed its address).
+        on_free(ptr, layout.size() as u64);
         // SAFETY: forwarded unchanged.
         unsafe { self.inner.dealloc(ptr, layout) }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // A sampled block's entry comes out before the block may move (and
+        // its address be handed to another thread), and goes back if the
+        // reallocation fails.
+        #[cfg(feature = "heap")]
+        let sampled = if crate::heap::maybe_sampled(ptr) {
+            crate::heap::take(ptr)
+        } else {
+            None
+        };
         // SAFETY: forwarded unchanged.
         let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
             // What a realloc really does: a block of the new size, and the
             // old one released (also when it grew in place, so that bytes
             // allocated always sum the sizes ever handed out).
-            on_alloc(new_size as u64);
-            on_free(layout.size() as u64);
+            on_alloc(p, new_size as u64);
+            count_free_of(layout.size() as u64);
+        } else {
+            #[cfg(feature = "heap")]
+            if let Some(entry) = sampled {
+                crate::heap::put_back(ptr, entry);
+            }
         }
         p
     }
@@ -141,7 +156,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
 /// new peak, a move worth publishing) arrives at the slow path through
 /// the comparison: see [`ThreadAlloc`].
 #[inline(always)]
-pub fn on_alloc(size: u64) {
+pub fn on_alloc(ptr: *mut u8, size: u64) {
     // SAFETY: owner thread; the reference is dropped before returning and
     // nothing here calls out while holding it.
     let hot = unsafe { &*hot::hot() };
@@ -150,14 +165,30 @@ pub fn on_alloc(size: u64) {
     let a = unsafe { &*hot.alloc };
     let live = a.live.load(Ordering::Relaxed).wrapping_add(size as i64);
     if live > a.above.load(Ordering::Relaxed) {
-        return alloc_slow(size);
+        return alloc_slow(ptr, size);
     }
-    count_alloc(hot, a, live, size);
+    count_alloc(hot, a, live, ptr, size);
 }
 
-/// Counts a free of `size` bytes on the current thread.
+/// Counts a free of `size` bytes at `ptr` on the current thread, before
+/// the block goes back to the allocator.
 #[inline(always)]
-pub fn on_free(size: u64) {
+pub fn on_free(ptr: *mut u8, size: u64) {
+    // On every thread, counting or not: a sampled block may be freed
+    // anywhere.
+    #[cfg(feature = "heap")]
+    if crate::heap::maybe_sampled(ptr) {
+        crate::heap::freed(ptr);
+    }
+    #[cfg(not(feature = "heap"))]
+    let _ = ptr;
+    count_free_of(size);
+}
+
+/// [`on_free`]'s count (a realloc's old block, whose sampled entry it
+/// handled itself).
+#[inline(always)]
+fn count_free_of(size: u64) {
     // SAFETY: as in `on_alloc`.
     let hot = unsafe { &*hot::hot() };
     // SAFETY: as in `on_alloc`.
@@ -175,7 +206,7 @@ pub fn on_free(size: u64) {
 /// Without it there are no boundaries, so the hook charges the innermost
 /// frame's node itself.
 #[inline(always)]
-fn count_alloc(hot: &Hot, a: &ThreadAlloc, live: i64, size: u64) {
+fn count_alloc(hot: &Hot, a: &ThreadAlloc, live: i64, ptr: *mut u8, size: u64) {
     a.live.store(live, Ordering::Relaxed);
     #[cfg(feature = "alloc")]
     {
@@ -183,6 +214,13 @@ fn count_alloc(hot: &Hot, a: &ThreadAlloc, live: i64, size: u64) {
         bump(&a.allocated, size);
         bump(&a.allocs, 1);
     }
+    // Heap sampling: one subtraction and one branch more.
+    #[cfg(feature = "heap")]
+    if crate::heap::countdown(size) {
+        crate::heap::sample(ptr, size);
+    }
+    #[cfg(not(feature = "heap"))]
+    let _ = ptr;
     #[cfg(not(feature = "alloc"))]
     {
         let node = top_node(hot);
@@ -225,10 +263,10 @@ fn top_node(hot: &Hot) -> &crate::block::Node {
 /// be), and record the new peak and publish as due.
 #[cold]
 #[inline(never)]
-fn alloc_slow(size: u64) {
+fn alloc_slow(ptr: *mut u8, size: u64) {
     if let Some((hot, a)) = counting() {
         let live = a.live().wrapping_add(size as i64);
-        count_alloc(hot, a, live, size);
+        count_alloc(hot, a, live, ptr, size);
         moved(hot, a, live);
     }
 }

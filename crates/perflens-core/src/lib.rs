@@ -39,6 +39,7 @@ pub mod flow;
 mod frame;
 mod future;
 mod guard;
+pub mod heap;
 mod hooks;
 mod hot;
 pub use perflens_format::histogram;
@@ -61,6 +62,7 @@ pub use callsite::{Callsite, await_sites, fnv1a, normalize_name};
 pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
+pub use heap::HeapOptions;
 pub use histogram::Histogram;
 pub use hooks::set_first_call_hook;
 pub use publish::{PublicationEnd, PublishOptions};
@@ -69,7 +71,7 @@ pub use session::{
     Recursion, Snapshotter, StartError, is_recording, parse_mode, start,
 };
 pub use snapshot::{
-    AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, Mode, NodeSnapshot,
-    PathInfo, RawSnapshot, ThreadSnapshot,
+    AllocSummary, AwaitSiteInfo, CallsiteInfo, CallsiteKind, ClockSource, HeapPathSnapshot,
+    HeapSnapshot, Mode, NodeSnapshot, PathInfo, RawSnapshot, ThreadSnapshot,
 };
 pub use thread::{charge_sample, sample_context};

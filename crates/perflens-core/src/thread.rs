@@ -52,6 +52,7 @@ impl Hot {
         self.nodes = block.at(h.off_nodes);
         self.hist = block.at(h.off_hist);
         debug_assert_eq!(self.block(), block);
+        crate::heap::thread_attached();
         arm_alloc(self);
     }
 }

@@ -263,6 +263,43 @@ pub struct AllocSummary {
     pub peak_resolution_bytes: u64,
 }
 
+/// The sampled heap profile of a session (feature `heap`): the sampled
+/// allocations still in use, by the calling context that allocated them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeapSnapshot {
+    /// Mean bytes between sampled bytes.
+    pub rate_bytes: u64,
+    /// Sampled allocations the table holds at once.
+    pub capacity: u32,
+    /// Allocations sampled this session (kept or not).
+    pub sampled: u64,
+    /// Samples not kept: the table was full (their allocations are
+    /// missing from the estimates).
+    pub dropped: u64,
+    /// Kept samples freed since.
+    pub freed: u64,
+    /// Sampled allocations in use, by path, by estimated bytes
+    /// descending.
+    pub paths: Vec<HeapPathSnapshot>,
+}
+
+/// The sampled allocations in use of one path.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct HeapPathSnapshot {
+    /// Index into [`RawSnapshot::paths`] of the innermost measured frame
+    /// that allocated them (the root outside any).
+    pub path: u32,
+    /// Sampled allocations in use.
+    pub samples: u64,
+    /// Their bytes.
+    pub sampled_bytes: u64,
+    /// Estimated objects in use: each sample scaled by the inverse of the
+    /// probability that an allocation of its size was sampled.
+    pub inuse_objects: f64,
+    /// Estimated bytes in use, scaled the same way.
+    pub inuse_bytes: f64,
+}
+
 /// A copy of all recorded data at one moment.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RawSnapshot {
@@ -296,6 +333,9 @@ pub struct RawSnapshot {
     /// Allocation summary, `None` when the counting allocator is not
     /// installed (then every allocation field is 0).
     pub alloc: Option<AllocSummary>,
+    /// The sampled heap profile, `None` unless the session samples the
+    /// heap (feature `heap`).
+    pub heap: Option<HeapSnapshot>,
 }
 
 /// `x.round() as u64`, exactly (halves away from zero; negative and NaN

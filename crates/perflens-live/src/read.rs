@@ -176,6 +176,9 @@ impl LiveSession {
             overflow_paths: h.overflow_paths.load(Ordering::Relaxed),
             unrecorded_calls: h.unrecorded_calls.load(Ordering::Relaxed),
             alloc,
+            // The sample table is the program's own memory, not published
+            // (yet): a live read has no heap profile.
+            heap: None,
         };
         Ok(LiveSnapshot {
             snapshot,

@@ -1,5 +1,6 @@
 //! A minimal protobuf encoder for `profile.proto` (the pprof format),
-//! for the CPU sampler's profiles and the allocation profile.
+//! for the CPU sampler's profiles, the allocation profile and the heap
+//! profile.
 //!
 //! Field numbers follow github.com/google/pprof/proto/profile.proto.
 
@@ -72,6 +73,119 @@ pub fn allocations(report: &crate::Report) -> Option<Vec<u8>> {
     period.int(1, space).int(2, bytes_unit);
     profile.msg(11, &period);
     profile.int(14, space);
+    st.write(&mut profile, 6);
+    Some(profile.into_bytes())
+}
+
+/// The heap profile of `report` (feature `heap`), as `profile.proto`
+/// bytes in the shape of Go's `/debug/pprof/heap`: sample types
+/// `alloc_objects`, `alloc_space`, `inuse_objects` and `inuse_space`
+/// (the default), period type `space` with the sampling rate as period,
+/// one sample per measured path (its frames the stack, innermost first,
+/// and its frames joined by ` -> ` as the `perflens_path` label). The
+/// in-use values are the report's estimates; the allocated ones are
+/// exact, one sample per path that allocated (what the allocation
+/// profile has), so `-sample_index=alloc_space` adds up to the session's
+/// bytes allocated. `None` when the heap was not sampled.
+pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
+    let heap = report.heap.as_ref()?;
+    const OUTSIDE: &str = "(outside measured functions)";
+    // frames -> [alloc_objects, alloc_space, inuse_objects, inuse_space].
+    let mut samples: Vec<(Vec<String>, [u64; 4])> = Vec::new();
+    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+    fn entry(
+        samples: &mut Vec<(Vec<String>, [u64; 4])>,
+        index: &mut HashMap<Vec<String>, usize>,
+        frames: &[String],
+    ) -> usize {
+        *index.entry(frames.to_vec()).or_insert_with(|| {
+            samples.push((frames.to_vec(), [0; 4]));
+            samples.len() - 1
+        })
+    }
+    // Allocated: every path that allocated, exactly; the root gets the
+    // rest of the session's totals.
+    let (mut alloc_count, mut alloc_bytes) = (0u64, 0u64);
+    for p in report.alloc_paths.as_deref().unwrap_or(&[]) {
+        let Some(a) = p.alloc.filter(|a| a.count > 0 || a.bytes > 0) else {
+            continue;
+        };
+        let i = entry(&mut samples, &mut index, &p.frames);
+        samples[i].1[0] = a.count;
+        samples[i].1[1] = a.bytes;
+        alloc_count += a.count;
+        alloc_bytes += a.bytes;
+    }
+    if let Some(totals) = &report.alloc {
+        let i = entry(&mut samples, &mut index, &[]);
+        samples[i].1[0] = totals.total_count.saturating_sub(alloc_count);
+        samples[i].1[1] = totals.total_bytes.saturating_sub(alloc_bytes);
+    }
+    // In use: the estimates.
+    for p in &heap.inuse_paths {
+        let i = entry(&mut samples, &mut index, &p.frames);
+        samples[i].1[2] = p.inuse_objects;
+        samples[i].1[3] = p.inuse_bytes;
+    }
+    let mut st = Strings::new();
+    let mut profile = Msg::default();
+    for (ty, unit) in [
+        ("alloc_objects", "count"),
+        ("alloc_space", "bytes"),
+        ("inuse_objects", "count"),
+        ("inuse_space", "bytes"),
+    ] {
+        let mut vt = Msg::default();
+        vt.int(1, st.id(ty)).int(2, st.id(unit));
+        profile.msg(1, &vt);
+    }
+    let mut ids: HashMap<String, u64> = HashMap::new();
+    let mut id_of = |name: &str, st: &mut Strings, profile: &mut Msg| -> u64 {
+        if let Some(&id) = ids.get(name) {
+            return id;
+        }
+        let id = ids.len() as u64 + 1;
+        let mut f = Msg::default();
+        f.uint(1, id).int(2, st.id(name)).int(3, st.id(name));
+        profile.msg(5, &f);
+        let mut line = Msg::default();
+        line.uint(1, id);
+        let mut loc = Msg::default();
+        loc.uint(1, id).msg(4, &line);
+        profile.msg(4, &loc);
+        ids.insert(name.to_string(), id);
+        id
+    };
+    for (frames, values) in &samples {
+        if values.iter().all(|&v| v == 0) {
+            continue;
+        }
+        let stack: Vec<u64> = if frames.is_empty() {
+            vec![id_of(OUTSIDE, &mut st, &mut profile)]
+        } else {
+            (frames.iter().rev())
+                .map(|f| id_of(f, &mut st, &mut profile))
+                .collect()
+        };
+        let mut sample = Msg::default();
+        sample.packed(1, stack).packed(2, *values);
+        let mut label = Msg::default();
+        let path = if frames.is_empty() {
+            OUTSIDE.to_string()
+        } else {
+            frames.join(" -> ")
+        };
+        label.int(1, st.id("perflens_path")).int(2, st.id(&path));
+        sample.msg(3, &label);
+        profile.msg(2, &sample);
+    }
+    let (space, bytes_unit) = (st.id("space"), st.id("bytes"));
+    let mut period = Msg::default();
+    period.int(1, space).int(2, bytes_unit);
+    profile.msg(11, &period);
+    profile.int(12, heap.rate_bytes as i64);
+    let inuse_space = st.id("inuse_space");
+    profile.int(14, inuse_space);
     st.write(&mut profile, 6);
     Some(profile.into_bytes())
 }

@@ -392,6 +392,7 @@ mod tests {
             overflow_paths: 0,
             unrecorded_calls: 0,
             alloc: None,
+            heap: None,
         };
         let names = path_names(&snap);
         assert_eq!(names[3 + 1].as_deref(), Some("app::a"));

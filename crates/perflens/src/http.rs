@@ -287,9 +287,19 @@ async fn handle(state: &State, req: Request<Incoming>) -> Response<Body> {
             },
             None => ended(),
         },
+        "/debug/pprof/heap" => match report(state) {
+            Some((_, report)) => match perflens_report::pprof::heap(&report) {
+                Some(bytes) => typed(bytes, "application/octet-stream"),
+                None => text(
+                    StatusCode::NOT_FOUND,
+                    "the heap is not sampled in this session (feature heap, with perflens's counting allocator, and PERFLENS_HEAP_RATE not 0)\n",
+                ),
+            },
+            None => ended(),
+        },
         "/" => text(
             StatusCode::OK,
-            "perflens: /metrics, /debug/perflens/report, /debug/pprof/profile?seconds=N, /debug/pprof/allocs\n",
+            "perflens: /metrics, /debug/perflens/report, /debug/pprof/profile?seconds=N, /debug/pprof/allocs, /debug/pprof/heap\n",
         ),
         _ => text(StatusCode::NOT_FOUND, "not found\n"),
     }

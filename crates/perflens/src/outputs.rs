@@ -40,6 +40,37 @@ pub(crate) fn emit(report: &Report, format: Format) {
 pub(crate) fn write_outputs_env(report: &Report, trace: Option<&std::path::Path>) {
     write_json_env(report);
     write_html_env(report, trace);
+    #[cfg(feature = "heap")]
+    write_pprof_heap_env(report);
+}
+
+/// Writes the gzipped pprof heap profile to `PERFLENS_PPROF_HEAP`, if
+/// set, and says so (or why not) on stderr. Never panics.
+#[cfg(feature = "heap")]
+fn write_pprof_heap_env(report: &Report) {
+    let Some(path) = settings::var_os("PERFLENS_PPROF_HEAP") else {
+        return;
+    };
+    let shown = path.to_string_lossy().into_owned();
+    let Some(profile) = perflens_report::pprof::heap(report) else {
+        eprintln!(
+            "[perflens] PERFLENS_PPROF_HEAP={shown}: not written, the heap was not sampled \
+             (PERFLENS_HEAP_RATE=0, or perflens's counting allocator is not the global allocator)"
+        );
+        return;
+    };
+    let written = std::fs::File::create(&path).and_then(|f| {
+        let mut gz = flate2::write::GzEncoder::new(
+            std::io::BufWriter::new(f),
+            flate2::Compression::default(),
+        );
+        gz.write_all(&profile)?;
+        gz.finish()?.flush()
+    });
+    match written {
+        Ok(()) => eprintln!("[perflens] pprof heap profile written to {shown}"),
+        Err(e) => eprintln!("[perflens] could not write PERFLENS_PPROF_HEAP={shown}: {e}"),
+    }
 }
 
 /// The largest trace embedded in the HTML report (a larger one is left

@@ -83,6 +83,29 @@ impl SessionBuilder {
         self
     }
 
+    /// Heap profiling (feature `heap`): the mean bytes between sampled
+    /// allocated bytes (default 512 KiB, as Go's and tcmalloc's; the same
+    /// as `PERFLENS_HEAP_RATE`), or 0 for none.
+    #[cfg(feature = "heap")]
+    pub fn heap_rate(mut self, bytes: u64) -> Self {
+        self.config.heap = (bytes > 0).then(|| perflens_core::HeapOptions {
+            rate: bytes,
+            ..self.config.heap.unwrap_or_default()
+        });
+        self
+    }
+
+    /// Heap profiling (feature `heap`): the seed of the random gaps
+    /// between samples (the same as `PERFLENS_HEAP_SEED`): a program that
+    /// allocates the same way samples the same allocations.
+    #[cfg(feature = "heap")]
+    pub fn heap_seed(mut self, seed: u64) -> Self {
+        if let Some(heap) = &mut self.config.heap {
+            heap.seed = seed;
+        }
+        self
+    }
+
     /// Maximum calling contexts per thread (default 1024).
     pub fn node_capacity(mut self, nodes: u32) -> Self {
         self.config.node_capacity = nodes;
@@ -406,7 +429,12 @@ impl Session {
     /// A builder with default settings.
     pub fn builder() -> SessionBuilder {
         SessionBuilder {
-            config: RecordingOptions::default(),
+            config: RecordingOptions {
+                // Feature `heap`: the heap is sampled at the default rate.
+                #[cfg(feature = "heap")]
+                heap: Some(perflens_core::HeapOptions::default()),
+                ..RecordingOptions::default()
+            },
             options: ReportOptions::default(),
             use_env: true,
             live: false,

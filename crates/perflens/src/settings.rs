@@ -16,6 +16,8 @@ pub(crate) enum Feature {
     Enabled,
     /// The `cpu` feature (CPU sampling and its profile files).
     Cpu,
+    /// The `heap` feature (heap profiling and its profile file).
+    Heap,
     /// The `http` feature (the HTTP server).
     Http,
     /// Read only by this repository's examples, benchmarks, tests and
@@ -31,6 +33,7 @@ impl Feature {
         match self {
             Feature::Enabled => "enabled",
             Feature::Cpu => "cpu",
+            Feature::Heap => "heap",
             Feature::Http => "http",
             Feature::Repository => "none",
         }
@@ -42,6 +45,8 @@ impl Feature {
             Feature::Enabled,
             #[cfg(feature = "cpu")]
             Feature::Cpu,
+            #[cfg(feature = "heap")]
+            Feature::Heap,
             #[cfg(feature = "http")]
             Feature::Http,
         ];
@@ -154,6 +159,10 @@ settings! {
         flamegraph: "PERFLENS_FLAMEGRAPH", Cpu;
         flamegraph_paths: "PERFLENS_FLAMEGRAPH_PATHS", Cpu;
         folded: "PERFLENS_FOLDED", Cpu;
+        // Heap profiling.
+        heap_rate: "PERFLENS_HEAP_RATE", Heap;
+        heap_seed: "PERFLENS_HEAP_SEED", Heap;
+        pprof_heap: "PERFLENS_PPROF_HEAP", Heap;
         // The HTTP server.
         http: "PERFLENS_HTTP", Http;
         http_token: "PERFLENS_HTTP_TOKEN", Http;

@@ -1008,6 +1008,7 @@ fn tree_snapshot(elapsed_ns: u64, scale: u64) -> perflens_format::snapshot::RawS
         overflow_paths: 0,
         unrecorded_calls: 0,
         alloc: None,
+        heap: None,
     }
 }
 

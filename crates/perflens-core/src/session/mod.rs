@@ -45,6 +45,11 @@ pub struct RecordingOptions {
     /// are the traced ones: a session in another mode is timed instead.
     /// `None`: no trace (default).
     pub trace_buffer: Option<usize>,
+    /// Heap profiling (feature `heap`, with the counting allocator
+    /// installed): sample allocations and keep the sampled ones in use
+    /// (see [`crate::heap`]). `None`: not sampled (default). Without the
+    /// feature the allocator hook samples nothing.
+    pub heap: Option<crate::heap::HeapOptions>,
 }
 
 impl Default for RecordingOptions {
@@ -59,6 +64,7 @@ impl Default for RecordingOptions {
             sample_warmup: DEFAULT_SAMPLE_WARMUP,
             live: None,
             trace_buffer: None,
+            heap: None,
         }
     }
 }
@@ -68,6 +74,8 @@ impl RecordingOptions {
     /// `PERFLENS_SAMPLE_WARMUP`, `PERFLENS_NODES`,
     /// `PERFLENS_STACK_DEPTH`, `PERFLENS_RECURSION`, `PERFLENS_PATHS` and
     /// `PERFLENS_CLOCK` from
+    /// the environment, and with heap profiling on, `PERFLENS_HEAP_RATE`
+    /// (0 turns it off) and `PERFLENS_HEAP_SEED`, from
     /// the environment, as `var` reads it (the facade's one reader of its
     /// settings; `None` for an unset or blank variable). Invalid values
     /// are ignored and described in the returned warnings.
@@ -136,6 +144,26 @@ impl RecordingOptions {
                 _ => warnings.push(format!(
                     "PERFLENS_CLOCK={c} is not one of tsc, cntvct, instant; ignored."
                 )),
+            }
+        }
+        if let Some(heap) = &mut self.heap {
+            let num64 = |name: &'static str, warnings: &mut Vec<String>| -> Option<u64> {
+                let v = var(name)?;
+                match v.trim().parse::<u64>() {
+                    Ok(n) => Some(n),
+                    Err(_) => {
+                        warnings.push(format!("{name}={v} is not a whole number; ignored."));
+                        None
+                    }
+                }
+            };
+            if let Some(seed) = num64("PERFLENS_HEAP_SEED", &mut warnings) {
+                heap.seed = seed;
+            }
+            match num64("PERFLENS_HEAP_RATE", &mut warnings) {
+                Some(0) => self.heap = None,
+                Some(rate) => heap.rate = rate,
+                None => {}
             }
         }
         (self, warnings)
@@ -269,6 +297,9 @@ pub fn start(config: &RecordingOptions) -> Result<Recording, StartError> {
             .map_err(|e| crate::publish::say_unpublished(&e))
             .ok()
     });
+    if !crate::heap::begin(epoch, config.heap.as_ref()) {
+        eprintln!("[perflens] heap: no memory for the sample table; the heap is not sampled");
+    }
     thread::activate(
         epoch,
         mode,
@@ -367,6 +398,7 @@ impl Recording {
         if !self.done {
             self.done = true;
             thread::deactivate(self.epoch);
+            crate::heap::end(self.epoch);
             // Dropped without `finish`: the trace's pages go back.
             if self.traced {
                 crate::trace::finish(self.epoch, each_block);
@@ -444,8 +476,10 @@ impl Snapshotter {
             }
         });
         let alloc = crate::alloc::installed().then(|| alloc_summary(&threads, unpublished));
+        let heap = alloc.and_then(|_| crate::heap::snapshot(self.epoch));
         RawSnapshot {
             alloc,
+            heap,
             mode: self.mode,
             sample_warmup: self.sample_warmup,
             clock: self.clock,

@@ -43,6 +43,7 @@ use crate::model::{
 };
 use crate::percentiles::{Percentiles, percentile_label, sanitize_percentiles};
 
+mod heap;
 mod paths;
 mod rows;
 pub(crate) mod waits;
@@ -433,6 +434,7 @@ impl Report {
                 peak_resolution_bytes: summary.peak_resolution_bytes,
             }
         });
+        let heap = heap::heap_profile(&tree);
         let dropped = Dropped {
             overflow_calls: snap.threads.iter().map(|t| t.overflow_calls).sum(),
             overflow_paths: snap.overflow_paths,
@@ -466,6 +468,7 @@ impl Report {
             dropped,
             path_capacity: snap.path_capacity,
             alloc,
+            heap,
             cpu: None,
             limit: options.limit,
         }

@@ -32,11 +32,13 @@ use crate::percentiles::Percentiles;
 mod alloc;
 mod cpu;
 mod flow;
+mod heap;
 mod waits;
 
 pub use alloc::{AllocFigures, AllocTotals};
 pub use cpu::{CpuFigures, CpuSummary, CpuThreadRow, KernelTime};
 pub use flow::{ChannelRow, FutureRow, LockRow, StreamRow};
+pub use heap::{HeapPath, HeapProfile};
 pub use waits::WaitRow;
 
 pub use crate::schema::SCHEMA;
@@ -193,6 +195,10 @@ pub struct Report {
     /// the report is `None` too).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alloc: Option<AllocTotals>,
+    /// The sampled heap profile (feature `heap`), `None` when the heap
+    /// was not sampled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap: Option<HeapProfile>,
     /// CPU sampling summary, `None` unless [`Report::add_cpu`] was called.
     /// When sampling was unavailable it says why
     /// ([`CpuSummary::unavailable_reason`]) and the CPU figures of rows and

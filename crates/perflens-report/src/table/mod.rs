@@ -7,7 +7,9 @@
 //! allocations were counted, the allocation section: functions by
 //! inclusive bytes, allocation paths by the bytes their last frame
 //! allocated itself (interior frames included), and a table of threads
-//! ending with the session's totals.
+//! ending with the session's totals; then, when the heap was sampled,
+//! the heap section: what is in use by function and by path ("Still
+//! live at exit" in a finished report).
 //!
 //! Durations are shown in human units, `-` where nothing was measured
 //! (count mode), and `~` marks estimates scaled up from sampled calls.
@@ -28,10 +30,12 @@ use crate::percentiles::percentile_label;
 mod alloc;
 mod cpu;
 mod flow;
+mod heap;
 
 use alloc::{alloc_paths_table, alloc_table, threads_alloc_table};
 use cpu::cpu_section;
 use flow::flow_sections;
+use heap::heap_section;
 
 /// Widest function name before it is cut on the left with `…`.
 const NAME_WIDTH: usize = 48;
@@ -63,6 +67,10 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         if let Some(totals) = &report.alloc {
             writeln!(w)?;
             threads_alloc_table(report, totals, w)?;
+        }
+        if let Some(heap) = &report.heap {
+            writeln!(w)?;
+            heap_section(report, heap, w)?;
         }
         return Ok(());
     }
@@ -103,6 +111,10 @@ pub fn write_table<W: Write>(report: &Report, w: &mut W) -> io::Result<()> {
         }
         writeln!(w)?;
         threads_alloc_table(report, totals, w)?;
+    }
+    if let Some(heap) = &report.heap {
+        writeln!(w)?;
+        heap_section(report, heap, w)?;
     }
     Ok(())
 }

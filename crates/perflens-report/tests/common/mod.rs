@@ -72,6 +72,7 @@ impl SnapBuilder {
                 overflow_paths: 0,
                 unrecorded_calls: 0,
                 alloc: None,
+                heap: None,
             },
             callsite_of: HashMap::new(),
             path_of: HashMap::new(),

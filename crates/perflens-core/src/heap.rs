@@ -1,0 +1,613 @@
+//! Heap profiling (feature `heap`): which calling contexts hold the memory
+//! in use now, estimated from a sample of the allocations, as Go's
+//! runtime and tcmalloc estimate it, through the counting allocator, so
+//! with any global allocator.
+//!
+//! **Which allocations are sampled.** Every allocated byte is a candidate,
+//! and the gaps between sampled bytes are drawn from an exponential
+//! distribution of mean [`HeapOptions::rate`] bytes: an allocation is
+//! sampled when a sampled byte falls inside it. Each thread counts down
+//! the bytes left to its next sampled byte (`LEFT`, a thread-local):
+//! that is the hook's one subtraction and one branch more, and only
+//! an allocation the countdown crosses leaves the hook's fast path
+//! ([`sample`]). The gaps being memoryless, an allocation of `s` bytes
+//! is sampled with probability `1 - exp(-s / rate)` whatever came
+//! before, so each sample stands for `1 / (1 - exp(-s / rate))` such
+//! allocations, and the sums over samples are unbiased estimates of the
+//! objects and bytes in use (Go's scaling).
+//!
+//! **Where a sampled allocation lives.** A fixed table keyed by address
+//! ([`Table`]), open addressing with bounded linear probing, claimed and
+//! released with compare-and-swap: no lock, no allocation on the hook.
+//! Each entry holds the size, the calling-context path of the
+//! innermost measured frame when it was allocated, and the session
+//! generation. Memory is bounded: a sample that finds the table full (or
+//! no free slot within the probe bound) is not kept, and counted
+//! ([`HeapSnapshot::dropped`]).
+//!
+//! **Finding a sampled allocation at its free.** Every free asks a
+//! counting filter first ([`FILTER`]): a byte per hash bucket of
+//! addresses, the number of table entries whose address hashes there.
+//! A free whose bucket is 0 (nearly all of them) was not sampled and
+//! costs a multiply, a shift, one load and a branch; one whose bucket
+//! is not looks the address up in the table and removes its entry. The
+//! counts are exact, so no sampled free is missed: an entry's bucket is
+//! counted up before the allocation is handed out and down after the
+//! entry is removed, and a bucket that would pass 255 stays at 255 for
+//! good (its frees all look in the table).
+//!
+//! **Order with the allocator.** An entry is made after the inner
+//! allocator returned the block and removed before the block goes back
+//! to it (the hook counts a free first, and a `realloc` that may move a
+//! sampled block takes its entry out before and puts it back if the
+//! reallocation fails), so while an entry exists no other thread can be
+//! handed the same address: no two entries share a key.
+//!
+//! Without the feature the hook never calls in here, and a session never
+//! samples (its snapshot has no heap profile).
+
+#![cfg_attr(not(feature = "heap"), allow(dead_code))]
+
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
+
+use perflens_format::snapshot::{HeapPathSnapshot, HeapSnapshot};
+
+use crate::hot::{self, EPOCH};
+
+/// Mean bytes between sampled bytes by default (Go's and tcmalloc's).
+pub const DEFAULT_RATE: u64 = 512 * 1024;
+/// Sampled allocations the table holds at once by default: at the
+/// default rate, about 32 GiB in use.
+pub const DEFAULT_CAPACITY: u32 = 1 << 16;
+
+/// How a session samples the heap.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HeapOptions {
+    /// Mean bytes between sampled bytes (`PERFLENS_HEAP_RATE`); 1 samples
+    /// every allocation.
+    pub rate: u64,
+    /// Seed of the threads' random gaps: thread `i` (in registration
+    /// order) draws from a generator seeded with this and `i`, so a
+    /// program that allocates the same way samples the same allocations.
+    pub seed: u64,
+    /// Sampled allocations kept at once (at least 64).
+    pub capacity: u32,
+}
+
+impl Default for HeapOptions {
+    fn default() -> Self {
+        HeapOptions {
+            rate: DEFAULT_RATE,
+            seed: 0x5eed_0f_4ea9,
+            capacity: DEFAULT_CAPACITY,
+        }
+    }
+}
+
+/// log2 of the filter's buckets.
+const FILTER_LOG2: u32 = 16;
+/// The counting filter: entries whose address hashes to each bucket.
+static FILTER: [AtomicU8; 1 << FILTER_LOG2] = [const { AtomicU8::new(0) }; 1 << FILTER_LOG2];
+/// The table, made by the first session that samples the heap and never
+/// freed (a later session with a larger capacity makes a new one, and
+/// the old one stays for frees of its entries).
+static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
+/// The generation whose allocations are sampled (odd: none).
+static ON: AtomicU32 = AtomicU32::new(1);
+static RATE: AtomicU64 = AtomicU64::new(DEFAULT_RATE);
+static SEED: AtomicU64 = AtomicU64::new(0);
+/// Samples taken this session, kept or not.
+static SAMPLED: AtomicU64 = AtomicU64::new(0);
+/// Samples not kept for want of a table slot.
+static DROPPED: AtomicU64 = AtomicU64::new(0);
+/// Kept samples freed this session.
+static FREED: AtomicU64 = AtomicU64::new(0);
+
+/// The countdown while the heap is not sampled: no allocation crosses it.
+const NEVER: i64 = i64::MAX;
+
+thread_local! {
+    /// Bytes this thread allocates before its next sampled byte; below 0
+    /// the allocation that took it there goes to [`sample`]. 0 at first,
+    /// and after each session start (see [`thread_attached`]), so that a
+    /// thread's first allocation draws its first gap.
+    static LEFT: Cell<i64> = const { Cell::new(0) };
+    /// The generation this thread's generator and countdown belong to.
+    static GEN: Cell<u32> = const { Cell::new(1) };
+    /// This thread's generator state (xorshift64*).
+    static RNG: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Counts `size` bytes off this thread's countdown: whether the
+/// allocation crosses a sampled byte (the hook then calls [`sample`]).
+#[inline(always)]
+pub(crate) fn countdown(size: u64) -> bool {
+    LEFT.with(|l| {
+        let left = l.get().wrapping_sub(size as i64);
+        l.set(left);
+        left < 0
+    })
+}
+
+/// Whether `addr` may be a sampled allocation (the free then calls
+/// [`freed`]): its filter bucket is not 0.
+#[inline(always)]
+pub(crate) fn maybe_sampled(addr: *mut u8) -> bool {
+    bucket(addr as u64).load(Ordering::Relaxed) != 0
+}
+
+#[inline(always)]
+fn hash(addr: u64) -> u64 {
+    addr.wrapping_mul(0x9e37_79b9_7f4a_7c15)
+}
+
+#[inline(always)]
+fn bucket(addr: u64) -> &'static AtomicU8 {
+    &FILTER[(hash(addr) >> (64 - FILTER_LOG2)) as usize]
+}
+
+fn count_up(addr: u64) {
+    let _ = bucket(addr).fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+        (c < u8::MAX).then(|| c + 1)
+    });
+}
+
+fn count_down(addr: u64) {
+    let _ = bucket(addr).fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+        (c != 0 && c < u8::MAX).then(|| c - 1)
+    });
+}
+
+/// Sets this thread's countdown for a session that starts (or for none):
+/// its next allocation draws a first gap.
+pub(crate) fn thread_attached() {
+    LEFT.with(|l| l.set(0));
+}
+
+/// The allocation of `size` bytes at `ptr` crossed this thread's next
+/// sampled byte (or the countdown is not set up for this session yet).
+/// Called by the allocator hook on the allocating thread while
+/// allocations count there; allocates nothing.
+#[cold]
+#[inline(never)]
+pub(crate) fn sample(ptr: *mut u8, size: u64) {
+    let epoch = EPOCH.load(Ordering::Relaxed);
+    if ON.load(Ordering::Relaxed) != epoch {
+        LEFT.with(|l| l.set(NEVER));
+        return;
+    }
+    let rate = RATE.load(Ordering::Relaxed);
+    if GEN.with(Cell::get) != epoch {
+        // First allocation of the session on this thread: seed its
+        // generator and draw its first gap, which may or may not fall in
+        // this allocation.
+        GEN.with(|g| g.set(epoch));
+        let index = thread_index();
+        RNG.with(|r| r.set(seed_for(SEED.load(Ordering::Relaxed), index)));
+        let left = draw(rate).wrapping_sub(size as i64);
+        LEFT.with(|l| l.set(left));
+        if left >= 0 {
+            return;
+        }
+    }
+    // The gap after a sampled allocation starts at its end (the gaps are
+    // memoryless: where the last one fell inside it does not matter).
+    LEFT.with(|l| l.set(draw(rate)));
+    SAMPLED.fetch_add(1, Ordering::Relaxed);
+    let Some(table) = table() else { return };
+    if table.insert(ptr as u64, size, current_path(), epoch) {
+        count_up(ptr as u64);
+    } else {
+        DROPPED.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// `addr`'s filter bucket is not 0: if it is a sampled allocation, its
+/// entry goes. Called by the hook before the block is freed, on any
+/// thread, whether or not allocations count there.
+#[cold]
+#[inline(never)]
+pub(crate) fn freed(addr: *mut u8) {
+    take(addr);
+}
+
+/// Takes `addr`'s entry out of the table if it has one: `(size, path,
+/// epoch)`. A `realloc` of a sampled block takes it out before the
+/// block may move, and [`put_back`] returns it if the reallocation fails.
+pub(crate) fn take(addr: *mut u8) -> Option<(u64, u32, u32)> {
+    let table = table()?;
+    let entry = table.remove(addr as u64)?;
+    count_down(addr as u64);
+    if entry.2 == ON.load(Ordering::Relaxed) {
+        FREED.fetch_add(1, Ordering::Relaxed);
+    }
+    Some(entry)
+}
+
+/// Puts back an entry [`take`] took out (the block did not move).
+pub(crate) fn put_back(addr: *mut u8, (size, path, epoch): (u64, u32, u32)) {
+    if let Some(table) = table() {
+        if table.insert(addr as u64, size, path, epoch) {
+            count_up(addr as u64);
+            if epoch == ON.load(Ordering::Relaxed) {
+                FREED.fetch_sub(1, Ordering::Relaxed);
+            }
+        } else {
+            DROPPED.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+fn table() -> Option<&'static Table> {
+    let t = TABLE.load(Ordering::Acquire);
+    // SAFETY: a published table is never freed.
+    (!t.is_null()).then(|| unsafe { &*t })
+}
+
+/// The path of the innermost measured frame on this thread (the root's
+/// outside any).
+fn current_path() -> u32 {
+    // SAFETY: owner thread; read-only, dropped before returning.
+    let hot = unsafe { &*hot::hot() };
+    if !hot.has_block() || !hot::is_current(hot) || hot.depth == 0 {
+        return perflens_format::vocab::ROOT_PATH;
+    }
+    // SAFETY: 1 <= depth <= stack_cap while a block is attached, so the
+    // top frame is inside the frames array.
+    let np = unsafe { (*hot.frames.add(hot.depth as usize - 1)).np };
+    np.path & !crate::block::NESTED_NODE
+}
+
+/// This thread's registration index in the running session (or a count
+/// of the threads seen, for one with no block).
+fn thread_index() -> u64 {
+    // SAFETY: owner thread; read-only.
+    let hot = unsafe { &*hot::hot() };
+    if hot.has_block() {
+        u64::from(hot.block().header().thread_index)
+    } else {
+        static OTHERS: AtomicU64 = AtomicU64::new(1 << 32);
+        OTHERS.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// SplitMix64 of the session's seed and a thread index: a generator
+/// state that is never 0.
+fn seed_for(seed: u64, index: u64) -> u64 {
+    let mut z = seed ^ index.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    if z == 0 { 1 } else { z }
+}
+
+/// The next gap in bytes, exponential with mean `rate` (at least 1).
+fn draw(rate: u64) -> i64 {
+    let x = RNG.with(|r| {
+        let mut x = r.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        r.set(x);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    });
+    // Uniform in (0, 1]: 53 bits, never 0.
+    let u = ((x >> 11) + 1) as f64 * (1.0 / (1u64 << 53) as f64);
+    let gap = -u.ln() * rate as f64;
+    (gap as i64).max(1)
+}
+
+/// How many allocations of `size` bytes a sample of one stands for at
+/// `rate`: 1 over the probability that one was sampled.
+pub fn scale(size: u64, rate: u64) -> f64 {
+    if rate <= 1 || size == 0 {
+        return 1.0;
+    }
+    let p = -(-(size as f64) / rate as f64).exp_m1();
+    if p > 0.0 { 1.0 / p } else { 1.0 }
+}
+
+/// Starts sampling the heap for generation `epoch` (before it is
+/// published), or stops (`None`). Entries of earlier sessions are
+/// removed. Allocates the table on first use (inside an `Internal`
+/// section: not counted); `false` if there was no memory for it (the
+/// session then samples nothing, and says so).
+pub(crate) fn begin(epoch: u32, options: Option<&HeapOptions>) -> bool {
+    ON.store(1, Ordering::Relaxed);
+    SAMPLED.store(0, Ordering::Relaxed);
+    DROPPED.store(0, Ordering::Relaxed);
+    FREED.store(0, Ordering::Relaxed);
+    let Some(o) = options.filter(|_| cfg!(feature = "heap")) else {
+        sweep(epoch);
+        return true;
+    };
+    let capacity = o.capacity.max(64);
+    let have = table().map_or(0, |t| t.capacity);
+    if have < capacity {
+        let _internal = hot::Internal::enter();
+        let Some(t) = Table::new(capacity) else {
+            sweep(epoch);
+            return false;
+        };
+        // The old table (if any) keeps its entries for their frees; the
+        // sweep below empties it anyway.
+        let old = TABLE.swap(Box::into_raw(t), Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: a published table is never freed: leaked on
+            // purpose, frees of its entries may still look in it.
+            let old = unsafe { &*old };
+            old.sweep(epoch);
+        }
+    }
+    sweep(epoch);
+    RATE.store(o.rate.max(1), Ordering::Relaxed);
+    SEED.store(o.seed, Ordering::Relaxed);
+    ON.store(epoch, Ordering::Relaxed);
+    true
+}
+
+/// Removes the entries of sessions other than `epoch`.
+fn sweep(epoch: u32) {
+    if let Some(t) = table() {
+        t.sweep(epoch);
+    }
+}
+
+/// The heap profile of session `epoch` now, or `None` when it does not
+/// sample the heap.
+pub(crate) fn snapshot(epoch: u32) -> Option<HeapSnapshot> {
+    if ON.load(Ordering::Relaxed) != epoch {
+        return None;
+    }
+    let rate = RATE.load(Ordering::Relaxed);
+    let table = table()?;
+    let mut by_path: HashMap<u32, HeapPathSnapshot> = HashMap::new();
+    let mut largest: Vec<(u64, u32)> = Vec::new();
+    table.for_each(|_, size, path, e| {
+        if e != epoch {
+            return;
+        }
+        let s = scale(size, rate);
+        let p = by_path.entry(path).or_insert_with(|| HeapPathSnapshot {
+            path,
+            ..HeapPathSnapshot::default()
+        });
+        p.samples += 1;
+        p.sampled_bytes += size;
+        p.inuse_objects += s;
+        p.inuse_bytes += s * size as f64;
+        largest.push((size, path));
+    });
+    let mut paths: Vec<HeapPathSnapshot> = by_path.into_values().collect();
+    paths.sort_by(|a, b| {
+        b.inuse_bytes
+            .total_cmp(&a.inuse_bytes)
+            .then(a.path.cmp(&b.path))
+    });
+    Some(HeapSnapshot {
+        rate_bytes: rate,
+        capacity: table.capacity,
+        sampled: SAMPLED.load(Ordering::Relaxed),
+        dropped: DROPPED.load(Ordering::Relaxed),
+        freed: FREED.load(Ordering::Relaxed),
+        paths,
+    })
+}
+
+/// Stops sampling after session `epoch` (its entries stay until the next
+/// session starts, or their frees).
+pub(crate) fn end(epoch: u32) {
+    let _ = ON.compare_exchange(epoch, 1, Ordering::Relaxed, Ordering::Relaxed);
+}
+
+const EMPTY: u64 = 0;
+const TOMB: u64 = 1;
+const BUSY: u64 = 2;
+/// Slots a key may lie from its home slot.
+const MAX_PROBE: usize = 64;
+
+/// One table slot. `key` is [`EMPTY`], [`TOMB`] (an entry was removed),
+/// [`BUSY`] (being written) or an address, published with release after
+/// the other fields.
+#[repr(C)]
+struct Slot {
+    key: AtomicU64,
+    size: AtomicU64,
+    path: AtomicU32,
+    epoch: AtomicU32,
+}
+
+/// The sampled allocations: twice as many slots as `capacity`, zeroed
+/// (empty) memory from the allocator, touched only where entries land.
+pub(crate) struct Table {
+    slots: Box<[Slot]>,
+    mask: usize,
+    capacity: u32,
+    /// Entries now (at most `capacity`).
+    used: AtomicU32,
+}
+
+impl Table {
+    fn new(capacity: u32) -> Option<Box<Table>> {
+        let n = (capacity as usize * 2).next_power_of_two();
+        let layout = Layout::array::<Slot>(n).ok()?;
+        // SAFETY: a non-zero size; all-zero bytes are a valid `Slot`
+        // (atomics of 0: empty). The boxed slice takes the allocation
+        // with the same layout (`Box<[Slot]>` of `n` slots).
+        let slots = unsafe {
+            let p = std::alloc::alloc_zeroed(layout) as *mut Slot;
+            if p.is_null() {
+                return None;
+            }
+            Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n))
+        };
+        Some(Box::new(Table {
+            slots,
+            mask: n - 1,
+            capacity,
+            used: AtomicU32::new(0),
+        }))
+    }
+
+    #[inline]
+    fn home(&self, addr: u64) -> usize {
+        (hash(addr) >> 20) as usize & self.mask
+    }
+
+    /// Makes an entry for `addr`: `false` (nothing changed) when the
+    /// table holds `capacity` entries or no slot within [`MAX_PROBE`] of
+    /// its home is free.
+    fn insert(&self, addr: u64, size: u64, path: u32, epoch: u32) -> bool {
+        if self.used.fetch_add(1, Ordering::Relaxed) >= self.capacity {
+            self.used.fetch_sub(1, Ordering::Relaxed);
+            return false;
+        }
+        let mut i = self.home(addr);
+        for _ in 0..MAX_PROBE {
+            let s = &self.slots[i];
+            let k = s.key.load(Ordering::Relaxed);
+            if (k == EMPTY || k == TOMB)
+                && s.key
+                    .compare_exchange(k, BUSY, Ordering::Acquire, Ordering::Relaxed)
+                    .is_ok()
+            {
+                s.size.store(size, Ordering::Relaxed);
+                s.path.store(path, Ordering::Relaxed);
+                s.epoch.store(epoch, Ordering::Relaxed);
+                s.key.store(addr, Ordering::Release);
+                return true;
+            }
+            i = (i + 1) & self.mask;
+        }
+        self.used.fetch_sub(1, Ordering::Relaxed);
+        false
+    }
+
+    /// Removes `addr`'s entry: `(size, path, epoch)`, or `None` if it
+    /// has none (a filter bucket shared with another entry).
+    fn remove(&self, addr: u64) -> Option<(u64, u32, u32)> {
+        let mut i = self.home(addr);
+        for _ in 0..MAX_PROBE {
+            let s = &self.slots[i];
+            let k = s.key.load(Ordering::Acquire);
+            if k == addr {
+                let entry = (
+                    s.size.load(Ordering::Relaxed),
+                    s.path.load(Ordering::Relaxed),
+                    s.epoch.load(Ordering::Relaxed),
+                );
+                // A session's sweep may take the same entry: one wins.
+                if s.key
+                    .compare_exchange(addr, TOMB, Ordering::AcqRel, Ordering::Relaxed)
+                    .is_ok()
+                {
+                    self.used.fetch_sub(1, Ordering::Relaxed);
+                    return Some(entry);
+                }
+                return None;
+            }
+            if k == EMPTY {
+                return None;
+            }
+            i = (i + 1) & self.mask;
+        }
+        None
+    }
+
+    /// Calls `f(addr, size, path, epoch)` for each entry (a consistent
+    /// view of each: an entry replaced while read is skipped).
+    fn for_each(&self, mut f: impl FnMut(u64, u64, u32, u32)) {
+        for s in self.slots.iter() {
+            let k = s.key.load(Ordering::Acquire);
+            if k <= BUSY {
+                continue;
+            }
+            let (size, path, epoch) = (
+                s.size.load(Ordering::Relaxed),
+                s.path.load(Ordering::Relaxed),
+                s.epoch.load(Ordering::Relaxed),
+            );
+            std::sync::atomic::fence(Ordering::Acquire);
+            if s.key.load(Ordering::Relaxed) == k {
+                f(k, size, path, epoch);
+            }
+        }
+    }
+
+    /// Removes every entry not of `epoch`.
+    fn sweep(&self, epoch: u32) {
+        let mut stale = Vec::new();
+        self.for_each(|addr, _, _, e| {
+            if e != epoch {
+                stale.push(addr);
+            }
+        });
+        for addr in stale {
+            if self.remove(addr).is_some() {
+                count_down(addr);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_finds_what_it_holds_and_nothing_else() {
+        let t = Table::new(64).unwrap();
+        for i in 0..64u64 {
+            assert!(t.insert(0x1000 + i * 16, i, i as u32, 2));
+        }
+        // Full: the 65th is refused and changes nothing.
+        assert!(!t.insert(0x9000, 1, 1, 2));
+        assert_eq!(t.remove(0x9000), None);
+        for i in (0..64u64).step_by(2) {
+            assert_eq!(t.remove(0x1000 + i * 16), Some((i, i as u32, 2)));
+        }
+        assert_eq!(t.remove(0x1000), None, "removed once");
+        let mut left = Vec::new();
+        t.for_each(|a, s, _, _| left.push((a, s)));
+        left.sort();
+        let odd: Vec<_> = (1..64u64)
+            .step_by(2)
+            .map(|i| (0x1000 + i * 16, i))
+            .collect();
+        assert_eq!(left, odd);
+        // Tombstones are reused.
+        for i in 0..32u64 {
+            assert!(t.insert(0x20000 + i * 16, 7, 0, 4));
+        }
+        assert!(!t.insert(0x30000, 1, 1, 2), "full again");
+        t.sweep(4);
+        let mut n = 0;
+        t.for_each(|_, s, _, e| {
+            assert_eq!((s, e), (7, 4));
+            n += 1;
+        });
+        assert_eq!(n, 32);
+    }
+
+    #[test]
+    fn gaps_average_the_rate() {
+        RNG.with(|r| r.set(seed_for(42, 0)));
+        let n = 200_000;
+        let sum: f64 = (0..n).map(|_| draw(4096) as f64).sum();
+        let mean = sum / n as f64;
+        assert!((mean / 4096.0 - 1.0).abs() < 0.01, "mean gap {mean}");
+    }
+
+    #[test]
+    fn the_scale_undoes_the_sampling_probability() {
+        // Far above the rate every allocation is sampled.
+        assert!((scale(100 << 20, 512 << 10) - 1.0).abs() < 1e-12);
+        // Far below, 1/p ~ rate/size.
+        let s = scale(16, 512 << 10);
+        assert!((s / (32768.0 + 0.5) - 1.0).abs() < 1e-6, "{s}");
+        assert_eq!(scale(10, 1), 1.0);
+    }
+}
