@@ -81,7 +81,7 @@ impl Default for HeapOptions {
     fn default() -> Self {
         HeapOptions {
             rate: DEFAULT_RATE,
-            seed: 0x5eed_0f_4ea9,
+            seed: 0x5eed_0f4e_a9b1,
             capacity: DEFAULT_CAPACITY,
         }
     }

@@ -87,6 +87,7 @@
 //!     overflow_paths: 0,
 //!     unrecorded_calls: 0,
 //!     alloc: None,
+//!     heap: None,
 //! };
 //!
 //! let report = Report::from_snapshot(&snap, &ReportOptions::default());

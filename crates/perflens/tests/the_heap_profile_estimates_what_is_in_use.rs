@@ -239,8 +239,62 @@ fn heap_child() {
                 .unwrap();
             assert_eq!(function.alloc.unwrap().count, 50 * 21);
         }
+        "pprof" => {
+            // The live sets held, then freed but for the leak: over HTTP
+            // while they are held, in PERFLENS_PPROF_HEAP at the end.
+            let mut held: Vec<Box<[u8]>> = Vec::with_capacity(GROUND_TRUTH.k1 + GROUND_TRUTH.b64);
+            let builder = Session::builder().heap_rate(64 * KIB);
+            #[cfg(feature = "http")]
+            let builder = builder.http("127.0.0.1:0");
+            let session = builder.start().unwrap();
+            hold_1k(&mut held, GROUND_TRUTH.k1);
+            hold_64(&mut held, GROUND_TRUTH.b64);
+            leak_4k(GROUND_TRUTH.leak);
+            #[cfg(feature = "http")]
+            {
+                let url = format!("http://{}/debug/pprof/heap", session.http_addr().unwrap());
+                let top = pprof_top(&url);
+                assert!(top.ends_with("::hold_1k"), "top row {top}");
+                println!("over HTTP, inuse_space's top row: {top}");
+            }
+            drop(held);
+            session.finish();
+        }
         other => panic!("unknown scenario {other}"),
     }
+}
+
+/// The function of the first row of `go tool pprof -top` on `profile`
+/// (a file or a URL) by `inuse_space`.
+fn pprof_top(profile: &str) -> String {
+    let tmp = std::env::temp_dir().join(format!("perflens-heap-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = Command::new("go")
+        .args([
+            "tool",
+            "pprof",
+            "-top",
+            "-unit=B",
+            "-sample_index=inuse_space",
+            profile,
+        ])
+        .env("PPROF_TMPDIR", &tmp)
+        .output()
+        .expect("go runs (Debian's golang-go; the README's test command installs it)");
+    std::fs::remove_dir_all(&tmp).ok();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // After the header line "      flat  flat%   sum%        cum   cum%".
+    let mut lines = text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("flat"));
+    lines.next();
+    let row = lines.next().unwrap_or_else(|| panic!("no rows:\n{text}"));
+    row.split_whitespace().last().unwrap().to_string()
 }
 
 /// Runs scenario `name` in a child with `env`; fails with its output.
@@ -287,4 +341,15 @@ fn every_allocation_sampled_gives_exact_figures_and_names_the_leak() {
 #[test]
 fn a_block_freed_on_another_thread_is_not_in_use() {
     run("other-thread", &[]);
+}
+
+#[test]
+fn go_tool_pprof_reads_the_heap_profile_and_its_top_row_is_the_largest_live_set() {
+    let file = std::env::temp_dir().join(format!("perflens-heap-{}.pb.gz", std::process::id()));
+    let out = run("pprof", &[("PERFLENS_PPROF_HEAP", file.to_str().unwrap())]);
+    assert!(out.contains("pprof heap profile written to"), "{out}");
+    // At the end only the leak is live.
+    let top = pprof_top(file.to_str().unwrap());
+    std::fs::remove_file(&file).ok();
+    assert!(top.ends_with("::leak_4k"), "top row {top}");
 }

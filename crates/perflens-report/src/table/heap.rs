@@ -31,7 +31,10 @@ pub(super) fn heap_section<W: Write>(
     let how = if heap.rate_bytes <= 1 {
         "every allocation sampled".to_string()
     } else {
-        format!("one sampled byte every {} on average", bytes(heap.rate_bytes))
+        format!(
+            "one sampled byte every {} on average",
+            bytes(heap.rate_bytes)
+        )
     };
     writeln!(
         w,
