@@ -1,9 +1,12 @@
 //! Cost of counting allocations: a function that allocates and frees a
 //! 128-byte `Vec` 1000 times per call, with no profiler, under perflens
-//! (`alloc` feature, session recording) and under hotpath 0.30
+//! (`alloc` feature, session recording; built with `heap` too, sampling
+//! off), under perflens sampling the heap (`heap`, at the default rate of
+//! 512 KiB and at 64 KiB and 4 KiB) and under hotpath 0.30
 //! (`hotpath-alloc`), on 1 thread and on every core at once; and, for
 //! scale, the floor of any counting hook: one thread-local add per
-//! allocation and per free, attributed to nothing.
+//! allocation and per free, attributed to nothing. The heap rows' "over
+//! alloc" is what sampling adds to the `alloc` row, paired per round.
 //!
 //! ```text
 //! cargo run --release -p perflens-bench-alloc            # 20,000 calls per thread
@@ -172,13 +175,19 @@ fn churn_hotpath() -> u64 {
 enum Variant {
     Bare,
     Perflens,
+    Heap,
+    Heap64k,
+    Heap4k,
     Hotpath,
     Floor,
 }
 
-const VARIANTS: [Variant; 4] = [
+const VARIANTS: [Variant; 7] = [
     Variant::Bare,
     Variant::Perflens,
+    Variant::Heap,
+    Variant::Heap64k,
+    Variant::Heap4k,
     Variant::Hotpath,
     Variant::Floor,
 ];
@@ -188,6 +197,9 @@ impl Variant {
         match self {
             Variant::Bare => "no profiler",
             Variant::Perflens => "perflens alloc",
+            Variant::Heap => "perflens heap 512 KiB",
+            Variant::Heap64k => "perflens heap 64 KiB",
+            Variant::Heap4k => "perflens heap 4 KiB",
             Variant::Hotpath => "hotpath 0.30 alloc",
             Variant::Floor => "floor: 1 TLS counter",
         }
@@ -198,13 +210,21 @@ impl Variant {
 fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
     let f: fn() -> u64 = match v {
         Variant::Bare => churn_bare,
-        Variant::Perflens => churn_perflens,
+        Variant::Perflens | Variant::Heap | Variant::Heap64k | Variant::Heap4k => churn_perflens,
         Variant::Hotpath => churn_hotpath,
         Variant::Floor => churn_bare,
     };
-    let session = (v == Variant::Perflens).then(|| {
+    let heap_rate = match v {
+        Variant::Heap => Some(512 << 10),
+        Variant::Heap64k => Some(64 << 10),
+        Variant::Heap4k => Some(4 << 10),
+        Variant::Perflens => Some(0),
+        _ => None,
+    };
+    let session = heap_rate.map(|rate| {
         perflens::Session::builder()
             .ignore_env()
+            .heap_rate(rate)
             .start()
             .expect("no other session")
     });
@@ -213,7 +233,15 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
             .format(hotpath::Format::None)
             .build()
     });
-    MODE.store(v as u8, Ordering::SeqCst);
+    // The allocator the dispatch routes to (every perflens variant uses
+    // perflens's).
+    let mode = match v {
+        Variant::Bare => 0,
+        Variant::Perflens | Variant::Heap | Variant::Heap64k | Variant::Heap4k => 1,
+        Variant::Hotpath => 2,
+        Variant::Floor => 3,
+    };
+    MODE.store(mode, Ordering::SeqCst);
     let barrier = Barrier::new(threads);
     let per_thread: Vec<f64> = std::thread::scope(|s| {
         let hs: Vec<_> = (0..threads)
@@ -269,17 +297,21 @@ fn main() {
     if cores > 2 {
         counts.push(cores);
     }
-    // `PERFLENS_BENCH_ONLY=perflens` (or `bare`, `hotpath`, `floor`) runs one variant on one
+    // `PERFLENS_BENCH_ONLY=perflens` (or `bare`, `heap`, `heap-64k`, `heap-4k`, `hotpath`, `floor`) runs one variant on one
     // thread, once: for instruction counts under callgrind.
     if let Ok(only) = std::env::var("PERFLENS_BENCH_ONLY") {
         let v = match only.as_str() {
             "bare" => Variant::Bare,
             "perflens" => Variant::Perflens,
+            "heap" => Variant::Heap,
+            "heap-64k" => Variant::Heap64k,
+            "heap-4k" => Variant::Heap4k,
             "hotpath" => Variant::Hotpath,
             "floor" => Variant::Floor,
             other => {
                 eprintln!(
-                    "PERFLENS_BENCH_ONLY: expected bare, perflens, hotpath or floor, got {other:?}"
+                    "PERFLENS_BENCH_ONLY: expected bare, perflens, heap, heap-64k, heap-4k, hotpath \
+                     or floor, got {other:?}"
                 );
                 std::process::exit(2);
             }
@@ -306,13 +338,24 @@ fn main() {
     let pairs = PAIRS_PER_CALL as f64;
     let floor = VARIANTS.iter().position(|&v| v == Variant::Floor).unwrap();
     println!(
-        "| {:<20} | {:>7} | {:>12} | {:>16} | {:>10} | {:>8} | {:>8} |",
-        "variant", "threads", "ns per pair", "added per pair", "over floor", "scaling", "vs bare"
+        "| {:<21} | {:>7} | {:>12} | {:>16} | {:>10} | {:>10} | {:>8} | {:>8} |",
+        "variant",
+        "threads",
+        "ns per pair",
+        "added per pair",
+        "over floor",
+        "over alloc",
+        "scaling",
+        "vs bare"
     );
     println!(
-        "|{:-<22}|{:->9}|{:->14}|{:->18}|{:->12}|{:->10}|{:->10}|",
-        "", "", "", "", "", "", ""
+        "|{:-<23}|{:->9}|{:->14}|{:->18}|{:->12}|{:->12}|{:->10}|{:->10}|",
+        "", "", "", "", "", "", "", ""
     );
+    let alloc = VARIANTS
+        .iter()
+        .position(|&v| v == Variant::Perflens)
+        .unwrap();
     for (ti, &threads) in counts.iter().enumerate() {
         for (vi, &v) in VARIANTS.iter().enumerate() {
             let per_pair = stats::median(ns[ti][vi].clone()) / pairs;
@@ -330,16 +373,24 @@ fn main() {
                 let over = per_round(&|r| (ns[ti][vi][r] - ns[ti][floor][r]) / pairs);
                 format!("{over:.2} ns")
             };
+            // What heap sampling adds to the alloc row, paired per round.
+            let over_alloc = if matches!(v, Variant::Heap | Variant::Heap64k | Variant::Heap4k) {
+                let over = per_round(&|r| (ns[ti][vi][r] - ns[ti][alloc][r]) / pairs);
+                format!("{over:.2} ns")
+            } else {
+                "-".to_string()
+            };
             // Per-thread throughput relative to this variant on 1 thread,
             // in the same round.
             let scaling = |vi: usize, r: usize| ns[0][vi][r] / ns[ti][vi][r];
             println!(
-                "| {:<20} | {:>7} | {:>9.2} ns | {:>16} | {:>10} | {:>8.2} | {:>8.2} |",
+                "| {:<21} | {:>7} | {:>9.2} ns | {:>16} | {:>10} | {:>10} | {:>8.2} | {:>8.2} |",
                 v.label(),
                 threads,
                 per_pair,
                 added_col,
                 over_floor,
+                over_alloc,
                 per_round(&|r| scaling(vi, r)),
                 per_round(&|r| scaling(vi, r) / scaling(0, r))
             );

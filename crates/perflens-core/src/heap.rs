@@ -553,9 +553,72 @@ impl Table {
     }
 }
 
+/// Runs the operations `data` encodes on a small table and checks each
+/// against a map: what the fuzz target `heap_table` and the unit tests
+/// drive. Three bytes an operation: what (insert, remove, sweep, read
+/// all), an address among 64 (so that they collide and the table fills),
+/// and a size.
+/// Panics on the first disagreement.
+#[doc(hidden)]
+pub fn check_table_ops(data: &[u8]) {
+    let table = Table::new(64).expect("memory for a small table");
+    let mut model: HashMap<u64, (u64, u32, u32)> = HashMap::new();
+    for op in data.chunks_exact(3) {
+        let addr = 0x10_0000 + u64::from(op[1] % 64) * 16;
+        let size = u64::from(op[2]);
+        let epoch = u32::from(op[2] % 3) * 2;
+        match op[0] % 4 {
+            0 => {
+                if model.contains_key(&addr) {
+                    continue; // an address is in the table at most once
+                }
+                if table.insert(addr, size, op[1].into(), epoch) {
+                    model.insert(addr, (size, op[1].into(), epoch));
+                } else {
+                    // Refused only when full: with fewer than 64 live
+                    // entries in 128 slots, 64 slots from any home hold a
+                    // free one.
+                    assert!(model.len() >= 64, "refused with {} entries", model.len());
+                }
+            }
+            1 => assert_eq!(table.remove(addr), model.remove(&addr), "remove {addr:#x}"),
+            2 => {
+                table.sweep(epoch);
+                model.retain(|_, e| e.2 == epoch);
+            }
+            _ => {
+                let mut seen = HashMap::new();
+                table.for_each(|a, s, p, e| {
+                    assert!(seen.insert(a, (s, p, e)).is_none(), "{a:#x} twice");
+                });
+                assert_eq!(seen, model);
+            }
+        }
+        assert_eq!(table.used.load(Ordering::Relaxed) as usize, model.len());
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn random_table_operations_agree_with_a_map() {
+        // xorshift bytes: long runs of inserts, removes and sweeps.
+        let mut x = 0x1234_5678_9abc_def1u64;
+        for _ in 0..200 {
+            let data: Vec<u8> = (0..3000)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    // Mostly inserts and removes, some sweeps and reads.
+                    x as u8
+                })
+                .collect();
+            check_table_ops(&data);
+        }
+    }
 
     #[test]
     fn a_table_finds_what_it_holds_and_nothing_else() {
