@@ -1,16 +1,18 @@
 //! Cost of counting allocations: a function that allocates and frees a
 //! 128-byte `Vec` 1000 times per call, with no profiler, under perflens
-//! (`alloc` feature, session recording; built with `heap` too, sampling
-//! off), under perflens sampling the heap (`heap`, at the default rate of
-//! 512 KiB and at 64 KiB and 4 KiB) and under hotpath 0.30
+//! (`alloc` feature, session recording) and under hotpath 0.30
 //! (`hotpath-alloc`), on 1 thread and on every core at once; and, for
 //! scale, the floor of any counting hook: one thread-local add per
-//! allocation and per free, attributed to nothing. The heap rows' "over
-//! alloc" is what sampling adds to the `alloc` row, paired per round.
+//! allocation and per free, attributed to nothing. With `--features
+//! heap`, also perflens sampling the heap at the default rate of 512 KiB
+//! and at 64 KiB and 4 KiB; the `alloc` row is then the heap feature
+//! compiled in with sampling off, and the heap rows' "over alloc" is
+//! what sampling adds to it, paired per round.
 //!
 //! ```text
-//! cargo run --release -p perflens-bench-alloc            # 20,000 calls per thread
-//! cargo run --release -p perflens-bench-alloc -- 5000    # another count
+//! cargo run --release -p perflens-bench-alloc                   # 20,000 calls per thread
+//! cargo run --release -p perflens-bench-alloc -- 5000           # another count
+//! cargo run --release -p perflens-bench-alloc --features heap   # and the heap rows
 //! ```
 //!
 //! One process can have only one global allocator, so this one dispatches
@@ -172,6 +174,8 @@ fn churn_hotpath() -> u64 {
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
+// The heap variants run only with `--features heap`.
+#[cfg_attr(not(feature = "heap"), allow(dead_code))]
 enum Variant {
     Bare,
     Perflens,
@@ -182,11 +186,14 @@ enum Variant {
     Floor,
 }
 
-const VARIANTS: [Variant; 7] = [
+const VARIANTS: &[Variant] = &[
     Variant::Bare,
     Variant::Perflens,
+    #[cfg(feature = "heap")]
     Variant::Heap,
+    #[cfg(feature = "heap")]
     Variant::Heap64k,
+    #[cfg(feature = "heap")]
     Variant::Heap4k,
     Variant::Hotpath,
     Variant::Floor,
@@ -222,11 +229,12 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
         _ => None,
     };
     let session = heap_rate.map(|rate| {
-        perflens::Session::builder()
-            .ignore_env()
-            .heap_rate(rate)
-            .start()
-            .expect("no other session")
+        let builder = perflens::Session::builder().ignore_env();
+        #[cfg(feature = "heap")]
+        let builder = builder.heap_rate(rate);
+        #[cfg(not(feature = "heap"))]
+        let _ = rate;
+        builder.start().expect("no other session")
     });
     let hotpath = (v == Variant::Hotpath).then(|| {
         hotpath::HotpathGuardBuilder::new("perflens-bench-alloc")
@@ -303,8 +311,11 @@ fn main() {
         let v = match only.as_str() {
             "bare" => Variant::Bare,
             "perflens" => Variant::Perflens,
+            #[cfg(feature = "heap")]
             "heap" => Variant::Heap,
+            #[cfg(feature = "heap")]
             "heap-64k" => Variant::Heap64k,
+            #[cfg(feature = "heap")]
             "heap-4k" => Variant::Heap4k,
             "hotpath" => Variant::Hotpath,
             "floor" => Variant::Floor,

@@ -36,9 +36,19 @@ pub(super) fn heap_section<W: Write>(
             bytes(heap.rate_bytes)
         )
     };
+    // An estimate resting on n samples is off by about 1/sqrt(n) (one
+    // standard deviation); none when every allocation is sampled.
+    let spread = if heap.rate_bytes > 1 && heap.inuse_samples > 0 {
+        format!(
+            ", so about ±{:.0}%",
+            100.0 / (heap.inuse_samples as f64).sqrt()
+        )
+    } else {
+        String::new()
+    };
     writeln!(
         w,
-        "Heap in use: ~{} in ~{} objects, estimated from {} sampled allocations in use \
+        "Heap in use: ~{} in ~{} objects, estimated from {} sampled allocations in use{spread} \
          ({how}; {} sampled in all)",
         bytes(heap.inuse_bytes),
         count(heap.inuse_objects),

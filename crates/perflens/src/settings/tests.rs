@@ -3,7 +3,7 @@
 
 use super::*;
 
-const ALL: &[Feature] = &[Feature::Enabled, Feature::Cpu, Feature::Http];
+const ALL: &[Feature] = &[Feature::Enabled, Feature::Cpu, Feature::Heap, Feature::Http];
 const ENABLED: &[Feature] = &[Feature::Enabled];
 
 fn check(vars: &[(&str, &str)], compiled: &[Feature]) -> Vec<String> {
