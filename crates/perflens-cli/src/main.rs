@@ -59,16 +59,18 @@ usage: perflens list [--clean]
                        long in total (the report holds those above its
                        own threshold, wait_min_ns, only)
   diff     compare two saved reports: a markdown table (for a pull request)
-           of each function's calls, total, self, p50, p99, alloc bytes
-           and CPU in NEW, with the change against BASE, by impact;
+           of each function's calls, total, self, p50, p99, alloc bytes,
+           bytes in use (heap) and CPU in NEW, with the change against
+           BASE, by impact;
            functions in one report only are listed as added or removed
            --fail-on  exit 1 when a function changed past a rule:
                       'p99>+10%,alloc_bytes>+5%' (a rise of more than),
                       'calls<-20%' (a fall of more than); metrics calls,
-                      total, self, p50, p99, alloc_bytes, cpu. A change
-                      within what the reports can tell apart (a
-                      percentile's histogram bucket, a tick per call, a
-                      CPU sample) is never flagged
+                      total, self, p50, p99, alloc_bytes, inuse_bytes,
+                      cpu. A change within what the reports can tell
+                      apart (a percentile's histogram bucket, a tick per
+                      call, a CPU sample, twice the sampling spread of
+                      bytes in use) is never flagged
            --limit    rows (default 20; 0: all)
   html     write a saved report as one HTML file that opens offline: the
            function table (sortable, filterable), the hot paths as a tree,

@@ -15,7 +15,11 @@
 //!   within resolution;
 //! - CPU time is a count of samples, each standing for one sampling
 //!   period: a change of at most one period is within resolution;
-//! - calls and allocated bytes are exact: any change counts.
+//! - calls and allocated bytes are exact: any change counts;
+//! - bytes in use (feature `heap`) are estimates from sampled
+//!   allocations, each about `bytes / sqrt(samples)` off (one standard
+//!   deviation): a change within twice the standard deviation of the
+//!   difference is within resolution.
 //!
 //! Rows are matched by name. The table is sorted by impact: the largest
 //! change of the row's total time, self time, allocated bytes or CPU
@@ -44,18 +48,22 @@ pub enum Metric {
     P99,
     /// Bytes allocated in the function itself (`alloc_bytes`).
     AllocBytes,
+    /// Bytes in use that the function allocated (feature `heap`): the
+    /// estimates of the heap profile's paths ending in it.
+    InuseBytes,
     /// CPU time sampled in the function itself (`cpu_ns`).
     Cpu,
 }
 
 /// Every metric, in the table's column order.
-pub const METRICS: [Metric; 7] = [
+pub const METRICS: [Metric; 8] = [
     Metric::Calls,
     Metric::Total,
     Metric::SelfTime,
     Metric::P50,
     Metric::P99,
     Metric::AllocBytes,
+    Metric::InuseBytes,
     Metric::Cpu,
 ];
 
@@ -69,6 +77,7 @@ impl Metric {
             Metric::P50 => "p50",
             Metric::P99 => "p99",
             Metric::AllocBytes => "alloc_bytes",
+            Metric::InuseBytes => "inuse_bytes",
             Metric::Cpu => "cpu",
         }
     }
@@ -83,6 +92,7 @@ impl Metric {
             "p50" | "p50_ns" => Metric::P50,
             "p99" | "p99_ns" => Metric::P99,
             "alloc_bytes" | "alloc" => Metric::AllocBytes,
+            "inuse_bytes" | "inuse" => Metric::InuseBytes,
             "cpu" | "cpu_ns" => Metric::Cpu,
             _ => return None,
         })
@@ -96,6 +106,7 @@ impl Metric {
             Metric::P50 => "p50",
             Metric::P99 => "p99",
             Metric::AllocBytes => "Alloc bytes",
+            Metric::InuseBytes => "In use",
             Metric::Cpu => "CPU",
         }
     }
@@ -111,13 +122,15 @@ impl Metric {
             Metric::P99 => (timed && r.timed_calls > 0).then_some(r.p99_ns),
             Metric::AllocBytes => r.alloc.map(|a| a.bytes),
             Metric::Cpu => r.cpu.map(|c| c.ns),
+            // From the report's heap profile: see `Side::figures`.
+            Metric::InuseBytes => None,
         }
     }
 
     fn show(self, v: u64) -> String {
         match self {
             Metric::Calls => count(v),
-            Metric::AllocBytes => bytes(v),
+            Metric::AllocBytes | Metric::InuseBytes => bytes(v),
             _ => duration(v),
         }
     }
@@ -154,7 +167,8 @@ impl std::fmt::Display for Threshold {
 
 /// Parses `--fail-on`: comma-separated rules `METRIC>+N%` (a rise of
 /// more than N%) or `METRIC<-N%` (a fall of more than N%), for the
-/// metrics `calls`, `total`, `self`, `p50`, `p99`, `alloc_bytes`, `cpu`.
+/// metrics `calls`, `total`, `self`, `p50`, `p99`, `alloc_bytes`,
+/// `inuse_bytes`, `cpu`.
 pub fn parse_fail_on(spec: &str) -> Result<Vec<Threshold>, String> {
     let mut rules = Vec::new();
     for rule in spec.split(',').map(str::trim).filter(|r| !r.is_empty()) {
@@ -170,7 +184,7 @@ pub fn parse_fail_on(spec: &str) -> Result<Vec<Threshold>, String> {
         let name = rule[..at].trim();
         let metric = Metric::parse(name).ok_or_else(|| {
             format!(
-                "`{rule}`: unknown metric `{name}` (calls, total, self, p50, p99, alloc_bytes, cpu)"
+                "`{rule}`: unknown metric `{name}` (calls, total, self, p50, p99, alloc_bytes, inuse_bytes, cpu)"
             )
         })?;
         let value = rule[at + 1..].trim();
@@ -271,6 +285,10 @@ struct Side<'a> {
     self_sum: u64,
     alloc_sum: u64,
     cpu_sum: u64,
+    /// Per function, the heap profile's estimated bytes in use of the
+    /// paths ending in it, and the samples they rest on.
+    inuse: std::collections::HashMap<&'a str, (u64, u64)>,
+    inuse_sum: u64,
 }
 
 impl<'a> Side<'a> {
@@ -288,6 +306,8 @@ impl<'a> Side<'a> {
             self_sum: f.iter().map(|r| r.self_ns).sum(),
             alloc_sum: f.iter().filter_map(|r| r.alloc.map(|a| a.bytes)).sum(),
             cpu_sum: f.iter().filter_map(|r| r.cpu.map(|c| c.ns)).sum(),
+            inuse: inuse_by_function(report),
+            inuse_sum: report.heap.as_ref().map_or(0, |h| h.inuse_bytes),
         }
     }
 
@@ -296,6 +316,7 @@ impl<'a> Side<'a> {
             Metric::Calls => true,
             Metric::Total | Metric::SelfTime | Metric::P50 | Metric::P99 => self.timed,
             Metric::AllocBytes => self.report.alloc.is_some(),
+            Metric::InuseBytes => self.report.heap.is_some(),
             Metric::Cpu => self.report.cpu.is_some(),
         }
     }
@@ -303,8 +324,43 @@ impl<'a> Side<'a> {
     fn figures(&self, r: &FunctionRow, metrics: &[Metric]) -> Vec<(Metric, u64)> {
         metrics
             .iter()
-            .filter_map(|&m| m.of(r, self.timed).map(|v| (m, v)))
+            .filter_map(|&m| match m {
+                // A function that holds nothing holds 0 bytes.
+                Metric::InuseBytes => Some((m, self.inuse_of(&r.name).0)),
+                _ => m.of(r, self.timed).map(|v| (m, v)),
+            })
             .collect()
+    }
+
+    /// Estimated bytes in use of the paths ending in `function`, and
+    /// their samples.
+    fn inuse_of(&self, function: &str) -> (u64, u64) {
+        self.inuse.get(function).copied().unwrap_or((0, 0))
+    }
+}
+
+/// The heap profile's in-use bytes and samples by the last frame of each
+/// path.
+fn inuse_by_function(report: &Report) -> std::collections::HashMap<&str, (u64, u64)> {
+    let mut by = std::collections::HashMap::new();
+    for p in report.heap.iter().flat_map(|h| &h.inuse_paths) {
+        if let Some(f) = p.frames.last() {
+            let e: &mut (u64, u64) = by.entry(f.as_str()).or_default();
+            e.0 += p.inuse_bytes;
+            e.1 += p.samples;
+        }
+    }
+    by
+}
+
+/// What an estimate of bytes in use resting on `samples` samples may
+/// differ by between two runs of the same behaviour: twice its standard
+/// deviation, about `bytes / sqrt(samples)`.
+fn inuse_spread(bytes: u64, samples: u64) -> f64 {
+    if samples == 0 {
+        0.0
+    } else {
+        bytes as f64 / (samples as f64).sqrt()
     }
 }
 
@@ -313,6 +369,8 @@ impl<'a> Side<'a> {
 fn resolution(metric: Metric, base: u64, new: u64, calls: u64, cpu_period_ns: u64) -> u64 {
     match metric {
         Metric::Calls | Metric::AllocBytes => 0,
+        // Set by the caller from the samples (`inuse_spread`).
+        Metric::InuseBytes => 0,
         Metric::Total | Metric::SelfTime => calls,
         Metric::P50 | Metric::P99 => (base.max(new) / 32).max(1),
         Metric::Cpu => cpu_period_ns,
@@ -346,6 +404,7 @@ fn impact(base: &[(Metric, u64)], new: &[(Metric, u64)], sides: (&Side<'_>, &Sid
         (Metric::Total, sides.0.total_max.max(sides.1.total_max)),
         (Metric::SelfTime, sides.0.self_sum.max(sides.1.self_sum)),
         (Metric::AllocBytes, sides.0.alloc_sum.max(sides.1.alloc_sum)),
+        (Metric::InuseBytes, sides.0.inuse_sum.max(sides.1.inuse_sum)),
         (Metric::Cpu, sides.0.cpu_sum.max(sides.1.cpu_sum)),
     ]
     .iter()
@@ -380,12 +439,21 @@ pub fn diff(base: &Report, new: &Report, fail_on: &[Threshold]) -> Diff {
             .filter_map(|&m| {
                 let base = bf.iter().find(|(k, _)| *k == m)?.1;
                 let new = nf.iter().find(|(k, _)| *k == m)?.1;
+                let resolved = if m == Metric::InuseBytes {
+                    // Two estimates: their difference is resolved beyond
+                    // twice its standard deviation.
+                    let (sb, sn) = (b.inuse_of(&br.name).1, n.inuse_of(&nr.name).1);
+                    let sd = inuse_spread(base, sb).hypot(inuse_spread(new, sn));
+                    base.abs_diff(new) as f64 > 2.0 * sd
+                } else {
+                    base.abs_diff(new) > resolution(m, base, new, calls, cpu_period)
+                };
                 Some(Change {
                     metric: m,
                     base,
                     new,
                     percent: percent(base, new),
-                    resolved: base.abs_diff(new) > resolution(m, base, new, calls, cpu_period),
+                    resolved,
                 })
             })
             .collect();

@@ -251,3 +251,74 @@ fn a_count_mode_report_compares_calls_only() {
         .collect();
     assert_eq!(flagged, ["app::parse"]);
 }
+
+/// `full()` with a heap profile: `fib` holds `fib` bytes on `fib_samples`
+/// samples, `run` 1 MiB on 100.
+fn with_heap(fib: u64, fib_samples: u64) -> Report {
+    let mut r = full();
+    let path = |frames: &[&str], bytes: u64, samples: u64| perflens_report::HeapPath {
+        frames: frames.iter().map(|f| f.to_string()).collect(),
+        inuse_bytes: bytes,
+        inuse_objects: samples * 10,
+        alloc_bytes: bytes * 2,
+        alloc_objects: samples * 20,
+        samples,
+    };
+    r.heap = Some(perflens_report::HeapProfile {
+        rate_bytes: 512 << 10,
+        inuse_bytes: fib + (1 << 20),
+        inuse_objects: (fib_samples + 100) * 10,
+        inuse_samples: fib_samples + 100,
+        sampled: 1000,
+        dropped: 0,
+        capacity: 65536,
+        inuse_paths: vec![
+            path(&["run"], 1 << 20, 100),
+            path(&["run", "fib"], fib, fib_samples),
+        ],
+    });
+    r
+}
+
+#[test]
+fn bytes_in_use_are_compared_beyond_their_sampling_spread() {
+    // 10 MiB on 100 samples each: one standard deviation is about 1 MiB
+    // per side, so the difference's is 1.4 MiB, and 2.8 MiB is resolved.
+    let base = with_heap(10 << 20, 100);
+    let fail_on = rules("inuse_bytes>+10%");
+    // +20% (2 MiB): within the spread, shown but never flagged.
+    let d = diff(&base, &with_heap(12 << 20, 100), &fail_on);
+    assert!(d.metrics.contains(&Metric::InuseBytes));
+    assert!(!d.regressed(), "{d:?}");
+    let fib = d.rows.iter().find(|r| r.name == "fib").unwrap();
+    let RowDiff::Both(changes) = &fib.diff else {
+        panic!()
+    };
+    let inuse = changes
+        .iter()
+        .find(|c| c.metric == Metric::InuseBytes)
+        .unwrap();
+    assert!(!inuse.resolved && (inuse.percent - 20.0).abs() < 0.01);
+    // +50% (5 MiB): beyond it, flagged.
+    let d = diff(&base, &with_heap(15 << 20, 100), &fail_on);
+    assert!(d.regressed());
+    let fib = d.rows.iter().find(|r| r.name == "fib").unwrap();
+    assert_eq!(fib.regressions[0].0.metric, Metric::InuseBytes);
+    // A function that holds nothing holds 0 bytes; the column is there
+    // only when both reports sampled the heap.
+    let serve = d.rows.iter().find(|r| r.name == "serve").unwrap();
+    let RowDiff::Both(changes) = &serve.diff else {
+        panic!()
+    };
+    assert!(
+        changes
+            .iter()
+            .any(|c| c.metric == Metric::InuseBytes && c.base == 0 && c.new == 0)
+    );
+    let d = diff(&full(), &with_heap(15 << 20, 100), &fail_on);
+    assert!(!d.metrics.contains(&Metric::InuseBytes) && !d.regressed());
+    let d = diff(&base, &with_heap(15 << 20, 100), &fail_on);
+    let md = write_markdown(&d, "a.json", "b.json", &fail_on, 20);
+    assert!(md.contains("| In use |"), "{md}");
+    assert!(md.contains("15.00 MiB (**+50.0%**)"), "{md}");
+}
