@@ -54,6 +54,16 @@ impl Callsite {
         self.id(kind);
     }
 
+    /// The row name of this callsite: its label, or the function it is
+    /// in (allocates: cold paths only).
+    pub(crate) fn name(&self) -> String {
+        if self.label.is_empty() {
+            normalize_name((self.here)())
+        } else {
+            self.label.to_string()
+        }
+    }
+
     /// The tagged id, or [`UNREGISTERED`] (which matches no table key
     /// and no frame cache, so the caller takes the slow path).
     #[inline(always)]
@@ -81,11 +91,7 @@ impl Callsite {
         if t != UNREGISTERED {
             return t & !crate::block::TAG;
         }
-        let name = if self.label.is_empty() {
-            normalize_name((self.here)())
-        } else {
-            self.label.to_string()
-        };
+        let name = self.name();
         self.register_locked(&mut reg, kind, name, None)
     }
 

@@ -24,6 +24,13 @@ pub struct Guard {
 
 /// `INERT + 1` is `u32::MAX`, a depth no stack reaches.
 const INERT: u32 = u32::MAX - 1;
+/// A call counted by an `alloc::count` scope (no session recording the
+/// thread): depth `SCOPED_BASE - i` for the scope's call `i`, below
+/// [`INERT`] and far above any stack.
+#[cfg(feature = "alloc")]
+const SCOPED_BASE: u32 = INERT - 1;
+#[cfg(feature = "alloc")]
+const SCOPED_LOW: u32 = SCOPED_BASE - crate::alloc::SCOPE_CALL_DEPTH;
 
 impl Guard {
     /// Enters `callsite` on the current thread.
@@ -131,6 +138,14 @@ impl Guard {
     fn enter_slow(callsite: &'static Callsite) -> Guard {
         let Some(hot) = hot::active().or_else(hot::prepare) else {
             hot::count_unrecorded();
+            // No session records this thread: an `alloc::count` scope may
+            // want the call's allocations.
+            #[cfg(feature = "alloc")]
+            if let Some(i) = crate::alloc::scope_call_enter(callsite) {
+                return Guard {
+                    depth: SCOPED_BASE - i,
+                };
+            }
             return Guard::INERT;
         };
         let id = callsite.id(CallsiteKind::Sync);
@@ -170,6 +185,11 @@ impl Guard {
 fn drop_slow(depth: u32) {
     // SAFETY: owner thread; no other reference to the hot state is alive.
     let hot = unsafe { &mut *hot::hot() };
+    #[cfg(feature = "alloc")]
+    if (SCOPED_LOW..=SCOPED_BASE).contains(&depth) {
+        crate::alloc::scope_call_exit(SCOPED_BASE - depth);
+        return;
+    }
     // Inner guards were leaked (`mem::forget`): discard their frames and
     // record ours. A stale or inert guard (depth >= hot.depth) records
     // nothing.

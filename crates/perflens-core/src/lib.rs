@@ -54,9 +54,12 @@ pub mod span;
 mod thread;
 pub mod trace;
 
-#[cfg(feature = "alloc")]
-pub use alloc::count as count_allocations;
 pub use alloc::{AllocCount, CountingAlloc, Internal, exclude_current_thread};
+#[cfg(feature = "alloc")]
+pub use alloc::{
+    FunctionAllocs, SCOPE_CALL_DEPTH, count as count_allocations,
+    count_by_function as count_allocations_by_function,
+};
 pub use awaits::{AwaitSite, Awaited, awaited};
 pub use callsite::{Callsite, await_sites, fnv1a, normalize_name};
 pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
