@@ -30,7 +30,7 @@ const INERT: u32 = u32::MAX - 1;
 #[cfg(feature = "alloc")]
 const SCOPED_BASE: u32 = INERT - 1;
 #[cfg(feature = "alloc")]
-const SCOPED_LOW: u32 = SCOPED_BASE - crate::alloc::SCOPE_CALL_DEPTH;
+const SCOPED_LOW: u32 = SCOPED_BASE - crate::scope::SCOPE_CALL_DEPTH;
 
 impl Guard {
     /// Enters `callsite` on the current thread.
@@ -141,7 +141,7 @@ impl Guard {
             // No session records this thread: an `alloc::count` scope may
             // want the call's allocations.
             #[cfg(feature = "alloc")]
-            if let Some(i) = crate::alloc::scope_call_enter(callsite) {
+            if let Some(i) = crate::scope::scope_call_enter(callsite) {
                 return Guard {
                     depth: SCOPED_BASE - i,
                 };
@@ -187,7 +187,7 @@ fn drop_slow(depth: u32) {
     let hot = unsafe { &mut *hot::hot() };
     #[cfg(feature = "alloc")]
     if (SCOPED_LOW..=SCOPED_BASE).contains(&depth) {
-        crate::alloc::scope_call_exit(SCOPED_BASE - depth);
+        crate::scope::scope_call_exit(SCOPED_BASE - depth);
         return;
     }
     // Inner guards were leaked (`mem::forget`): discard their frames and

@@ -48,18 +48,14 @@ mod paths;
 pub mod publish;
 mod published;
 use perflens_format::read;
+mod scope;
 mod session;
 pub use perflens_format::snapshot;
 pub mod span;
 mod thread;
 pub mod trace;
 
-pub use alloc::{AllocCount, CountingAlloc, Internal, exclude_current_thread};
-#[cfg(feature = "alloc")]
-pub use alloc::{
-    FunctionAllocs, SCOPE_CALL_DEPTH, count as count_allocations,
-    count_by_function as count_allocations_by_function,
-};
+pub use alloc::{CountingAlloc, Internal, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};
 pub use callsite::{Callsite, await_sites, fnv1a, normalize_name};
 pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
@@ -69,6 +65,12 @@ pub use heap::HeapOptions;
 pub use histogram::Histogram;
 pub use hooks::set_first_call_hook;
 pub use publish::{PublicationEnd, PublishOptions};
+pub use scope::AllocCount;
+#[cfg(feature = "alloc")]
+pub use scope::{
+    FunctionAllocs, SCOPE_CALL_DEPTH, count as count_allocations,
+    count_by_function as count_allocations_by_function,
+};
 pub use session::{
     DEFAULT_NODES, DEFAULT_SAMPLE_EVERY, DEFAULT_STACK_DEPTH, Recording, RecordingOptions,
     Recursion, Snapshotter, StartError, is_recording, parse_mode, start,
