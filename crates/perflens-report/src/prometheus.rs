@@ -11,7 +11,10 @@
 //!   bound), `_sum` the exact sum of those durations;
 //! - `perflens_self_seconds_total`: exclusive time;
 //! - `perflens_alloc_bytes_total`, `perflens_allocs_total` (allocations
-//!   counted) and `perflens_cpu_seconds_total` (CPU sampled), exclusive.
+//!   counted) and `perflens_cpu_seconds_total` (CPU sampled), exclusive;
+//! - `perflens_heap_inuse_bytes` (a gauge, feature `heap`): bytes in use
+//!   that the function allocated, estimated from sampled allocations
+//!   (plus a series for what was allocated outside any function).
 //!
 //! Per channel (label `channel`) and lock (label `lock`): messages sent,
 //! received and dropped, queued now, time spent waiting; acquisitions,
@@ -177,6 +180,29 @@ pub fn write_prometheus<W: Write + ?Sized>(
                 "function",
                 per_fn(&|r| r.alloc.map(|a| a.count.to_string())),
             ),
+        )?;
+    }
+    if let Some(heap) = &report.heap {
+        // By the last frame of each path holding memory (every function
+        // row, 0 when it holds nothing), and outside any function.
+        let mut held: std::collections::HashMap<&str, u64> = std::collections::HashMap::new();
+        let mut outside = 0;
+        for p in &heap.inuse_paths {
+            match p.frames.last() {
+                Some(f) => *held.entry(f.as_str()).or_default() += p.inuse_bytes,
+                None => outside += p.inuse_bytes,
+            }
+        }
+        let mut values =
+            per_fn(&|r| Some(held.get(r.name.as_str()).copied().unwrap_or(0).to_string()));
+        values.push((label("(outside measured functions)"), outside.to_string()));
+        family(
+            out,
+            "perflens_heap_inuse_bytes",
+            "gauge",
+            "Bytes in use that a measured function allocated (innermost measured frame), \
+             estimated from sampled allocations (feature heap).",
+            &lines("perflens_heap_inuse_bytes", "function", values),
         )?;
     }
     if report.cpu.is_some() {

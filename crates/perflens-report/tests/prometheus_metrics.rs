@@ -96,3 +96,75 @@ fn promtool_accepts_the_output() {
         );
     }
 }
+
+/// [`snapshot`] with a heap profile: `app::handler` holds 3 MiB (one
+/// sample of 1 MiB scaled), and 4 KiB was allocated outside any function.
+fn heap_metrics() -> String {
+    let mut snap = snapshot();
+    let handler = (snap.paths.iter())
+        .position(|p| snap.callsites[p.callsite as usize].name == "app::handler")
+        .unwrap() as u32;
+    let path = |path, inuse_bytes| perflens_core::HeapPathSnapshot {
+        path,
+        samples: 1,
+        sampled_bytes: 1 << 20,
+        inuse_objects: 3.0,
+        inuse_bytes,
+    };
+    snap.heap = Some(perflens_core::HeapSnapshot {
+        rate_bytes: 512 << 10,
+        capacity: 1024,
+        sampled: 5,
+        dropped: 0,
+        freed: 3,
+        paths: vec![path(handler, 3.0 * 1048576.0), path(0, 4096.0)],
+    });
+    let report = Report::from_snapshot(&snap, &ReportOptions::default());
+    let mut out = Vec::new();
+    write_prometheus(&snap, &report, false, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn bytes_in_use_per_function_are_a_gauge_that_promtool_accepts() {
+    let text = heap_metrics();
+    assert!(
+        text.contains("# TYPE perflens_heap_inuse_bytes gauge"),
+        "{text}"
+    );
+    assert!(
+        text.contains("perflens_heap_inuse_bytes{function=\"app::handler\"} 3145728"),
+        "{text}"
+    );
+    // A function that holds nothing holds 0; what no function allocated
+    // has a series of its own.
+    assert!(
+        text.contains("perflens_heap_inuse_bytes{function=\"app::\\\"query\\\\\"} 0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("perflens_heap_inuse_bytes{function=\"(outside measured functions)\"} 4096"),
+        "{text}"
+    );
+    assert!(!metrics(false).contains("perflens_heap_inuse_bytes"));
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs (Debian's `prometheus`; .ci/run installs it)");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "promtool: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
