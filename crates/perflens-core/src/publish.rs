@@ -360,6 +360,32 @@ pub(crate) fn create_block(
     }
 }
 
+/// A new zeroed file `name` of `len` bytes in the live session, mapped
+/// read-write for the rest of the process (the heap profile's table),
+/// or `None` when no live session runs or the file cannot be had.
+pub(crate) fn create_file(name: &str, len: usize) -> Option<*mut u8> {
+    if published::tag() == 0 {
+        return None;
+    }
+    let _internal = crate::hot::Internal::enter();
+    let mut guard = LIVE.lock().unwrap_or_else(|e| e.into_inner());
+    let live = guard.as_mut()?;
+    if live.pid != std::process::id() || !room_for(&live.session_dir, len) {
+        return None;
+    }
+    let fd = live.session_dir.create_exclusive(name).ok()?;
+    let base = fd
+        .set_len(len as u64)
+        .ok()
+        .and_then(|()| crate::memory::map_shared(&fd, len, Access::ReadWrite));
+    // The mapping (if any) keeps the file.
+    drop(fd);
+    if base.is_none() {
+        let _ = live.session_dir.remove(name);
+    }
+    base
+}
+
 /// Whether the file system of `dir` has at least twice `bytes` free.
 fn room_for(dir: &SessionDir, bytes: usize) -> bool {
     dir.free_space()

@@ -24,6 +24,7 @@
 
 pub mod block;
 pub mod flow;
+pub mod heap;
 pub mod histogram;
 pub mod names;
 pub mod proto;

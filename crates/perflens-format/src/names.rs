@@ -23,6 +23,10 @@ pub const REC_AWAIT: u8 = 5;
 /// [`REC_EXTRA`] tag: the CPU sampler's final figures, as the JSON of
 /// `perflens_report::CpuInput` (written by the `perflens` crate).
 pub const EXTRA_CPU: u32 = 1;
+/// [`REC_EXTRA`] tag: the heap profile at the session's end
+/// (`heap::encode_heap`): the table keeps changing after it (frees),
+/// so a reader of a finished session reads this instead.
+pub const EXTRA_HEAP: u32 = 2;
 /// Bytes before a record's payload: kind and length.
 pub const REC_HEAD: usize = 5;
 

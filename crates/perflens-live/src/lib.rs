@@ -182,6 +182,8 @@ pub struct LiveSession {
     /// Whether a read keeps what it found for the next (see
     /// [`LiveSession::remember`]).
     remember: bool,
+    /// The session's heap table (feature `heap`), once it was found.
+    heap: Option<Mapping>,
 }
 
 impl std::fmt::Debug for LiveSession {
@@ -251,6 +253,7 @@ impl LiveSession {
             unread_threads: 0,
             reads: Default::default(),
             remember: true,
+            heap: None,
         })
     }
 

@@ -118,6 +118,13 @@ impl LiveSession {
                 )));
             }
         }
+        // A finished session's profile as it was at its end (the table
+        // changes after it); a running one's from its table.
+        let heap = (finished)
+            .then(|| self.names.extras.get(&perflens_format::names::EXTRA_HEAP))
+            .flatten()
+            .and_then(|b| perflens_format::heap::decode_heap(b))
+            .or_else(|| self.read_heap());
         let h = self.header();
         let mode = match h.mode {
             1 => Mode::Count,
@@ -176,9 +183,7 @@ impl LiveSession {
             overflow_paths: h.overflow_paths.load(Ordering::Relaxed),
             unrecorded_calls: h.unrecorded_calls.load(Ordering::Relaxed),
             alloc,
-            // The sample table is the program's own memory, not published
-            // (yet): a live read has no heap profile.
-            heap: None,
+            heap,
         };
         Ok(LiveSnapshot {
             snapshot,
@@ -502,4 +507,68 @@ pub(super) fn figures(
         }
     }
     Ok(())
+}
+
+impl LiveSession {
+    /// The session's heap profile (feature `heap`): its sample table, in
+    /// the file [`HEAP_FILE`] of the session's directory, summed as the
+    /// program sums it. `None` when the program does not sample the heap
+    /// (no such file), or the file is not a table (truncated, or not set
+    /// up yet). Only the table's pages that hold data are read: reading a
+    /// never-written page of a tmpfs file would make the file system
+    /// allocate it.
+    fn read_heap(&mut self) -> Option<perflens_format::snapshot::HeapSnapshot> {
+        use perflens_format::heap::{
+            HEAP_FILE, HEAP_MAGIC, HeapHeader, HeapSlot, heap_len, read_heap,
+        };
+        if self.heap.is_none() {
+            self.heap = crate::map::Mapping::open(&self.dir.join(HEAP_FILE), heap_len(0)).ok();
+        }
+        let map = self.heap.as_ref()?;
+        // SAFETY: the mapping is at least a header long, page aligned,
+        // and lives as long as `map`; a header of atomics may hold any
+        // bytes.
+        let header = unsafe { &*(map.base() as *const HeapHeader) };
+        if header.magic.load(Ordering::Acquire) != HEAP_MAGIC {
+            return None;
+        }
+        let slots = header.slots.load(Ordering::Relaxed) as usize;
+        if !slots.is_power_of_two() || heap_len(slots) > map.len() {
+            return None;
+        }
+        // SAFETY: `slots` slots fit in the mapping after the header
+        // (checked above), 8-aligned; any bytes are valid atomics.
+        let all = unsafe {
+            std::slice::from_raw_parts(
+                map.base().add(size_of::<HeapHeader>()) as *const HeapSlot,
+                slots,
+            )
+        };
+        // The runs of slots that lie on pages holding data.
+        let resident = map.resident(0, heap_len(slots));
+        let page = perflens_sys::mem::PAGE;
+        let readable = |i: usize| {
+            let from = size_of::<HeapHeader>() + i * size_of::<HeapSlot>();
+            let to = from + size_of::<HeapSlot>() - 1;
+            resident.get(from / page).copied().unwrap_or(false)
+                && resident.get(to / page).copied().unwrap_or(false)
+        };
+        let mut runs: Vec<&[HeapSlot]> = Vec::new();
+        let mut i = 0;
+        while i < slots {
+            if !readable(i) {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            while i < slots && readable(i) {
+                i += 1;
+            }
+            runs.push(&all[start..i]);
+        }
+        let heap = read_heap(header, &runs);
+        // A file that shrank under the reader reads as zeros: not the
+        // program's table.
+        if map.faulted() { None } else { heap }
+    }
 }

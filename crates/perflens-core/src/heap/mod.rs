@@ -49,10 +49,9 @@
 #![cfg_attr(not(feature = "heap"), allow(dead_code))]
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, AtomicU8, AtomicU32, AtomicU64, Ordering};
 
-use perflens_format::snapshot::{HeapPathSnapshot, HeapSnapshot};
+use perflens_format::snapshot::HeapSnapshot;
 
 use crate::hot::{self, EPOCH};
 
@@ -103,12 +102,6 @@ static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 static ON: AtomicU32 = AtomicU32::new(1);
 static RATE: AtomicU64 = AtomicU64::new(DEFAULT_RATE);
 static SEED: AtomicU64 = AtomicU64::new(0);
-/// Samples taken this session, kept or not.
-static SAMPLED: AtomicU64 = AtomicU64::new(0);
-/// Samples not kept for want of a table slot.
-static DROPPED: AtomicU64 = AtomicU64::new(0);
-/// Kept samples freed this session.
-static FREED: AtomicU64 = AtomicU64::new(0);
 
 /// The countdown while the heap is not sampled: no allocation crosses it.
 const NEVER: i64 = i64::MAX;
@@ -200,12 +193,13 @@ pub(crate) fn sample(ptr: *mut u8, size: u64) {
     // The gap after a sampled allocation starts at its end (the gaps are
     // memoryless: where the last one fell inside it does not matter).
     LEFT.with(|l| l.set(draw(rate)));
-    SAMPLED.fetch_add(1, Ordering::Relaxed);
     let Some(table) = table() else { return };
+    let h = table.header();
+    h.sampled.fetch_add(1, Ordering::Relaxed);
     if table.insert(ptr as u64, size, current_path(), epoch) {
         count_up(ptr as u64);
     } else {
-        DROPPED.fetch_add(1, Ordering::Relaxed);
+        h.dropped.fetch_add(1, Ordering::Relaxed);
     }
 }
 
@@ -226,7 +220,7 @@ pub(crate) fn take(addr: *mut u8) -> Option<(u64, u32, u32)> {
     let entry = table.remove(addr as u64)?;
     count_down(addr as u64);
     if entry.2 == ON.load(Ordering::Relaxed) {
-        FREED.fetch_add(1, Ordering::Relaxed);
+        table.header().freed.fetch_add(1, Ordering::Relaxed);
     }
     Some(entry)
 }
@@ -237,10 +231,10 @@ pub(crate) fn put_back(addr: *mut u8, (size, path, epoch): (u64, u32, u32)) {
         if table.insert(addr as u64, size, path, epoch) {
             count_up(addr as u64);
             if epoch == ON.load(Ordering::Relaxed) {
-                FREED.fetch_sub(1, Ordering::Relaxed);
+                table.header().freed.fetch_sub(1, Ordering::Relaxed);
             }
         } else {
-            DROPPED.fetch_add(1, Ordering::Relaxed);
+            table.header().dropped.fetch_add(1, Ordering::Relaxed);
         }
     }
 }
@@ -304,53 +298,68 @@ fn draw(rate: u64) -> i64 {
     (gap as i64).max(1)
 }
 
-/// How many allocations of `size` bytes a sample of one stands for at
-/// `rate`: 1 over the probability that one was sampled.
-pub fn scale(size: u64, rate: u64) -> f64 {
-    if rate <= 1 || size == 0 {
-        return 1.0;
-    }
-    let p = -(-(size as f64) / rate as f64).exp_m1();
-    if p > 0.0 { 1.0 / p } else { 1.0 }
-}
+pub use perflens_format::heap::scale;
 
 /// Starts sampling the heap for generation `epoch` (before it is
 /// published), or stops (`None`). Entries of earlier sessions are
-/// removed. Allocates the table on first use (inside an `Internal`
-/// section: not counted); `false` if there was no memory for it (the
-/// session then samples nothing, and says so).
-pub(crate) fn begin(epoch: u32, options: Option<&HeapOptions>) -> bool {
+/// removed. The table is made on first use (inside an `Internal`
+/// section: not counted), and again when it must be larger, or when the
+/// session gives it memory of its own (`shared`: a live session's file,
+/// [`Table::len_for`] bytes, zeroed, never unmapped), so that a reader
+/// sees it; `false` if there was no memory for it (the session then
+/// samples nothing, and says so).
+pub(crate) fn begin(epoch: u32, options: Option<&HeapOptions>, shared: Option<*mut u8>) -> bool {
     ON.store(1, Ordering::Relaxed);
-    SAMPLED.store(0, Ordering::Relaxed);
-    DROPPED.store(0, Ordering::Relaxed);
-    FREED.store(0, Ordering::Relaxed);
     let Some(o) = options.filter(|_| cfg!(feature = "heap")) else {
         sweep(epoch);
         return true;
     };
-    let capacity = o.capacity.max(64);
+    let capacity = capacity_of(o);
     let have = table().map_or(0, |t| t.capacity);
-    if have < capacity {
+    if have < capacity || shared.is_some() {
         let _internal = hot::Internal::enter();
-        let Some(t) = Table::new(capacity) else {
+        let t = match shared {
+            // SAFETY: the caller's contract (see above), for this
+            // capacity.
+            Some(memory) => Some(unsafe { Table::over(memory, capacity) }),
+            None => Table::new(capacity),
+        };
+        let Some(t) = t else {
             sweep(epoch);
             return false;
         };
-        // The old table (if any) keeps its entries for their frees; the
-        // sweep below empties it anyway.
+        // The old table (if any) is emptied, and stays for frees that
+        // may still look in it.
         let old = TABLE.swap(Box::into_raw(t), Ordering::AcqRel);
         if !old.is_null() {
-            // SAFETY: a published table is never freed: leaked on
-            // purpose, frees of its entries may still look in it.
-            let old = unsafe { &*old };
-            old.sweep(epoch);
+            // SAFETY: a published table is never freed.
+            unsafe { &*old }.sweep(epoch);
         }
     }
     sweep(epoch);
+    if let Some(t) = table() {
+        let h = t.header();
+        h.sampled.store(0, Ordering::Relaxed);
+        h.dropped.store(0, Ordering::Relaxed);
+        h.freed.store(0, Ordering::Relaxed);
+        h.rate.store(o.rate.max(1), Ordering::Relaxed);
+        h.epoch.store(epoch, Ordering::Relaxed);
+    }
     RATE.store(o.rate.max(1), Ordering::Relaxed);
     SEED.store(o.seed, Ordering::Relaxed);
     ON.store(epoch, Ordering::Relaxed);
     true
+}
+
+/// The capacity a session with `options` gets (at least 64).
+pub(crate) fn capacity_of(options: &HeapOptions) -> u32 {
+    options.capacity.max(64)
+}
+
+/// Bytes of a table for a session with `options`, for the memory a live
+/// session gives it.
+pub fn table_len(options: &HeapOptions) -> usize {
+    Table::len_for(capacity_of(options))
 }
 
 /// Removes the entries of sessions other than `epoch`.
@@ -366,39 +375,8 @@ pub(crate) fn snapshot(epoch: u32) -> Option<HeapSnapshot> {
     if ON.load(Ordering::Relaxed) != epoch {
         return None;
     }
-    let rate = RATE.load(Ordering::Relaxed);
     let table = table()?;
-    let mut by_path: HashMap<u32, HeapPathSnapshot> = HashMap::new();
-    let mut largest: Vec<(u64, u32)> = Vec::new();
-    table.for_each(|_, size, path, e| {
-        if e != epoch {
-            return;
-        }
-        let s = scale(size, rate);
-        let p = by_path.entry(path).or_insert_with(|| HeapPathSnapshot {
-            path,
-            ..HeapPathSnapshot::default()
-        });
-        p.samples += 1;
-        p.sampled_bytes += size;
-        p.inuse_objects += s;
-        p.inuse_bytes += s * size as f64;
-        largest.push((size, path));
-    });
-    let mut paths: Vec<HeapPathSnapshot> = by_path.into_values().collect();
-    paths.sort_by(|a, b| {
-        b.inuse_bytes
-            .total_cmp(&a.inuse_bytes)
-            .then(a.path.cmp(&b.path))
-    });
-    Some(HeapSnapshot {
-        rate_bytes: rate,
-        capacity: table.capacity,
-        sampled: SAMPLED.load(Ordering::Relaxed),
-        dropped: DROPPED.load(Ordering::Relaxed),
-        freed: FREED.load(Ordering::Relaxed),
-        paths,
-    })
+    perflens_format::heap::read_heap(table.header(), &[table.slots()])
 }
 
 /// Stops sampling after session `epoch` (its entries stay until the next
@@ -418,15 +396,5 @@ mod tests {
         let sum: f64 = (0..n).map(|_| draw(4096) as f64).sum();
         let mean = sum / n as f64;
         assert!((mean / 4096.0 - 1.0).abs() < 0.01, "mean gap {mean}");
-    }
-
-    #[test]
-    fn the_scale_undoes_the_sampling_probability() {
-        // Far above the rate every allocation is sampled.
-        assert!((scale(100 << 20, 512 << 10) - 1.0).abs() < 1e-12);
-        // Far below, 1/p ~ rate/size.
-        let s = scale(16, 512 << 10);
-        assert!((s / (32768.0 + 0.5) - 1.0).abs() < 1e-6, "{s}");
-        assert_eq!(scale(10, 1), 1.0);
     }
 }

@@ -4,57 +4,92 @@
 //! when).
 
 use super::count_down;
+use perflens_format::heap::{
+    HEAP_MAGIC, HeapHeader, HeapSlot, SLOT_BUSY as BUSY, SLOT_EMPTY as EMPTY, SLOT_TOMB as TOMB,
+    for_each_entry, heap_len,
+};
 use std::alloc::Layout;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
-const EMPTY: u64 = 0;
-const TOMB: u64 = 1;
-const BUSY: u64 = 2;
 /// Slots a key may lie from its home slot.
 const MAX_PROBE: usize = 64;
 
-/// One table slot. `key` is [`EMPTY`], [`TOMB`] (an entry was removed),
-/// [`BUSY`] (being written) or an address, published with release after
-/// the other fields.
-#[repr(C)]
-struct Slot {
-    key: AtomicU64,
-    size: AtomicU64,
-    path: AtomicU32,
-    epoch: AtomicU32,
-}
-
-/// The sampled allocations: twice as many slots as `capacity`, zeroed
-/// (empty) memory from the allocator, touched only where entries land.
+/// The sampled allocations: a [`HeapHeader`] and twice as many slots as
+/// the capacity (a power of two), in zeroed memory (all slots empty)
+/// touched only where entries land: the process's own, or a live
+/// session's file, which a reader maps (see perflens-format's `heap`).
+/// Never freed: a table replaced by another stays for frees that may
+/// still look in it.
 pub(crate) struct Table {
-    slots: Box<[Slot]>,
+    header: &'static HeapHeader,
+    slots: &'static [HeapSlot],
     mask: usize,
     pub(super) capacity: u32,
-    /// Entries now (at most `capacity`).
-    used: AtomicU32,
 }
 
 impl Table {
+    /// Slots of a table for `capacity` entries.
+    pub(crate) fn slots_for(capacity: u32) -> usize {
+        (capacity as usize * 2).next_power_of_two()
+    }
+
+    /// Bytes of a table for `capacity` entries.
+    pub(crate) fn len_for(capacity: u32) -> usize {
+        heap_len(Table::slots_for(capacity))
+    }
+
+    /// A table for `capacity` entries in memory of its own.
     pub(super) fn new(capacity: u32) -> Option<Box<Table>> {
-        let n = (capacity as usize * 2).next_power_of_two();
-        let layout = Layout::array::<Slot>(n).ok()?;
-        // SAFETY: a non-zero size; all-zero bytes are a valid `Slot`
-        // (atomics of 0: empty). The boxed slice takes the allocation
-        // with the same layout (`Box<[Slot]>` of `n` slots).
-        let slots = unsafe {
-            let p = std::alloc::alloc_zeroed(layout) as *mut Slot;
-            if p.is_null() {
-                return None;
-            }
-            Box::from_raw(std::ptr::slice_from_raw_parts_mut(p, n))
+        let layout = Layout::from_size_align(Table::len_for(capacity), 64).ok()?;
+        // SAFETY: a non-zero size. The memory is never freed.
+        let p = unsafe { std::alloc::alloc_zeroed(layout) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: `p` is zeroed, 64-aligned, `len_for(capacity)` bytes,
+        // and lives for ever.
+        Some(unsafe { Table::over(p, capacity) })
+    }
+
+    /// A table for `capacity` entries over `memory`.
+    ///
+    /// # Safety
+    /// `memory` is zeroed, aligned to 64 bytes, [`Table::len_for`]
+    /// `(capacity)` bytes long, and never unmapped or reused.
+    pub(super) unsafe fn over(memory: *mut u8, capacity: u32) -> Box<Table> {
+        let n = Table::slots_for(capacity);
+        // SAFETY: the caller's contract: the header and `n` slots fit,
+        // aligned (the header is 64 bytes, a slot 24 with 8-byte
+        // alignment), and all-zero bytes are valid atomics.
+        let (header, slots) = unsafe {
+            (
+                &*(memory as *const HeapHeader),
+                std::slice::from_raw_parts(
+                    memory.add(size_of::<HeapHeader>()) as *const HeapSlot,
+                    n,
+                ),
+            )
         };
-        Some(Box::new(Table {
+        header.slots.store(n as u32, Ordering::Relaxed);
+        header.capacity.store(capacity, Ordering::Relaxed);
+        header.magic.store(HEAP_MAGIC, Ordering::Release);
+        Box::new(Table {
+            header,
             slots,
             mask: n - 1,
             capacity,
-            used: AtomicU32::new(0),
-        }))
+        })
+    }
+
+    /// The header: the session's rate, epoch and counts.
+    pub(super) fn header(&self) -> &'static HeapHeader {
+        self.header
+    }
+
+    /// The slots.
+    pub(super) fn slots(&self) -> &'static [HeapSlot] {
+        self.slots
     }
 
     #[inline]
@@ -66,8 +101,9 @@ impl Table {
     /// table holds `capacity` entries or no slot within [`MAX_PROBE`] of
     /// its home is free.
     pub(super) fn insert(&self, addr: u64, size: u64, path: u32, epoch: u32) -> bool {
-        if self.used.fetch_add(1, Ordering::Relaxed) >= self.capacity {
-            self.used.fetch_sub(1, Ordering::Relaxed);
+        let used = &self.header.used;
+        if used.fetch_add(1, Ordering::Relaxed) >= self.capacity {
+            used.fetch_sub(1, Ordering::Relaxed);
             return false;
         }
         let mut i = self.home(addr);
@@ -87,7 +123,7 @@ impl Table {
             }
             i = (i + 1) & self.mask;
         }
-        self.used.fetch_sub(1, Ordering::Relaxed);
+        used.fetch_sub(1, Ordering::Relaxed);
         false
     }
 
@@ -109,7 +145,7 @@ impl Table {
                     .compare_exchange(addr, TOMB, Ordering::AcqRel, Ordering::Relaxed)
                     .is_ok()
                 {
-                    self.used.fetch_sub(1, Ordering::Relaxed);
+                    self.header.used.fetch_sub(1, Ordering::Relaxed);
                     return Some(entry);
                 }
                 return None;
@@ -124,22 +160,8 @@ impl Table {
 
     /// Calls `f(addr, size, path, epoch)` for each entry (a consistent
     /// view of each: an entry replaced while read is skipped).
-    pub(super) fn for_each(&self, mut f: impl FnMut(u64, u64, u32, u32)) {
-        for s in self.slots.iter() {
-            let k = s.key.load(Ordering::Acquire);
-            if k <= BUSY {
-                continue;
-            }
-            let (size, path, epoch) = (
-                s.size.load(Ordering::Relaxed),
-                s.path.load(Ordering::Relaxed),
-                s.epoch.load(Ordering::Relaxed),
-            );
-            std::sync::atomic::fence(Ordering::Acquire);
-            if s.key.load(Ordering::Relaxed) == k {
-                f(k, size, path, epoch);
-            }
-        }
+    pub(super) fn for_each(&self, f: impl FnMut(u64, u64, u32, u32)) {
+        for_each_entry(self.slots, f);
     }
 
     /// Removes every entry not of `epoch`.
@@ -199,7 +221,10 @@ pub fn check_table_ops(data: &[u8]) {
                 assert_eq!(seen, model);
             }
         }
-        assert_eq!(table.used.load(Ordering::Relaxed) as usize, model.len());
+        assert_eq!(
+            table.header.used.load(Ordering::Relaxed) as usize,
+            model.len()
+        );
     }
 }
 

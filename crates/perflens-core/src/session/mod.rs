@@ -297,7 +297,14 @@ pub fn start(config: &RecordingOptions) -> Result<Recording, StartError> {
             .map_err(|e| crate::publish::say_unpublished(&e))
             .ok()
     });
-    if !crate::heap::begin(epoch, config.heap.as_ref()) {
+    // A published session's heap table is in its live directory, for
+    // readers (`perflens top`'s Memory tab).
+    let shared = (config.heap.as_ref())
+        .filter(|_| live_dir.is_some() && cfg!(feature = "heap"))
+        .and_then(|h| {
+            crate::publish::create_file(perflens_format::heap::HEAP_FILE, crate::heap::table_len(h))
+        });
+    if !crate::heap::begin(epoch, config.heap.as_ref(), shared) {
         eprintln!("[perflens] heap: no memory for the sample table; the heap is not sampled");
     }
     thread::activate(
@@ -388,6 +395,15 @@ impl Recording {
                 alloc: snap.alloc.map(|a| (a.live_bytes, a.peak_live_bytes)),
             },
         );
+        // The heap table keeps changing after the end (frees): a reader
+        // of the finished session reads the profile as it was here.
+        if let Some(heap) = &snap.heap {
+            let _internal = crate::hot::Internal::enter();
+            live.record(
+                perflens_format::names::EXTRA_HEAP,
+                &perflens_format::heap::encode_heap(heap),
+            );
+        }
         // The live session is `live`'s to close now.
         self.live_dir = None;
         self.stop();
