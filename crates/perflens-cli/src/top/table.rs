@@ -33,11 +33,13 @@ pub enum TableId {
     Channels,
     /// Data flow: the measured lock sites (`perflens::sync`).
     Locks,
+    /// Memory: bytes in use by path (feature `heap`).
+    Memory,
 }
 
 impl TableId {
     /// Every table, in the order of their slots in the app's state.
-    pub const ALL: [TableId; 8] = [
+    pub const ALL: [TableId; 9] = [
         TableId::Timing,
         TableId::Alloc,
         TableId::Cpu,
@@ -46,6 +48,7 @@ impl TableId {
         TableId::Threads,
         TableId::Channels,
         TableId::Locks,
+        TableId::Memory,
     ];
 
     /// The table's slot (its index in [`TableId::ALL`]).
@@ -64,6 +67,7 @@ impl TableId {
             TableId::Threads => THREADS,
             TableId::Channels => CHANNELS,
             TableId::Locks => LOCKS,
+            TableId::Memory => MEMORY,
         }
     }
 
@@ -78,6 +82,7 @@ impl TableId {
             TableId::Threads => 0,  // Thread, in registration order
             TableId::Channels => 1, // Sent
             TableId::Locks => 4,    // Wait
+            TableId::Memory => 1,   // In use (its growth, in rates)
         }
     }
 }
@@ -113,6 +118,9 @@ pub enum Agg {
     /// Time as a share of the wall time, in percent: of the session so
     /// far, or of the last interval.
     Share,
+    /// A level that may fall (bytes in use): the latest value, or its
+    /// change per second over the last interval (negative when it fell).
+    Level,
 }
 
 /// One column of a table.
@@ -130,7 +138,7 @@ const fn col(title: &'static str, unit: Unit, agg: Agg) -> Column {
     Column { title, unit, agg }
 }
 
-use Agg::{Counter, Gauge, Share};
+use Agg::{Counter, Gauge, Level, Share};
 use Unit::{Bytes, Count, Duration, Id, Percent, SignedBytes, Text};
 
 const TIMING: &[Column] = &[
@@ -202,6 +210,18 @@ const THREADS: &[Column] = &[
     col("Allocs", Count, Counter),
     col("Live", SignedBytes, Gauge),
     col("Peak live", Bytes, Gauge),
+];
+
+/// Bytes in use by path (feature `heap`): estimates from the sampled
+/// allocations (In use, Objects; In use's rate is its growth, so that
+/// growing paths come first), and what the path allocated (exact).
+const MEMORY: &[Column] = &[
+    col("Path", Text, Gauge),
+    col("In use", SignedBytes, Level),
+    col("Objects", Count, Gauge),
+    col("Sampled", Count, Gauge),
+    col("Allocated", Bytes, Counter),
+    col("Allocs", Count, Counter),
 ];
 
 /// The channel sites (one row per `perflens::channel!` site or probe):
@@ -407,8 +427,40 @@ pub fn rows(
         TableId::Threads => threads(report),
         TableId::Channels => channels(report),
         TableId::Locks => locks(report),
+        TableId::Memory => memory(report),
     }
 }
+
+/// What the heap profile's paths hold: one row per path, keyed by its
+/// frames (the allocations made outside any measured function under a
+/// name of their own).
+fn memory(report: &Report) -> Vec<RawRow> {
+    (report.heap.iter().flat_map(|h| &h.inuse_paths))
+        .map(|p| {
+            let frames: Vec<&str> = if p.frames.is_empty() {
+                vec![OUTSIDE]
+            } else {
+                p.frames.iter().map(String::as_str).collect()
+            };
+            RawRow {
+                key: RowKey::of(&frames),
+                name: Rc::from(frames.join(" -> ")),
+                parent: None,
+                values: vec![
+                    Raw::Name,
+                    Raw::U(p.inuse_bytes),
+                    Raw::U(p.inuse_objects),
+                    Raw::U(p.samples),
+                    Raw::U(p.alloc_bytes),
+                    Raw::U(p.alloc_objects),
+                ],
+            }
+        })
+        .collect()
+}
+
+/// The Memory tab's name for what no measured function allocated.
+const OUTSIDE: &str = "(outside measured functions)";
 
 /// A flat row named `name`, keyed by it.
 fn named(name: &str, values: Vec<Raw>) -> RawRow {

@@ -589,6 +589,8 @@ fn async_rows_show_busy_wait_polls_and_cancelled() {
     );
     assert_eq!(app.tab(), super::state::Tab::DataFlow);
     keys(&mut app, &[Key::Tab]);
+    assert_eq!(app.tab(), super::state::Tab::Memory);
+    keys(&mut app, &[Key::Tab]);
     assert_eq!(app.tab(), super::state::Tab::Functions);
     assert_eq!(order(&app).len(), 2);
 }
@@ -1808,4 +1810,77 @@ fn a_channel_capacity_not_known_is_a_dash() {
     assert_eq!(app.table().headers[5], "Capacity");
     assert_eq!(cells(&app, "made before")[5], "-");
     assert_eq!(cells(&app, "results")[5], "unbounded");
+}
+
+/// A report at `elapsed` ns whose heap profile has `paths`: (frames,
+/// bytes in use, bytes allocated).
+fn heap_report(elapsed: u64, paths: &[(&[&str], u64, u64)]) -> Report {
+    let rows: Vec<String> = (paths.iter())
+        .map(|(frames, inuse, alloc)| {
+            let frames: Vec<String> = frames.iter().map(|f| format!("\"{f}\"")).collect();
+            format!(
+                r#"{{"frames": [{}], "inuse_bytes": {inuse}, "inuse_objects": {},
+                    "alloc_bytes": {alloc}, "alloc_objects": {}, "samples": 3}}"#,
+                frames.join(","),
+                inuse / 1024,
+                alloc / 1024
+            )
+        })
+        .collect();
+    let heap = format!(
+        r#", "heap": {{"rate_bytes": 524288, "inuse_bytes": 0, "inuse_objects": 0,
+            "inuse_samples": 0, "sampled": 9, "dropped": 0, "capacity": 65536,
+            "inuse_paths": [{}]}}"#,
+        rows.join(",")
+    );
+    report_with(elapsed, false, &[], &[], &[], &format!("{ALLOC}{heap}"))
+}
+
+#[test]
+fn the_memory_tab_shows_what_each_path_holds_growing_paths_first() {
+    const MIB: u64 = 1 << 20;
+    let mut app = app();
+    app.update(Ok(frame(heap_report(
+        1_000_000_000,
+        &[
+            (&["app::main", "app::cache"], 10 * MIB, 10 * MIB),
+            (&["app::main", "app::leak"], MIB, MIB),
+            (&[], 4096, 8192),
+        ],
+    ))));
+    app.key(Key::Char('m'));
+    assert_eq!(app.table_id(), TableId::Memory);
+    assert_eq!(
+        app.table().headers,
+        ["Path", "In use Δ/s▼", "Objects", "Sampled", "Allocated/s", "Allocs/s"]
+    );
+    // Half a second later the leak grew by 2 MiB, the cache held still,
+    // and what no function allocated was freed.
+    app.update(Ok(frame(heap_report(
+        1_500_000_000,
+        &[
+            (&["app::main", "app::cache"], 10 * MIB, 10 * MIB),
+            (&["app::main", "app::leak"], 3 * MIB, 3 * MIB),
+        ],
+    ))));
+    assert_eq!(
+        order(&app),
+        ["app::main -> app::leak", "app::main -> app::cache"]
+    );
+    assert_eq!(
+        cells(&app, "app::main -> app::leak"),
+        ["app::main -> app::leak", "4.00 MiB", "3,072", "3", "4.00 MiB", "4,096"]
+    );
+    assert_eq!(cells(&app, "app::main -> app::cache")[1], "0 B");
+    // Totals: what each holds, the largest first.
+    app.key(Key::Char('r'));
+    assert_eq!(
+        order(&app),
+        ["app::main -> app::cache", "app::main -> app::leak"]
+    );
+    assert_eq!(cells(&app, "app::main -> app::cache")[1], "10.00 MiB");
+    assert_eq!(app.note(), None);
+    // A report without a heap profile says why the tab is empty.
+    app.update(Ok(frame(report(2_000_000_000, false, &[], &[]))));
+    assert!(app.note().unwrap().starts_with("the heap is not sampled"));
 }

@@ -157,6 +157,7 @@ impl App {
             Key::Char('a') => self.set_tab(Tab::Async),
             Key::Char('t') => self.set_tab(Tab::Threads),
             Key::Char('d') => self.set_tab(Tab::DataFlow),
+            Key::Char('m') => self.set_tab(Tab::Memory),
             Key::Up | Key::Char('k') => self.scroll(-1),
             Key::Down | Key::Char('j') => self.scroll(1),
             Key::PageUp => self.scroll(-page),

@@ -290,6 +290,7 @@ impl App {
             Tab::HotPaths => TableId::Paths,
             Tab::Async => TableId::Async,
             Tab::Threads => TableId::Threads,
+            Tab::Memory => TableId::Memory,
             Tab::DataFlow => match self.flow_view() {
                 FlowView::Channels => TableId::Channels,
                 FlowView::Locks => TableId::Locks,
@@ -312,6 +313,10 @@ impl App {
             }
             TableId::Async if self.table.rows.is_empty() && self.filter.is_empty() => {
                 Some("no async function was measured".into())
+            }
+            TableId::Memory if report.heap.is_none() => Some(NO_HEAP.into()),
+            TableId::Memory if self.table.rows.is_empty() && self.filter.is_empty() => {
+                Some("no sampled allocation is in use".into())
             }
             TableId::Channels | TableId::Locks => {
                 let (channels, locks) = (report.channels.len(), report.locks.len());
@@ -336,6 +341,7 @@ const TABLES: usize = TableId::ALL.len();
 const NO_FLOW: &str = "no channel or lock in this program (perflens::channel!, perflens::sync)";
 
 const NO_ALLOC: &str = "allocations were not counted (the `alloc` feature)";
+const NO_HEAP: &str = "the heap is not sampled (the `heap` feature, PERFLENS_HEAP_RATE not 0)";
 
 /// Why a report has no CPU figures, if it has none.
 fn cpu_note(report: &Report) -> Option<String> {

@@ -242,7 +242,7 @@ fn holds(frame: &Capture, id: TableId) -> bool {
     match id {
         TableId::Paths => frame.holds.hot_paths,
         TableId::Timing | TableId::Alloc | TableId::Cpu | TableId::Async => frame.holds.functions,
-        TableId::Threads => true,
+        TableId::Threads | TableId::Memory => true,
         TableId::Channels | TableId::Locks => frame.holds.flow,
     }
 }

@@ -16,16 +16,19 @@ pub enum Tab {
     Threads,
     /// Channels and locks ([`FlowView`]).
     DataFlow,
+    /// Bytes in use by path (feature `heap`).
+    Memory,
 }
 
 impl Tab {
     /// Every tab, in order.
-    pub const ALL: [Tab; 5] = [
+    pub const ALL: [Tab; 6] = [
         Tab::Functions,
         Tab::HotPaths,
         Tab::Async,
         Tab::Threads,
         Tab::DataFlow,
+        Tab::Memory,
     ];
 
     /// Its title on screen.
@@ -36,6 +39,7 @@ impl Tab {
             Tab::Async => "Async",
             Tab::Threads => "Threads",
             Tab::DataFlow => "Data flow",
+            Tab::Memory => "Memory",
         }
     }
 

@@ -317,6 +317,10 @@ fn tabs_choose_the_table_and_what_the_source_reads() {
         }
     );
     press(&mut app, &[Key::BackTab, Key::BackTab]);
+    assert_eq!((app.tab(), app.table_id()), (Tab::Memory, TableId::Memory));
+    // Every picture holds the heap profile: nothing more to read.
+    assert_eq!(app.needs(), Needs::default());
+    app.key(Key::BackTab);
     assert_eq!(
         (app.tab(), app.table_id()),
         (Tab::DataFlow, TableId::Channels)
@@ -328,9 +332,10 @@ fn tabs_choose_the_table_and_what_the_source_reads() {
             ..Needs::default()
         }
     );
-    app.key(Key::Tab);
+    press(&mut app, &[Key::Tab, Key::Tab]);
     assert_eq!(app.tab(), Tab::Functions);
     let direct = [
+        ('m', Tab::Memory, TableId::Memory),
         ('h', Tab::HotPaths, TableId::Paths),
         ('a', Tab::Async, TableId::Async),
         ('t', Tab::Threads, TableId::Threads),

@@ -79,7 +79,19 @@ fn value<'a>(
         Raw::Missing => return Val::None,
     };
     match (column.agg, values) {
-        (Agg::Gauge, _) | (Agg::Counter, Values::Total) => Val::Num(n as f64),
+        (Agg::Gauge, _) | (Agg::Counter | Agg::Level, Values::Total) => Val::Num(n as f64),
+        (Agg::Level, Values::Rate) => {
+            let Some(dt) = dt_ns.filter(|&d| d > 0) else {
+                return Val::None;
+            };
+            let before = match prev {
+                Some(Raw::U(p)) => *p,
+                // A new row: all of it is new.
+                None => 0,
+                Some(_) => return Val::None,
+            };
+            Val::Num((n as f64 - before as f64) * 1e9 / dt as f64)
+        }
         (Agg::Share, Values::Total) => {
             if elapsed_ns == 0 {
                 Val::None
@@ -306,6 +318,9 @@ impl ViewModel<'_> {
                 let mut h = c.title.to_string();
                 if values == Values::Rate && c.agg == Agg::Counter {
                     h.push_str("/s");
+                }
+                if values == Values::Rate && c.agg == Agg::Level {
+                    h.push_str(" Δ/s");
                 }
                 if i == sort.column {
                     h.push(if sort.reversed { '▲' } else { '▼' });

@@ -10,8 +10,8 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 const HELP: &[(&str, &str)] = &[
     ("Tab / Shift-Tab", "next / previous tab"),
     (
-        "f h a t d",
-        "Functions, Hot paths, Async, Threads, Data flow",
+        "f h a t d m",
+        "Functions, Hot paths, Async, Threads, Data flow, Memory",
     ),
     ("v", "Functions: timing, allocations, CPU"),
     ("v", "Data flow: channels, locks"),

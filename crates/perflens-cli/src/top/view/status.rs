@@ -14,7 +14,7 @@ pub(super) fn status_line(app: &App) -> Paragraph<'static> {
         )));
     }
     Paragraph::new(
-        "q quit  ? help  Tab/f/h/a/t/d tabs  v view  r rate/total  s/S sort  / filter  p pause",
+        "q quit  ? help  Tab/f/h/a/t/d/m tabs  v view  r rate/total  s/S sort  / filter  p pause",
     )
     .style(Style::new().add_modifier(Modifier::DIM))
 }
