@@ -162,6 +162,7 @@ settings! {
         // Heap profiling.
         heap_rate: "PERFLENS_HEAP_RATE", Heap;
         heap_seed: "PERFLENS_HEAP_SEED", Heap;
+        heap_table: "PERFLENS_HEAP_TABLE", Heap;
         pprof_heap: "PERFLENS_PPROF_HEAP", Heap;
         // The HTTP server.
         http: "PERFLENS_HTTP", Http;

@@ -75,7 +75,7 @@ impl RecordingOptions {
     /// `PERFLENS_STACK_DEPTH`, `PERFLENS_RECURSION`, `PERFLENS_PATHS` and
     /// `PERFLENS_CLOCK` from
     /// the environment, and with heap profiling on, `PERFLENS_HEAP_RATE`
-    /// (0 turns it off) and `PERFLENS_HEAP_SEED`, from
+    /// (0 turns it off), `PERFLENS_HEAP_SEED` and `PERFLENS_HEAP_TABLE`, from
     /// the environment, as `var` reads it (the facade's one reader of its
     /// settings; `None` for an unset or blank variable). Invalid values
     /// are ignored and described in the returned warnings.
@@ -159,6 +159,9 @@ impl RecordingOptions {
             };
             if let Some(seed) = num64("PERFLENS_HEAP_SEED", &mut warnings) {
                 heap.seed = seed;
+            }
+            if let Some(n) = num("PERFLENS_HEAP_TABLE", 64, 1 << 26, &mut warnings) {
+                heap.capacity = n;
             }
             match num64("PERFLENS_HEAP_RATE", &mut warnings) {
                 Some(0) => self.heap = None,

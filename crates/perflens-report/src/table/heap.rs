@@ -59,7 +59,7 @@ pub(super) fn heap_section<W: Write>(
         writeln!(
             w,
             "! {} sampled allocations were not kept: the sample table (room for {}) was full, \
-             so the estimates miss them.",
+             so the estimates miss them: raise PERFLENS_HEAP_TABLE (or PERFLENS_HEAP_RATE).",
             count(heap.dropped),
             count(u64::from(heap.capacity)),
         )?;
