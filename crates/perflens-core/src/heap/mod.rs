@@ -98,6 +98,9 @@ static FILTER: [AtomicU8; 1 << FILTER_LOG2] = [const { AtomicU8::new(0) }; 1 << 
 /// freed (a later session with a larger capacity makes a new one, and
 /// the old one stays for frees of its entries).
 static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
+/// Tables replaced by a later one (as addresses): never freed, since a
+/// free may still look in one, and kept here so that they stay reachable.
+static RETIRED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
 /// The generation whose allocations are sampled (odd: none).
 static ON: AtomicU32 = AtomicU32::new(1);
 static RATE: AtomicU64 = AtomicU64::new(DEFAULT_RATE);
@@ -329,11 +332,15 @@ pub(crate) fn begin(epoch: u32, options: Option<&HeapOptions>, shared: Option<*m
             return false;
         };
         // The old table (if any) is emptied, and stays for frees that
-        // may still look in it.
+        // may still look in it: never freed, and kept reachable.
         let old = TABLE.swap(Box::into_raw(t), Ordering::AcqRel);
         if !old.is_null() {
             // SAFETY: a published table is never freed.
             unsafe { &*old }.sweep(epoch);
+            RETIRED
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(old as usize);
         }
     }
     sweep(epoch);

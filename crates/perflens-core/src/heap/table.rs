@@ -26,6 +26,20 @@ pub(crate) struct Table {
     slots: &'static [HeapSlot],
     mask: usize,
     pub(super) capacity: u32,
+    /// The layout of the memory [`Table::new`] allocated, which a
+    /// dropped table frees (the profiler's tables are never dropped; the
+    /// table checks are); `None` over memory it was given.
+    owned: Option<Layout>,
+}
+
+impl Drop for Table {
+    fn drop(&mut self) {
+        if let Some(layout) = self.owned {
+            // SAFETY: `Table::new` allocated the header's memory with this
+            // layout; the table is the only user of it, and is gone.
+            unsafe { std::alloc::dealloc(self.header as *const HeapHeader as *mut u8, layout) };
+        }
+    }
 }
 
 impl Table {
@@ -48,15 +62,17 @@ impl Table {
             return None;
         }
         // SAFETY: `p` is zeroed, 64-aligned, `len_for(capacity)` bytes,
-        // and lives for ever.
-        Some(unsafe { Table::over(p, capacity) })
+        // and lives as long as the table (freed when it is dropped).
+        let mut t = unsafe { Table::over(p, capacity) };
+        t.owned = Some(layout);
+        Some(t)
     }
 
     /// A table for `capacity` entries over `memory`.
     ///
     /// # Safety
     /// `memory` is zeroed, aligned to 64 bytes, [`Table::len_for`]
-    /// `(capacity)` bytes long, and never unmapped or reused.
+    /// `(capacity)` bytes long, and outlives the table.
     pub(super) unsafe fn over(memory: *mut u8, capacity: u32) -> Box<Table> {
         let n = Table::slots_for(capacity);
         // SAFETY: the caller's contract: the header and `n` slots fit,
@@ -79,6 +95,7 @@ impl Table {
             slots,
             mask: n - 1,
             capacity,
+            owned: None,
         })
     }
 
