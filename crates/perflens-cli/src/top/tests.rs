@@ -1852,7 +1852,14 @@ fn the_memory_tab_shows_what_each_path_holds_growing_paths_first() {
     assert_eq!(app.table_id(), TableId::Memory);
     assert_eq!(
         app.table().headers,
-        ["Path", "In use Δ/s▼", "Objects", "Sampled", "Allocated/s", "Allocs/s"]
+        [
+            "Path",
+            "In use Δ/s▼",
+            "Objects",
+            "Sampled",
+            "Allocated/s",
+            "Allocs/s"
+        ]
     );
     // Half a second later the leak grew by 2 MiB, the cache held still,
     // and what no function allocated was freed.
@@ -1869,7 +1876,14 @@ fn the_memory_tab_shows_what_each_path_holds_growing_paths_first() {
     );
     assert_eq!(
         cells(&app, "app::main -> app::leak"),
-        ["app::main -> app::leak", "4.00 MiB", "3,072", "3", "4.00 MiB", "4,096"]
+        [
+            "app::main -> app::leak",
+            "4.00 MiB",
+            "3,072",
+            "3",
+            "4.00 MiB",
+            "4,096"
+        ]
     );
     assert_eq!(cells(&app, "app::main -> app::cache")[1], "0 B");
     // Totals: what each holds, the largest first.
