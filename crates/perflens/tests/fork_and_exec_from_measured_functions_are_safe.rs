@@ -6,8 +6,11 @@
 //! the parent's report holds exactly the parent's calls; programs the
 //! process executes (through `Command`, and through `execv` in a forked
 //! child) inherit no perf event file descriptor.
-// fork, execv and the perf event fds in /proc: Linux only.
+// fork, execv and the perf event fds in /proc: Linux only. Not in the
+// portable build, which has no fork handlers (see
+// a_forked_childs_new_thread_is_never_armed_for_sampling.rs).
 #![cfg(target_os = "linux")]
+#![cfg(not(perflens_portable))]
 #![cfg(all(feature = "alloc", feature = "cpu"))]
 
 mod common;
