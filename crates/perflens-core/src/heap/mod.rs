@@ -10,23 +10,23 @@
 //! the bytes left to its next sampled byte (`LEFT`, a thread-local):
 //! that is the hook's one subtraction and one branch more, and only
 //! an allocation the countdown crosses leaves the hook's fast path
-//! ([`sample`]). The gaps being memoryless, an allocation of `s` bytes
+//! (`sample`). The gaps being memoryless, an allocation of `s` bytes
 //! is sampled with probability `1 - exp(-s / rate)` whatever came
 //! before, so each sample stands for `1 / (1 - exp(-s / rate))` such
 //! allocations, and the sums over samples are unbiased estimates of the
 //! objects and bytes in use (Go's scaling).
 //!
 //! **Where a sampled allocation lives.** A fixed table keyed by address
-//! ([`Table`]), open addressing with bounded linear probing, claimed and
+//! (`Table`), open addressing with bounded linear probing, claimed and
 //! released with compare-and-swap: no lock, no allocation on the hook.
 //! Each entry holds the size, the calling-context path of the
 //! innermost measured frame when it was allocated, and the session
 //! generation. Memory is bounded: a sample that finds the table full (or
 //! no free slot within the probe bound) is not kept, and counted
-//! ([`HeapSnapshot::dropped`]).
+//! (`HeapSnapshot::dropped`).
 //!
 //! **Finding a sampled allocation at its free.** Every free asks a
-//! counting filter first ([`FILTER`]): a byte per hash bucket of
+//! counting filter first (`FILTER`): a byte per hash bucket of
 //! addresses, the number of table entries whose address hashes there.
 //! A free whose bucket is 0 (nearly all of them) was not sampled and
 //! costs a multiply, a shift, one load and a branch; one whose bucket
