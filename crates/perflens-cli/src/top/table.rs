@@ -10,8 +10,10 @@ use perflens_report::{ChannelRow, FrameTree, FunctionRow, LockRow, Report};
 use std::rc::Rc;
 
 mod flow;
+mod memory;
 
 use flow::{channels, locks};
+use memory::memory;
 
 /// The eight tables: the Functions tab has three views, the Data flow
 /// tab two.
@@ -430,37 +432,6 @@ pub fn rows(
         TableId::Memory => memory(report),
     }
 }
-
-/// What the heap profile's paths hold: one row per path, keyed by its
-/// frames (the allocations made outside any measured function under a
-/// name of their own).
-fn memory(report: &Report) -> Vec<RawRow> {
-    (report.heap.iter().flat_map(|h| &h.inuse_paths))
-        .map(|p| {
-            let frames: Vec<&str> = if p.frames.is_empty() {
-                vec![OUTSIDE]
-            } else {
-                p.frames.iter().map(String::as_str).collect()
-            };
-            RawRow {
-                key: RowKey::of(&frames),
-                name: Rc::from(frames.join(" -> ")),
-                parent: None,
-                values: vec![
-                    Raw::Name,
-                    Raw::U(p.inuse_bytes),
-                    Raw::U(p.inuse_objects),
-                    Raw::U(p.samples),
-                    Raw::U(p.alloc_bytes),
-                    Raw::U(p.alloc_objects),
-                ],
-            }
-        })
-        .collect()
-}
-
-/// The Memory tab's name for what no measured function allocated.
-const OUTSIDE: &str = "(outside measured functions)";
 
 /// A flat row named `name`, keyed by it.
 fn named(name: &str, values: Vec<Raw>) -> RawRow {
