@@ -20,29 +20,14 @@ pub fn allocations(report: &crate::Report) -> Option<Vec<u8>> {
     let paths: &[crate::HotPath] = report.alloc_paths.as_deref().unwrap_or(&[]);
     let mut st = Strings::new();
     let mut profile = Msg::default();
-    for (ty, unit) in [("alloc_objects", "count"), ("alloc_space", "bytes")] {
-        let mut vt = Msg::default();
-        vt.int(1, st.id(ty)).int(2, st.id(unit));
-        profile.msg(1, &vt);
-    }
-    // One function and one location (same id) per frame name.
-    let mut ids: HashMap<String, u64> = HashMap::new();
-    let mut id_of = |name: &str, st: &mut Strings, profile: &mut Msg| -> u64 {
-        if let Some(&id) = ids.get(name) {
-            return id;
-        }
-        let id = ids.len() as u64 + 1;
-        let mut f = Msg::default();
-        f.uint(1, id).int(2, st.id(name)).int(3, st.id(name));
-        profile.msg(5, &f);
-        let mut line = Msg::default();
-        line.uint(1, id);
-        let mut loc = Msg::default();
-        loc.uint(1, id).msg(4, &line);
-        profile.msg(4, &loc);
-        ids.insert(name.to_string(), id);
-        id
-    };
+    sample_types(
+        &mut profile,
+        &mut st,
+        &[("alloc_objects", "count"), ("alloc_space", "bytes")],
+    );
+    let mut locations = Locations::default();
+    let mut id_of =
+        |name: &str, st: &mut Strings, profile: &mut Msg| locations.id(name, st, profile);
     let (mut count, mut bytes) = (0u64, 0u64);
     for p in paths {
         let Some(a) = p.alloc else { continue };
@@ -129,33 +114,19 @@ pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
     }
     let mut st = Strings::new();
     let mut profile = Msg::default();
-    for (ty, unit) in [
-        ("alloc_objects", "count"),
-        ("alloc_space", "bytes"),
-        ("inuse_objects", "count"),
-        ("inuse_space", "bytes"),
-    ] {
-        let mut vt = Msg::default();
-        vt.int(1, st.id(ty)).int(2, st.id(unit));
-        profile.msg(1, &vt);
-    }
-    let mut ids: HashMap<String, u64> = HashMap::new();
-    let mut id_of = |name: &str, st: &mut Strings, profile: &mut Msg| -> u64 {
-        if let Some(&id) = ids.get(name) {
-            return id;
-        }
-        let id = ids.len() as u64 + 1;
-        let mut f = Msg::default();
-        f.uint(1, id).int(2, st.id(name)).int(3, st.id(name));
-        profile.msg(5, &f);
-        let mut line = Msg::default();
-        line.uint(1, id);
-        let mut loc = Msg::default();
-        loc.uint(1, id).msg(4, &line);
-        profile.msg(4, &loc);
-        ids.insert(name.to_string(), id);
-        id
-    };
+    sample_types(
+        &mut profile,
+        &mut st,
+        &[
+            ("alloc_objects", "count"),
+            ("alloc_space", "bytes"),
+            ("inuse_objects", "count"),
+            ("inuse_space", "bytes"),
+        ],
+    );
+    let mut locations = Locations::default();
+    let mut id_of =
+        |name: &str, st: &mut Strings, profile: &mut Msg| locations.id(name, st, profile);
     for (frames, values) in &samples {
         if values.iter().all(|&v| v == 0) {
             continue;
@@ -188,4 +159,39 @@ pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
     profile.int(14, inuse_space);
     st.write(&mut profile, 6);
     Some(profile.into_bytes())
+}
+
+/// Writes the profile's sample types, `(type, unit)` each.
+fn sample_types(profile: &mut Msg, st: &mut Strings, types: &[(&str, &str)]) {
+    for (ty, unit) in types {
+        let mut vt = Msg::default();
+        vt.int(1, st.id(ty)).int(2, st.id(unit));
+        profile.msg(1, &vt);
+    }
+}
+
+/// One function and one location (the same id) per frame name, written
+/// to the profile the first time a name is seen.
+#[derive(Default)]
+struct Locations {
+    ids: HashMap<String, u64>,
+}
+
+impl Locations {
+    fn id(&mut self, name: &str, st: &mut Strings, profile: &mut Msg) -> u64 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.ids.len() as u64 + 1;
+        let mut f = Msg::default();
+        f.uint(1, id).int(2, st.id(name)).int(3, st.id(name));
+        profile.msg(5, &f);
+        let mut line = Msg::default();
+        line.uint(1, id);
+        let mut loc = Msg::default();
+        loc.uint(1, id).msg(4, &line);
+        profile.msg(4, &loc);
+        self.ids.insert(name.to_string(), id);
+        id
+    }
 }

@@ -74,26 +74,7 @@ fn calls_durations_and_self_time_per_function() {
 #[test]
 fn promtool_accepts_the_output() {
     for path_labels in [false, true] {
-        let mut child = Command::new("promtool")
-            .args(["check", "metrics"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("promtool runs (Debian's `prometheus`; .ci/run installs it)");
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(metrics(path_labels).as_bytes())
-            .unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "promtool: {}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        promtool_check(&metrics(path_labels));
     }
 }
 
@@ -147,6 +128,11 @@ fn bytes_in_use_per_function_are_a_gauge_that_promtool_accepts() {
         "{text}"
     );
     assert!(!metrics(false).contains("perflens_heap_inuse_bytes"));
+    promtool_check(&text);
+}
+
+/// `promtool check metrics` accepts `text`.
+fn promtool_check(text: &str) {
     let mut child = Command::new("promtool")
         .args(["check", "metrics"])
         .stdin(Stdio::piped())

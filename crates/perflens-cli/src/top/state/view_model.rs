@@ -81,14 +81,8 @@ fn value<'a>(
     match (column.agg, values) {
         (Agg::Gauge, _) | (Agg::Counter | Agg::Level, Values::Total) => Val::Num(n as f64),
         (Agg::Level, Values::Rate) => {
-            let Some(dt) = dt_ns.filter(|&d| d > 0) else {
+            let Some((before, dt)) = interval(prev, dt_ns) else {
                 return Val::None;
-            };
-            let before = match prev {
-                Some(Raw::U(p)) => *p,
-                // A new row: all of it is new.
-                None => 0,
-                Some(_) => return Val::None,
             };
             Val::Num((n as f64 - before as f64) * 1e9 / dt as f64)
         }
@@ -100,17 +94,8 @@ fn value<'a>(
             }
         }
         (Agg::Counter | Agg::Share, Values::Rate) => {
-            let Some(dt) = dt_ns.filter(|&d| d > 0) else {
+            let Some((before, dt)) = interval(prev, dt_ns) else {
                 return Val::None;
-            };
-            let before = match prev {
-                Some(Raw::U(p)) => *p,
-                // The row is new: everything it counts is new.
-                None => 0,
-                // It was there but this was not measured then (a
-                // running program's reports carry no CPU samples; its
-                // final one does): no rate.
-                Some(_) => return Val::None,
             };
             let Some(delta) = n.checked_sub(before) else {
                 return Val::None;
@@ -118,6 +103,20 @@ fn value<'a>(
             let scale = if column.agg == Agg::Share { 100.0 } else { 1e9 };
             Val::Num(delta as f64 * scale / dt as f64)
         }
+    }
+}
+
+/// A rate's starting point: the row's value in the previous report (0
+/// for a row that is new: everything it counts is new) and the interval,
+/// or `None` without an interval, or when the value was not measured then
+/// (a running program's reports carry no CPU samples; its final one
+/// does): no rate.
+fn interval(prev: Option<&Raw>, dt_ns: Option<u64>) -> Option<(u64, u64)> {
+    let dt = dt_ns.filter(|&d| d > 0)?;
+    match prev {
+        Some(Raw::U(p)) => Some((*p, dt)),
+        None => Some((0, dt)),
+        Some(_) => None,
     }
 }
 
