@@ -103,7 +103,6 @@ static TABLE: AtomicPtr<Table> = AtomicPtr::new(std::ptr::null_mut());
 static RETIRED: std::sync::Mutex<Vec<usize>> = std::sync::Mutex::new(Vec::new());
 /// The generation whose allocations are sampled (odd: none).
 static ON: AtomicU32 = AtomicU32::new(1);
-static RATE: AtomicU64 = AtomicU64::new(DEFAULT_RATE);
 static SEED: AtomicU64 = AtomicU64::new(0);
 
 /// The countdown while the heap is not sampled: no allocation crosses it.
@@ -179,7 +178,10 @@ pub(crate) fn sample(ptr: *mut u8, size: u64) {
         LEFT.with(|l| l.set(NEVER));
         return;
     }
-    let rate = RATE.load(Ordering::Relaxed);
+    // The rate is the table's (a sampled session always has one).
+    let Some(table) = table() else { return };
+    let h = table.header();
+    let rate = h.rate.load(Ordering::Relaxed);
     if GEN.with(Cell::get) != epoch {
         // First allocation of the session on this thread: seed its
         // generator and draw its first gap, which may or may not fall in
@@ -196,8 +198,6 @@ pub(crate) fn sample(ptr: *mut u8, size: u64) {
     // The gap after a sampled allocation starts at its end (the gaps are
     // memoryless: where the last one fell inside it does not matter).
     LEFT.with(|l| l.set(draw(rate)));
-    let Some(table) = table() else { return };
-    let h = table.header();
     h.sampled.fetch_add(1, Ordering::Relaxed);
     if table.insert(ptr as u64, size, current_path(), epoch) {
         count_up(ptr as u64);
@@ -352,7 +352,6 @@ pub(crate) fn begin(epoch: u32, options: Option<&HeapOptions>, shared: Option<*m
         h.rate.store(o.rate.max(1), Ordering::Relaxed);
         h.epoch.store(epoch, Ordering::Relaxed);
     }
-    RATE.store(o.rate.max(1), Ordering::Relaxed);
     SEED.store(o.seed, Ordering::Relaxed);
     ON.store(epoch, Ordering::Relaxed);
     true
