@@ -267,27 +267,7 @@ fn heap_child() {
 /// The function of the first row of `go tool pprof -top` on `profile`
 /// (a file or a URL) by `inuse_space`.
 fn pprof_top(profile: &str) -> String {
-    let tmp = std::env::temp_dir().join(format!("perflens-heap-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    let out = Command::new("go")
-        .args([
-            "tool",
-            "pprof",
-            "-top",
-            "-unit=B",
-            "-sample_index=inuse_space",
-            profile,
-        ])
-        .env("PPROF_TMPDIR", &tmp)
-        .output()
-        .expect("go runs (Debian's golang-go; the README's test command installs it)");
-    std::fs::remove_dir_all(&tmp).ok();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = common::go_pprof_top("inuse_space", profile);
     // After the header line "      flat  flat%   sum%        cum   cum%".
     let mut lines = text
         .lines()

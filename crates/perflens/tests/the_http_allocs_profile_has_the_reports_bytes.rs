@@ -4,7 +4,7 @@
 #![cfg(all(feature = "http", feature = "alloc"))]
 
 use perflens::Session;
-use std::process::Command;
+mod common;
 
 #[global_allocator]
 static ALLOC: perflens::CountingAlloc = perflens::CountingAlloc::new(std::alloc::System);
@@ -29,28 +29,8 @@ fn go_tool_pprof_reads_the_allocation_profile_with_the_reports_bytes() {
         .unwrap();
     let addr = s.http_addr().unwrap();
     outer();
-    let tmp = std::env::temp_dir().join(format!("perflens-allocs-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).unwrap();
-    let out = Command::new("go")
-        .args([
-            "tool",
-            "pprof",
-            "-top",
-            "-unit=B",
-            "-sample_index=alloc_space",
-        ])
-        .arg(format!("http://{addr}/debug/pprof/allocs"))
-        .env("PPROF_TMPDIR", &tmp)
-        .output()
-        .expect("go runs (Debian's golang-go; .ci/run installs it)");
+    let text = common::go_pprof_top("alloc_space", &format!("http://{addr}/debug/pprof/allocs"));
     let report = s.finish();
-    std::fs::remove_dir_all(&tmp).ok();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // "Showing nodes accounting for X B, 100% of Y B total"
     let total: f64 = text
         .split(" of ")

@@ -166,3 +166,30 @@ pub fn tree_crates<S: AsRef<std::ffi::OsStr>>(args: &[S]) -> Vec<String> {
     crates.dedup();
     crates
 }
+
+/// `go tool pprof -top -unit=B -sample_index=<index> <profile>` (a file or
+/// a URL): its output, the command having succeeded. Go is Debian's
+/// golang-go, which the README's test command installs.
+#[allow(dead_code)]
+pub fn go_pprof_top(sample_index: &str, profile: &str) -> String {
+    let tmp = std::env::temp_dir().join(format!(
+        "perflens-pprof-{}-{sample_index}",
+        std::process::id()
+    ));
+    std::fs::create_dir_all(&tmp).unwrap();
+    let out = Command::new("go")
+        .args(["tool", "pprof", "-top", "-unit=B"])
+        .arg(format!("-sample_index={sample_index}"))
+        .arg(profile)
+        .env("PPROF_TMPDIR", &tmp)
+        .output()
+        .expect("go runs (Debian's golang-go; the README's test command installs it)");
+    std::fs::remove_dir_all(&tmp).ok();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    text
+}
