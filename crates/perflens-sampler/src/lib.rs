@@ -43,10 +43,13 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod arch;
+#[cfg(feature = "_protobuf")]
+mod codecs;
 mod dwarf;
 mod error;
 mod modules;
 mod profile;
+mod report;
 #[cfg(all(
     target_os = "linux",
     any(target_arch = "x86_64", target_arch = "aarch64")
@@ -70,9 +73,28 @@ use std::time::Duration;
 use perflens_sys::thread::realtime_signal;
 
 pub use error::SamplerError;
+/// pprof-rs's name for [`SamplerError`].
+pub type Error = SamplerError;
+/// pprof-rs's `Result<T>`: `Result<T, Error>` (the error type can be
+/// named, so the crate's own `Result<T, E>` still reads as usual).
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+/// The pprof messages of [`Report::pprof`] and the codec's `Message`
+/// trait: prost's (feature `prost-codec`).
+#[cfg(all(feature = "prost-codec", not(feature = "protobuf-codec")))]
+pub use codecs::prost_profile as protos;
+/// The pprof messages of [`Report::pprof`] and the codec's `Message`
+/// trait: rust-protobuf's (feature `protobuf-codec`).
+#[cfg(feature = "protobuf-codec")]
+pub use codecs::protobuf_profile as protos;
+/// inferno's flamegraph module (its `Options`), as pprof-rs re-exports it.
+pub use inferno::flamegraph;
 pub use profile::{
     CpuProfile, CpuProfileBuilder, Frames, KERNEL_FRAME, ProfileTiming, SampleValue, Symbol,
     ThreadProfile,
+};
+pub use report::{
+    Frame, MAX_DEPTH, MAX_THREAD_NAME, Report, ReportBuilder, ReportTiming, UnresolvedFrames,
+    UnresolvedReport,
 };
 #[cfg(all(
     target_os = "linux",
@@ -234,7 +256,7 @@ impl Default for ProfilerGuardBuilder {
             signal: None,
             max_threads: 1024,
             buffer_bytes: 256 * 1024,
-            max_depth: 128,
+            max_depth: MAX_DEPTH,
             rescan: Duration::from_millis(10),
             env: Some(std_env),
         }
@@ -299,7 +321,8 @@ impl ProfilerGuardBuilder {
         self
     }
 
-    /// Most frames per stack (default 128, at most 256).
+    /// Most frames per stack (default [`MAX_DEPTH`], 128 or with the
+    /// `large-depth` or `huge-depth` feature 256; at most 256).
     pub fn max_depth(mut self, n: usize) -> Self {
         self.max_depth = n;
         self
@@ -329,25 +352,28 @@ impl ProfilerGuardBuilder {
     }
 
     /// Starts sampling every thread of the process.
-    pub fn build(self) -> Result<ProfilerGuard, SamplerError> {
+    pub fn build(self) -> Result<ProfilerGuard<'static>> {
         ProfilerGuard::start(self)
     }
 }
 
 /// A running profiling session. Sampling stops when it is dropped (or with
-/// [`ProfilerGuard::stop`]).
-pub struct ProfilerGuard {
+/// [`ProfilerGuard::stop`]). The lifetime is pprof-rs's, so that a
+/// `ProfilerGuard<'static>` field builds; [`ProfilerGuardBuilder::build`]
+/// gives a `'static` one.
+pub struct ProfilerGuard<'a> {
     #[cfg(all(
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     ))]
     running: Option<sampler::Running>,
     blocklist: Vec<String>,
+    _lifetime: std::marker::PhantomData<&'a ()>,
 }
 
-impl ProfilerGuard {
+impl ProfilerGuard<'static> {
     /// Starts sampling at `frequency` Hz with default settings.
-    pub fn new(frequency: i32) -> Result<ProfilerGuard, SamplerError> {
+    pub fn new(frequency: i32) -> Result<ProfilerGuard<'static>> {
         ProfilerGuardBuilder::default().frequency(frequency).build()
     }
 
@@ -355,7 +381,7 @@ impl ProfilerGuard {
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     ))]
-    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
+    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard<'static>> {
         if let Some(why) = sampler::unavailable() {
             return Err(SamplerError::Unsupported(why));
         }
@@ -391,6 +417,7 @@ impl ProfilerGuard {
         Ok(ProfilerGuard {
             running: Some(sampler::Running::start(cfg)?),
             blocklist: b.blocklist,
+            _lifetime: std::marker::PhantomData,
         })
     }
 
@@ -398,15 +425,24 @@ impl ProfilerGuard {
         target_os = "linux",
         any(target_arch = "x86_64", target_arch = "aarch64")
     )))]
-    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard, SamplerError> {
+    fn start(b: ProfilerGuardBuilder) -> Result<ProfilerGuard<'static>> {
         let _ = b;
         Err(SamplerError::Unsupported(
             "the sampler supports Linux on x86_64 and aarch64 only",
         ))
     }
+}
 
-    /// A report of the samples so far; sampling goes on.
-    pub fn report(&self) -> CpuProfileBuilder<'_> {
+impl<'a> ProfilerGuard<'a> {
+    /// A pprof-rs report of the samples so far (sample counts per stack);
+    /// sampling goes on, and more reports can be taken.
+    pub fn report(&self) -> ReportBuilder<'_> {
+        ReportBuilder::new(self)
+    }
+
+    /// The full profile of the samples so far (CPU time per stack,
+    /// per-thread figures); sampling goes on.
+    pub fn profile(&self) -> CpuProfileBuilder<'_> {
         CpuProfileBuilder::new(ProfileSource::Live(self), self.blocklist.clone())
     }
 

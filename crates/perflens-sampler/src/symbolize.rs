@@ -44,6 +44,35 @@ impl Symbol {
     pub fn name(&self) -> String {
         self.name.clone()
     }
+
+    /// The name's bytes (pprof-rs: the raw symbol name; here the
+    /// demangled one).
+    pub fn raw_name(&self) -> &[u8] {
+        self.name.as_bytes()
+    }
+
+    /// The name (pprof-rs: the undemangled name; debug info gives the
+    /// demangled one).
+    pub fn sys_name(&self) -> Cow<'_, str> {
+        Cow::Borrowed(&self.name)
+    }
+
+    /// The source file, or `Unknown`.
+    pub fn filename(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self.filename.as_deref().unwrap_or("Unknown"))
+    }
+
+    /// The source line, or 0.
+    pub fn lineno(&self) -> u32 {
+        self.lineno.unwrap_or(0)
+    }
+}
+
+/// The name, as pprof-rs prints a symbol.
+impl std::fmt::Display for Symbol {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name)
+    }
 }
 
 pub(crate) struct Symbolizer<'m> {

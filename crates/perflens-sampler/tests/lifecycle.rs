@@ -30,7 +30,7 @@ fn start_stop_repeatedly_and_late_signals_are_harmless() {
         );
         busy_for(Duration::from_millis(60));
         // A live report while sampling goes on, then the final one.
-        let live = guard.report().build().expect("live report");
+        let live = guard.profile().build().expect("live report");
         busy_for(Duration::from_millis(20));
         let report = guard.stop().build().expect("report");
         assert!(

@@ -109,7 +109,7 @@ fn threads_arming_themselves_during_rescans_are_reported_once_and_live() {
         all_armed.wait();
         // All alive and armed; give the watcher passes to go wrong.
         std::thread::sleep(Duration::from_millis(30));
-        let live = entries(&guard.report().build().expect("live report"));
+        let live = entries(&guard.profile().build().expect("live report"));
         release.wait();
         for h in handles {
             let thread = h.join().unwrap();

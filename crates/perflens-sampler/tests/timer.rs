@@ -59,7 +59,7 @@ fn profile_busy(guard: ProfilerGuard, cpu: Duration) -> (perflens_sampler::CpuPr
 
 /// Starts a 1 kHz session with the charge hook counting this thread's
 /// samples (`source`: `None` leaves it to the environment).
-fn start(source: Option<SourcePreference>) -> ProfilerGuard {
+fn start(source: Option<SourcePreference>) -> ProfilerGuard<'static> {
     MEASURED.store(tid(), Ordering::Relaxed);
     SAMPLES_SEEN.store(0, Ordering::Relaxed);
     HEAVIEST_SAMPLE.store(0, Ordering::Relaxed);

@@ -55,7 +55,7 @@ pub(crate) struct CpuSession {
     /// Shared with the HTTP server (feature `http`), which reads windows
     /// of it for `/debug/pprof/profile`; it gives its handle back before
     /// the session stops the sampler.
-    guard: Result<std::sync::Arc<ProfilerGuard>, String>,
+    guard: Result<std::sync::Arc<ProfilerGuard<'static>>, String>,
     frequency: u32,
 }
 
@@ -109,7 +109,7 @@ impl CpuSession {
 
     /// The running sampler, for the HTTP server's profiles.
     #[cfg_attr(not(feature = "http"), allow(dead_code))]
-    pub(crate) fn guard(&self) -> Option<std::sync::Arc<ProfilerGuard>> {
+    pub(crate) fn guard(&self) -> Option<std::sync::Arc<ProfilerGuard<'static>>> {
         self.guard.as_ref().ok().cloned()
     }
 

@@ -57,7 +57,7 @@ pub(crate) struct State {
     /// The session's own sampler, when it samples CPU: a profile is then
     /// a window of it.
     #[cfg(feature = "cpu")]
-    pub(crate) cpu: Option<Arc<perflens_sampler::ProfilerGuard>>,
+    pub(crate) cpu: Option<Arc<perflens_sampler::ProfilerGuard<'static>>>,
 }
 
 /// The running server; stopped (and its thread joined) when dropped.
@@ -345,10 +345,13 @@ async fn profile(state: &State, req: &Request<Incoming>) -> Response<Body> {
 /// A profile of the next `seconds` of the session's own sampler: its
 /// report now and then, the second minus the first.
 #[cfg(feature = "cpu")]
-async fn window_profile(guard: &perflens_sampler::ProfilerGuard, seconds: u64) -> Response<Body> {
+async fn window_profile(
+    guard: &perflens_sampler::ProfilerGuard<'_>,
+    seconds: u64,
+) -> Response<Body> {
     let build = || {
         let _internal = perflens_core::Internal::enter();
-        guard.report().quiet().build()
+        guard.profile().quiet().build()
     };
     // The window runs from the first report's samples to the second's:
     // the time the first took to build counts in the seconds asked for.

@@ -13,8 +13,9 @@ use perflens_format::proto::{Msg, Strings};
 
 pub use crate::symbolize::Symbol;
 
-/// One distinct stack of one thread (and context value).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+/// One distinct stack of one thread (and context value). Its `Debug` is
+/// pprof-rs's line: `FRAME: leaf -> FRAME: caller -> ... THREAD: name`.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Frames {
     /// One entry per stack level, leaf first; each entry lists the inlined
     /// functions at that address, innermost first.
@@ -30,6 +31,33 @@ pub struct Frames {
     pub context: u64,
     /// Name of `context` given by the report's context namer, if any.
     pub context_name: Option<String>,
+}
+
+impl Frames {
+    /// The thread's name, or `ThreadId(tid)` when it has none.
+    pub fn thread_name_or_id(&self) -> String {
+        if self.thread_name.is_empty() {
+            format!("ThreadId({})", self.thread_id)
+        } else {
+            self.thread_name.clone()
+        }
+    }
+}
+
+impl std::fmt::Debug for Frames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for level in &self.frames {
+            f.write_str("FRAME: ")?;
+            for s in level {
+                write!(f, "{s} -> ")?;
+            }
+        }
+        write!(f, "THREAD: {}", self.thread_name_or_id())?;
+        if let Some(p) = &self.context_name {
+            write!(f, " PATH: {p}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Samples and CPU time of one stack.
@@ -143,13 +171,14 @@ pub struct CpuProfile {
     /// Handler durations: counts per 100 ns step (the last entry counts
     /// everything longer); see [`CpuProfile::handler_quantile_ns`].
     pub handler_hist: Vec<u64>,
-    modules: Vec<ModuleInfo>,
+    pub(crate) modules: Vec<ModuleInfo>,
 }
 
 type PostProcessor = Box<dyn Fn(&mut Frames)>;
 type ContextNamer = Box<dyn Fn(u64) -> Option<String>>;
 
-/// Builds a [`CpuProfile`]; obtained from `ProfilerGuard::report`.
+/// Builds a [`CpuProfile`]; obtained from [`ProfilerGuard::profile`](crate::ProfilerGuard::profile)
+/// or [`ProfilerGuard::stop`](crate::ProfilerGuard::stop).
 pub struct CpuProfileBuilder<'a> {
     source: ProfileSource<'a>,
     blocklist: Vec<String>,
@@ -167,7 +196,7 @@ pub(crate) enum ProfileSource<'a> {
         )),
         allow(dead_code)
     )]
-    Live(&'a crate::ProfilerGuard),
+    Live(&'a crate::ProfilerGuard<'a>),
     Done(Box<Snapshot>),
 }
 
