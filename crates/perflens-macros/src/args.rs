@@ -199,21 +199,52 @@ pub(crate) fn positive_int_value(arg: &Arg, max: u64) -> syn::Result<u64> {
     Ok(value)
 }
 
-/// Parses `label = "..."`, the only option of `#[perflens::measure]`.
-/// Returns the label, or `None` when no option was given.
-pub(crate) fn parse_measure_args(args: TokenStream2) -> syn::Result<Option<LitStr>> {
+/// The options of `#[perflens::measure]`.
+#[derive(Default)]
+pub(crate) struct MeasureArgs {
+    /// `label = "parse"`: the row's name.
+    pub label: Option<LitStr>,
+    /// Where `future = true` (hotpath's name for what perflens does to
+    /// every async fn) was given: only an async fn may take it.
+    pub future: Option<Span>,
+}
+
+/// Parses `label = "..."` and `future = true`, the options of
+/// `#[perflens::measure]`; hotpath's other options are rejected with the
+/// perflens way ([`crate::hotpath::measure_option`]).
+pub(crate) fn parse_measure_args(args: TokenStream2) -> syn::Result<MeasureArgs> {
     const USAGE: &str = "#[perflens::measure(label = \"parse\")]";
     let args = parse_key_values(args, USAGE)?;
     let mut errors = Errors::default();
-    let mut label = None;
-    for arg in check_keys(&args, "#[perflens::measure]", &["label"], &mut errors) {
+    let mut out = MeasureArgs::default();
+    let (hotpath, args): (Vec<Arg>, Vec<Arg>) = args
+        .into_iter()
+        .partition(|a| crate::hotpath::measure_option(&a.key.to_string()).is_some());
+    for arg in &hotpath {
+        let message = crate::hotpath::measure_option(&arg.key.to_string());
+        errors.push(syn::Error::new(arg.key.span(), message.unwrap_or_default()));
+    }
+    let valid = ["label", "future"];
+    for arg in check_keys(&args, "#[perflens::measure]", &valid, &mut errors) {
+        if arg.key == "future" {
+            match bool_value(arg) {
+                Ok(true) => out.future = Some(arg.key.span()),
+                Ok(false) => errors.push(syn::Error::new(
+                    arg.key.span(),
+                    "perflens always measures an async fn as a future (polls, busy and wait \
+                     time, cancellations): remove `future = false`.",
+                )),
+                Err(e) => errors.push(e),
+            }
+            continue;
+        }
         match string_value(arg, "\"parse\"") {
-            Ok(lit) => label = Some(lit),
+            Ok(lit) => out.label = Some(lit),
             Err(e) => errors.push(e),
         }
     }
     errors.finish()?;
-    Ok(label)
+    Ok(out)
 }
 
 /// Rejects any argument given to a macro that takes none.

@@ -70,14 +70,26 @@
 //!
 //! - `percentiles = [50, 95, 99.9]`: latency percentiles to report, each
 //!   greater than 0 and at most 100;
-//! - `limit = 20`: the number of rows to print;
-//! - `format = "table" | "json" | "none"`;
+//! - `limit = 20`: the number of rows to print per table (`0`: every row);
+//! - `format = "table" | "json" | "none"` (`"json-pretty"`, hotpath's
+//!   name, is `"json"`: perflens's JSON is pretty-printed);
+//! - `output_path = "report.txt"`: print the report into this file
+//!   instead of on stderr (`PERFLENS_OUTPUT` overrides it);
 //! - `mode = "timed" | "count" | "sampled"`: time every call (the default),
 //!   only count calls, or time one call in `sample_every` (default 64) per
 //!   callsite;
 //! - `sample_every = N`: only with `mode = "sampled"`;
 //! - `allocator = path::Type`: the global allocator of the program (see
-//!   below).
+//!   below);
+//! - `live = true`: publish the session for `perflens top`;
+//! - `trace = "out.pftrace"`: trace mode, written to that file.
+//!
+//! hotpath's options of `#[hotpath::main]` that perflens does not share
+//! (`functions_limit` and the other per-section limits, `report`,
+//! `timeout`) are compile errors that name the perflens way; so are
+//! `log` and `impl_type` on `#[perflens::measure]`, which takes
+//! hotpath's `future = true` on an async fn (what it does to every
+//! async fn anyway). docs/migrating-from-hotpath.md maps the rest.
 //!
 //! ## Allocations
 //!
@@ -138,6 +150,7 @@ mod args;
 mod awaits;
 mod block;
 mod flow;
+mod hotpath;
 mod main_fn;
 mod measure;
 mod measure_all;

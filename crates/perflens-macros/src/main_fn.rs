@@ -19,6 +19,7 @@ const OPTIONS: &[&str] = &[
     "allocator",
     "live",
     "trace",
+    "output_path",
 ];
 
 /// The options of `#[perflens::main]`, validated.
@@ -33,6 +34,9 @@ pub(crate) struct MainOptions {
     /// `trace = "out.pftrace"`: the file trace mode writes (`.json` or
     /// `.pftrace`).
     pub trace: Option<String>,
+    /// `output_path = "report.txt"`: the file the report is printed to
+    /// instead of stderr (hotpath's option of the same name).
+    pub output_path: Option<String>,
 }
 
 /// `allocator = path::Type`: a unit-struct allocator, used both as the
@@ -197,16 +201,25 @@ fn trace_file(arg: &Arg) -> syn::Result<String> {
 pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
     let args = args::parse_key_values(args, USAGE)?;
     let mut errors = Errors::default();
+    let (hotpath, args): (Vec<Arg>, Vec<Arg>) = args
+        .into_iter()
+        .partition(|a| crate::hotpath::main_option(&a.key.to_string()).is_some());
+    for arg in &hotpath {
+        let message = crate::hotpath::main_option(&arg.key.to_string());
+        errors.push(syn::Error::new(arg.key.span(), message.unwrap_or_default()));
+    }
     let mut options = MainOptions::default();
     let mut sampled = false;
     let mut sample_every: Option<(u32, &Arg)> = None;
     for arg in args::check_keys(&args, "#[perflens::main]", OPTIONS, &mut errors) {
         let result = match arg.key.to_string().as_str() {
             "percentiles" => percentiles(arg).map(|p| options.percentiles = Some(p)),
-            "limit" => {
-                args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| options.limit = Some(n))
-            }
-            "format" => choice(arg, &["table", "json", "none"]).map(|f| options.format = Some(f)),
+            "limit" => limit(arg).map(|n| options.limit = Some(n)),
+            // hotpath's "json-pretty" is perflens's "json", which is
+            // pretty-printed.
+            "format" => choice(arg, &["table", "json", "none", "json-pretty"]).map(|f| {
+                options.format = Some(if f == "json-pretty" { "json" } else { f });
+            }),
             "mode" => choice(arg, &["timed", "count", "sampled"]).map(|m| {
                 sampled = m == "sampled";
                 options.mode = Some(match m {
@@ -220,6 +233,8 @@ pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
             "allocator" => allocator(arg).map(|a| options.allocator = Some(a)),
             "live" => args::bool_value(arg).map(|b| options.live = Some(b)),
             "trace" => trace_file(arg).map(|t| options.trace = Some(t)),
+            "output_path" => args::string_value(arg, "\"report.txt\"")
+                .map(|p| options.output_path = Some(p.value())),
             _ => args::positive_int_value(arg, u64::from(u32::MAX)).map(|n| {
                 sample_every = Some((u32::try_from(n).unwrap_or(u32::MAX), arg));
             }),
@@ -240,6 +255,19 @@ pub(crate) fn parse_main_args(args: TokenStream2) -> syn::Result<MainOptions> {
     }
     errors.finish()?;
     Ok(options)
+}
+
+/// `limit = 20`: rows per terminal table; `0` (as in hotpath) prints
+/// every row.
+fn limit(arg: &Arg) -> syn::Result<u64> {
+    if let Expr::Lit(ExprLit {
+        lit: Lit::Int(int), ..
+    }) = args::strip_groups(&arg.value)
+        && int.base10_digits() == "0"
+    {
+        return Ok(0);
+    }
+    args::positive_int_value(arg, u64::from(u32::MAX))
 }
 
 /// `allocator = path::Type`: the path of a unit-struct allocator.
@@ -394,6 +422,9 @@ fn options_tokens(options: &MainOptions) -> TokenStream2 {
     }
     if let Some(trace) = &options.trace {
         fields.extend(quote!(trace: #some(#trace),));
+    }
+    if let Some(path) = &options.output_path {
+        fields.extend(quote!(output_path: #some(#path),));
     }
     quote!(#p::MainOptions { #fields ..::core::default::Default::default() })
 }

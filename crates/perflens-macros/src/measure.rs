@@ -18,13 +18,21 @@ pub(crate) fn expand_measure(
     enabled: bool,
 ) -> TokenStream2 {
     let mut errors = args::Errors::default();
-    let label = args::parse_measure_args(args).unwrap_or_else(|e| {
+    let options = args::parse_measure_args(args).unwrap_or_else(|e| {
         errors.push(e);
-        None
+        args::MeasureArgs::default()
     });
     let func = parse_fn(item.clone(), "#[perflens::measure]")
         .map_err(|e| errors.push(e))
         .ok();
+    if let (Some(span), Some(func)) = (options.future, &func)
+        && func.sig.asyncness.is_none()
+    {
+        errors.push(syn::Error::new(
+            span,
+            "`future = true` applies to an async fn only (as in hotpath): remove it here.",
+        ));
+    }
     if let Err(e) = errors.finish() {
         return with_error(e, item);
     }
@@ -32,7 +40,7 @@ pub(crate) fn expand_measure(
     if !enabled {
         return item;
     }
-    let label = label.unwrap_or_else(|| args::str_lit("", Span::call_site()));
+    let label = (options.label).unwrap_or_else(|| args::str_lit("", Span::call_site()));
     instrument_fn(&func.attrs, &mut func.sig, &mut func.block, &label);
     func.into_token_stream()
 }

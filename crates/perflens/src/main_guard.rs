@@ -2,7 +2,7 @@
 //! when `main` returns.
 
 pub use crate::outputs::Format;
-use crate::outputs::{emit, write_outputs_env};
+use crate::outputs::{Printed, emit, write_outputs_env};
 use crate::session::Session;
 use crate::settings;
 use perflens_core::Mode;
@@ -11,6 +11,7 @@ use perflens_core::Mode;
 #[derive(Clone, Debug, Default)]
 pub struct MainOptions {
     pub percentiles: Option<&'static [f64]>,
+    /// Rows per terminal table; `0`: every row (hotpath's `limit = 0`).
     pub limit: Option<usize>,
     pub format: Option<Format>,
     pub mode: Option<Mode>,
@@ -18,6 +19,9 @@ pub struct MainOptions {
     /// `trace = "file"`: trace mode, written there (`PERFLENS_TRACE`
     /// overrides it).
     pub trace: Option<&'static str>,
+    /// `output_path = "file"`: the report is printed there instead of on
+    /// stderr (`PERFLENS_OUTPUT` overrides it).
+    pub output_path: Option<&'static str>,
 }
 
 /// Started at the top of `main`; prints the report when dropped. The
@@ -43,7 +47,7 @@ impl MainGuard {
             builder = builder.percentiles(p);
         }
         if let Some(l) = opts.limit {
-            builder = builder.limit(l);
+            builder = builder.limit(if l == 0 { usize::MAX } else { l });
         }
         if let Some(live) = opts.live {
             builder = builder.live(live);
@@ -55,14 +59,24 @@ impl MainGuard {
         if let Some(v) = settings::var("PERFLENS_FORMAT") {
             match v.trim() {
                 "table" => format = Format::Table,
-                "json" => format = Format::Json,
+                // hotpath's name for the same (perflens's JSON is pretty).
+                "json" | "json-pretty" => format = Format::Json,
                 "none" => format = Format::None,
                 "" => {}
                 other => eprintln!(
-                    "[perflens] PERFLENS_FORMAT={other} is not one of table, json, none; ignored."
+                    "[perflens] PERFLENS_FORMAT={other} is not one of table, json, json-pretty, none; ignored."
                 ),
             }
         }
+        let path = settings::var_os("PERFLENS_OUTPUT")
+            .map(std::path::PathBuf::from)
+            .or_else(|| opts.output_path.map(std::path::PathBuf::from))
+            .map(|p| match std::env::current_dir() {
+                // Where `main` started: a later `chdir` does not move it.
+                Ok(cwd) if p.is_relative() => cwd.join(p),
+                _ => p,
+            });
+        let printed = Printed { format, path };
         let session = match builder.start() {
             Ok(s) => s,
             Err(e) => {
@@ -73,7 +87,7 @@ impl MainGuard {
         let every = crate::stop_signals::json_every_from_env();
         *crate::stop_signals::MAIN
             .lock()
-            .unwrap_or_else(|e| e.into_inner()) = Some((session, format));
+            .unwrap_or_else(|e| e.into_inner()) = Some((session, printed));
         crate::stop_signals::start(every);
         MainGuard { started: true }
     }
@@ -87,7 +101,7 @@ impl Drop for MainGuard {
         let mut main = crate::stop_signals::MAIN
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let Some((session, format)) = main.take() else {
+        let Some((session, printed)) = main.take() else {
             drop(main);
             // A stop signal's report was written: the signal, sent again
             // with its default action, ends the process; returning from
@@ -104,7 +118,7 @@ impl Drop for MainGuard {
         // report and ends the process after this.
         let trace = session.trace_path().map(std::path::Path::to_path_buf);
         let report = session.finish_quietly();
-        emit(&report, format);
+        emit(&report, &printed);
         write_outputs_env(&report, trace.as_deref());
     }
 }

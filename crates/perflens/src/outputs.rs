@@ -19,18 +19,75 @@ pub enum Format {
     None,
 }
 
-/// Prints the report in `format` to stderr (the session wrote
-/// `PERFLENS_JSON`). Failures are reported on stderr; they never panic.
-pub(crate) fn emit(report: &Report, format: Format) {
+/// What `#[perflens::main]` prints when the session ends: the report in
+/// `format`, on stderr, or into the file `path` (`output_path = ".."`,
+/// `PERFLENS_OUTPUT`) instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Printed {
+    pub(crate) format: Format,
+    /// Absolute (made so when the session started).
+    pub(crate) path: Option<std::path::PathBuf>,
+}
+
+/// Prints the report as `to` says (the session wrote `PERFLENS_JSON`).
+/// Failures are reported on stderr; they never panic.
+pub(crate) fn emit(report: &Report, to: &Printed) {
+    let format = to.format;
+    if let (Some(path), false) = (&to.path, format == Format::None) {
+        match write_file_atomically(path, |w| write_format(report, format, w)) {
+            Ok(()) => eprintln!("[perflens] report written to {}", path.display()),
+            Err(e) => eprintln!(
+                "[perflens] could not write the report to {}: {e}",
+                path.display()
+            ),
+        }
+        return;
+    }
     let stderr = std::io::stderr();
     let mut out = stderr.lock();
-    let res = match format {
-        Format::Table => perflens_report::write_table(report, &mut out),
-        Format::Json => perflens_report::write_json(report, &mut out).and_then(|_| writeln!(out)),
-        Format::None => Ok(()),
-    };
+    let res = write_format(report, format, &mut out).and_then(|()| match format {
+        // A blank line after the JSON on a terminal, as before.
+        Format::Json => writeln!(out),
+        _ => Ok(()),
+    });
     if let Err(e) = res {
         let _ = writeln!(out, "[perflens] could not print the report: {e}");
+    }
+}
+
+/// The report in `format` (nothing for `None`).
+fn write_format<W: Write>(report: &Report, format: Format, w: &mut W) -> std::io::Result<()> {
+    match format {
+        Format::Table => perflens_report::write_table(report, w),
+        Format::Json => perflens_report::write_json(report, w),
+        Format::None => Ok(()),
+    }
+}
+
+/// Writes a file through a temporary file beside it, renamed over it once
+/// complete, so that the file holds a whole report or its old content,
+/// never a part. Creates the missing parent directories first.
+fn write_file_atomically(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<std::fs::File>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = path.with_file_name(tmp_name);
+    let written = std::fs::File::create(&tmp).and_then(|f| {
+        let mut w = std::io::BufWriter::new(f);
+        write(&mut w)?;
+        w.flush()
+    });
+    match written.and_then(|()| std::fs::rename(&tmp, path)) {
+        Ok(()) => Ok(()),
+        Err(e) => {
+            let _ = std::fs::remove_file(&tmp);
+            Err(e)
+        }
     }
 }
 
@@ -171,6 +228,8 @@ pub(crate) fn apply_report_env(options: &mut ReportOptions) {
     }
     if let Some(v) = var("PERFLENS_LIMIT") {
         match v.trim().parse::<usize>() {
+            // 0: every row, as `limit = 0` (and hotpath's `HOTPATH_LIMIT=0`).
+            Ok(0) => options.limit = None,
             Ok(n) => options.limit = Some(n),
             Err(_) => eprintln!("[perflens] PERFLENS_LIMIT={v} is not a whole number; ignored."),
         }

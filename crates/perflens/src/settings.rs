@@ -130,6 +130,7 @@ settings! {
         json_every: "PERFLENS_JSON_EVERY", Enabled;
         html: "PERFLENS_HTML", Enabled;
         format: "PERFLENS_FORMAT", Enabled;
+        output: "PERFLENS_OUTPUT", Enabled;
         percentiles: "PERFLENS_PERCENTILES", Enabled;
         limit: "PERFLENS_LIMIT", Enabled;
         wait_min: "PERFLENS_WAIT_MIN", Enabled;

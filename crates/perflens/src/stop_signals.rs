@@ -30,7 +30,7 @@
 //! signal's report to be written, since returning would end the process
 //! under it).
 
-use crate::outputs::{Format, emit, write_outputs_env};
+use crate::outputs::{Printed, emit, write_outputs_env};
 use crate::session::Session;
 use crate::settings;
 use perflens_sys::signal::{self, Action, Disposition, SIGINT, SIGTERM, SelfPipe};
@@ -38,8 +38,8 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-/// The running `#[perflens::main]` session and its terminal format.
-pub(crate) static MAIN: Mutex<Option<(Session, Format)>> = Mutex::new(None);
+/// The running `#[perflens::main]` session and where its report goes.
+pub(crate) static MAIN: Mutex<Option<(Session, Printed)>> = Mutex::new(None);
 
 /// Set once a stop signal's report is written: the process is about to
 /// die of the signal, and `main` returning must not beat it.
@@ -108,12 +108,12 @@ fn watch(pipe: SelfPipe, every: Option<Duration>) {
 fn report_and_reraise(sig: i32) -> ! {
     {
         let mut main = MAIN.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((session, format)) = main.take() {
+        if let Some((session, printed)) = main.take() {
             let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
             eprintln!("[perflens] {name}: writing the report before exiting");
             let trace = session.trace_path().map(std::path::Path::to_path_buf);
             let report = session.finish_quietly();
-            emit(&report, format);
+            emit(&report, &printed);
             write_outputs_env(&report, trace.as_deref());
             REPORTED.store(true, Ordering::Release);
         }

@@ -49,6 +49,7 @@ fn options_are_parsed() {
             allocator: None,
             live: Some(true),
             trace: Some("out.pftrace".into()),
+            output_path: None,
         }
     );
     assert!(
@@ -165,14 +166,13 @@ fn misuse_is_reported_enabled_or_not() {
             quote!(percentiles = 99),
             "must be a list of numbers in brackets",
         ),
-        (quote!(limit = 0), "`limit` must be at least 1"),
         (
             quote!(limit = "10"),
             "`limit` must be a positive integer literal",
         ),
         (
             quote!(format = "xml"),
-            "unknown format \"xml\": expected one of \"table\", \"json\", \"none\".",
+            "unknown format \"xml\": expected one of \"table\", \"json\", \"none\", \"json-pretty\".",
         ),
         (
             quote!(format = json),
@@ -200,7 +200,7 @@ fn misuse_is_reported_enabled_or_not() {
         ),
         (
             quote!(threads = 4),
-            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every`, `allocator`, `live` and `trace`.",
+            "unknown option `threads` for #[perflens::main]: the valid options are `percentiles`, `limit`, `format`, `mode`, `sample_every`, `allocator`, `live`, `trace` and `output_path`.",
         ),
         (quote!(limit = 1, limit = 2), "duplicate option `limit`"),
         (

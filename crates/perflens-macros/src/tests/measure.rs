@@ -217,7 +217,7 @@ fn misuse_is_reported_enabled_or_not() {
             quote!(
                 fn f() {}
             ),
-            "unknown option `lable` for #[perflens::measure]: the only option is `label`.",
+            "unknown option `lable` for #[perflens::measure]: the valid options are `label` and `future`.",
         ),
         (
             quote!(label = 3),

@@ -5,6 +5,7 @@ use proc_macro2::{TokenStream as TokenStream2, TokenTree};
 
 mod awaits;
 mod block;
+mod hotpath;
 mod main_fn;
 mod measure;
 mod measure_all;

@@ -19,9 +19,6 @@ fn sample_every_without_sampled() {}
 #[perflens::main(mode = "sampled", sample_every = 0)]
 fn sample_every_zero() {}
 
-#[perflens::main(limit = 0)]
-fn limit_zero() {}
-
 #[perflens::main(threads = 4)]
 fn unknown_option() {}
 
