@@ -1,5 +1,6 @@
 //! A program stopped by SIGTERM or SIGINT still writes its report and
-//! still dies of the signal; a program with its own handler keeps it; and
+//! still dies of the signal (into `PERFLENS_OUTPUT` when that names a
+//! file); a program with its own handler keeps it; and
 //! `PERFLENS_JSON_EVERY` leaves a complete JSON report even under SIGKILL.
 //!
 //! Each case runs a child process: an ignored test of this binary that
@@ -243,4 +244,53 @@ fn json_every_leaves_a_complete_report_under_sigkill() {
     // A temporary file may remain only if the kill landed mid-write.
     assert!(leftovers.len() <= 1, "{leftovers:?}");
     let _ = std::fs::remove_file(&json);
+}
+
+#[test]
+fn sigterm_prints_the_report_into_perflens_output() {
+    // `PERFLENS_OUTPUT` (`output_path = ".."`, hotpath's option): the
+    // stop signal's report goes to that file, as `main` returning's does.
+    let json = json_path("output");
+    let table = std::env::temp_dir().join(format!(
+        "perflens-stop-output-{}/report.txt",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&json);
+    let _ = std::fs::remove_dir_all(table.parent().unwrap());
+    let child = spawn(&json, &[("PERFLENS_OUTPUT", table.to_str().unwrap())]);
+    // SAFETY: sending a signal to our own child.
+    assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGTERM) }, 0);
+    let (status, err) = finish(child);
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}\n{err}");
+    if !perflens_sys::CAPABILITIES.stop_signals {
+        assert!(err.contains(NO_STOP_SIGNALS_LINE), "{err}");
+        assert!(!table.exists(), "{err}");
+        return;
+    }
+    assert!(
+        err.contains("[perflens] SIGTERM: writing the report"),
+        "{err}"
+    );
+    let written = format!("[perflens] report written to {}\n", table.display());
+    assert!(err.contains(&written), "{err}");
+    assert!(
+        !err.contains("Function"),
+        "the table went to the file:\n{err}"
+    );
+    let text = std::fs::read_to_string(&table).unwrap();
+    let row = (text.lines())
+        .find(|l| {
+            l.split_whitespace()
+                .next()
+                .is_some_and(|n| n.ends_with("::work"))
+        })
+        .unwrap_or_else(|| panic!("no `work` row:\n{text}"));
+    // Calls as the table prints them: 1,234.
+    let calls = row.split_whitespace().nth(1).unwrap().replace(',', "");
+    let calls: u64 = calls.parse().unwrap_or_else(|_| panic!("{row}"));
+    assert!(calls >= 1000, "{calls} calls\n{text}");
+    // PERFLENS_JSON is written as well, with the same calls.
+    assert_eq!(work_calls(&json), Some(calls));
+    let _ = std::fs::remove_file(&json);
+    std::fs::remove_dir_all(table.parent().unwrap()).unwrap();
 }
