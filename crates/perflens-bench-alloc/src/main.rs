@@ -182,6 +182,7 @@ enum Variant {
     Heap,
     Heap64k,
     Heap4k,
+    Heap4kNoStacks,
     Hotpath,
     Floor,
 }
@@ -195,6 +196,8 @@ const VARIANTS: &[Variant] = &[
     Variant::Heap64k,
     #[cfg(feature = "heap")]
     Variant::Heap4k,
+    #[cfg(feature = "heap")]
+    Variant::Heap4kNoStacks,
     Variant::Hotpath,
     Variant::Floor,
 ];
@@ -207,6 +210,7 @@ impl Variant {
             Variant::Heap => "perflens heap 512 KiB",
             Variant::Heap64k => "perflens heap 64 KiB",
             Variant::Heap4k => "perflens heap 4 KiB",
+            Variant::Heap4kNoStacks => "heap 4 KiB, no stacks",
             Variant::Hotpath => "hotpath 0.30 alloc",
             Variant::Floor => "floor: 1 TLS counter",
         }
@@ -217,21 +221,25 @@ impl Variant {
 fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
     let f: fn() -> u64 = match v {
         Variant::Bare => churn_bare,
-        Variant::Perflens | Variant::Heap | Variant::Heap64k | Variant::Heap4k => churn_perflens,
+        Variant::Perflens
+        | Variant::Heap
+        | Variant::Heap64k
+        | Variant::Heap4k
+        | Variant::Heap4kNoStacks => churn_perflens,
         Variant::Hotpath => churn_hotpath,
         Variant::Floor => churn_bare,
     };
     let heap_rate = match v {
         Variant::Heap => Some(512 << 10),
         Variant::Heap64k => Some(64 << 10),
-        Variant::Heap4k => Some(4 << 10),
+        Variant::Heap4k | Variant::Heap4kNoStacks => Some(4 << 10),
         Variant::Perflens => Some(0),
         _ => None,
     };
     let session = heap_rate.map(|rate| {
         let builder = perflens::Session::builder().ignore_env();
         #[cfg(feature = "heap")]
-        let builder = builder.heap_rate(rate);
+        let builder = (builder.heap_rate(rate)).heap_stacks(v != Variant::Heap4kNoStacks);
         #[cfg(not(feature = "heap"))]
         let _ = rate;
         builder.start().expect("no other session")
@@ -245,7 +253,11 @@ fn run(v: Variant, calls: u64, threads: usize) -> Vec<f64> {
     // perflens's).
     let mode = match v {
         Variant::Bare => 0,
-        Variant::Perflens | Variant::Heap | Variant::Heap64k | Variant::Heap4k => 1,
+        Variant::Perflens
+        | Variant::Heap
+        | Variant::Heap64k
+        | Variant::Heap4k
+        | Variant::Heap4kNoStacks => 1,
         Variant::Hotpath => 2,
         Variant::Floor => 3,
     };
@@ -305,7 +317,7 @@ fn main() {
     if cores > 2 {
         counts.push(cores);
     }
-    // `PERFLENS_BENCH_ONLY=perflens` (or `bare`, `heap`, `heap-64k`, `heap-4k`, `hotpath`, `floor`) runs one variant on one
+    // `PERFLENS_BENCH_ONLY=perflens` (or `bare`, `heap`, `heap-64k`, `heap-4k`, `heap-4k-no-stacks`, `hotpath`, `floor`) runs one variant on one
     // thread, once: for instruction counts under callgrind.
     if let Ok(only) = std::env::var("PERFLENS_BENCH_ONLY") {
         let v = match only.as_str() {
@@ -317,11 +329,14 @@ fn main() {
             "heap-64k" => Variant::Heap64k,
             #[cfg(feature = "heap")]
             "heap-4k" => Variant::Heap4k,
+            #[cfg(feature = "heap")]
+            "heap-4k-no-stacks" => Variant::Heap4kNoStacks,
             "hotpath" => Variant::Hotpath,
             "floor" => Variant::Floor,
             other => {
                 eprintln!(
-                    "PERFLENS_BENCH_ONLY: expected bare, perflens, heap, heap-64k, heap-4k, hotpath \
+                    "PERFLENS_BENCH_ONLY: expected bare, perflens, heap, heap-64k, heap-4k, \
+                     heap-4k-no-stacks, hotpath \
                      or floor, got {other:?}"
                 );
                 std::process::exit(2);

@@ -61,7 +61,7 @@ pub use callsite::{Callsite, await_sites, fnv1a, normalize_name};
 pub use flow::{FlowKind, FlowSite, Held, LockSite, Waiting, lock_clock};
 pub use future::{Instrumented, instrument};
 pub use guard::Guard;
-pub use heap::HeapOptions;
+pub use heap::{HeapOptions, MAX_FRAMES as HEAP_MAX_FRAMES, set_stack_walker};
 pub use histogram::Histogram;
 pub use hooks::set_first_call_hook;
 pub use publish::{PublicationEnd, PublishOptions};

@@ -8,12 +8,12 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::snapshot::{HeapPathSnapshot, HeapSnapshot};
+use crate::snapshot::{HeapPathSnapshot, HeapSnapshot, HeapStackSnapshot};
 
 /// The file of a live session that holds its sample table.
 pub const HEAP_FILE: &str = "heap";
 /// [`HeapHeader::magic`] once the table is set up.
-pub const HEAP_MAGIC: u64 = u64::from_le_bytes(*b"plheap\x00\x01");
+pub const HEAP_MAGIC: u64 = u64::from_le_bytes(*b"plheap\x00\x02");
 /// A slot's key: never used.
 pub const SLOT_EMPTY: u64 = 0;
 /// A slot's key: its entry was removed (the slot may be reused).
@@ -57,9 +57,48 @@ pub struct HeapSlot {
     pub path: AtomicU32,
     /// The session generation it was sampled in.
     pub epoch: AtomicU32,
+    /// The native stack that allocated it: an id in the program's own
+    /// stack table (0: none was taken), meaningful only in that program.
+    pub stack: AtomicU32,
+    _pad: u32,
 }
 
-const _: () = assert!(size_of::<HeapSlot>() == 24);
+const _: () = assert!(size_of::<HeapSlot>() == 32);
+
+/// What a slot holds for one sampled allocation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HeapEntry {
+    /// Bytes allocated.
+    pub size: u64,
+    /// The path of the innermost measured frame that allocated it.
+    pub path: u32,
+    /// The session generation it was sampled in.
+    pub epoch: u32,
+    /// Its native stack's id in the program's stack table (0: none).
+    pub stack: u32,
+}
+
+impl HeapSlot {
+    /// Writes `e` into a slot its writer has claimed (key [`SLOT_BUSY`]);
+    /// the writer publishes the key after.
+    pub fn store(&self, e: HeapEntry) {
+        self.size.store(e.size, Ordering::Relaxed);
+        self.path.store(e.path, Ordering::Relaxed);
+        self.epoch.store(e.epoch, Ordering::Relaxed);
+        self.stack.store(e.stack, Ordering::Relaxed);
+    }
+
+    /// Reads the slot's entry (check the key again after, for a
+    /// consistent view).
+    pub fn load(&self) -> HeapEntry {
+        HeapEntry {
+            size: self.size.load(Ordering::Relaxed),
+            path: self.path.load(Ordering::Relaxed),
+            epoch: self.epoch.load(Ordering::Relaxed),
+            stack: self.stack.load(Ordering::Relaxed),
+        }
+    }
+}
 
 /// Bytes of a table of `slots` slots, its header included.
 pub const fn heap_len(slots: usize) -> usize {
@@ -77,22 +116,18 @@ pub fn scale(size: u64, rate: u64) -> f64 {
     if p > 0.0 { 1.0 / p } else { 1.0 }
 }
 
-/// Calls `f(addr, size, path, epoch)` for each entry of `slots` (a
-/// consistent view of each: an entry replaced while read is skipped).
-pub fn for_each_entry(slots: &[HeapSlot], mut f: impl FnMut(u64, u64, u32, u32)) {
+/// Calls `f(addr, entry)` for each entry of `slots` (a consistent view
+/// of each: an entry replaced while read is skipped).
+pub fn for_each_entry(slots: &[HeapSlot], mut f: impl FnMut(u64, HeapEntry)) {
     for s in slots {
         let k = s.key.load(Ordering::Acquire);
         if k <= SLOT_BUSY {
             continue;
         }
-        let (size, path, epoch) = (
-            s.size.load(Ordering::Relaxed),
-            s.path.load(Ordering::Relaxed),
-            s.epoch.load(Ordering::Relaxed),
-        );
+        let e = s.load();
         std::sync::atomic::fence(Ordering::Acquire);
         if s.key.load(Ordering::Relaxed) == k {
-            f(k, size, path, epoch);
+            f(k, e);
         }
     }
 }
@@ -108,19 +143,30 @@ pub fn read_heap(header: &HeapHeader, runs: &[&[HeapSlot]]) -> Option<HeapSnapsh
     let epoch = header.epoch.load(Ordering::Relaxed);
     let rate = header.rate.load(Ordering::Relaxed);
     let mut by_path: HashMap<u32, HeapPathSnapshot> = HashMap::new();
-    let mut add = |_, size, path, e| {
-        if e != epoch {
+    let mut by_stack: HashMap<(u32, u32), HeapStackSnapshot> = HashMap::new();
+    let mut add = |_, e: HeapEntry| {
+        if e.epoch != epoch {
             return;
         }
-        let s = scale(size, rate);
-        let p = by_path.entry(path).or_insert_with(|| HeapPathSnapshot {
-            path,
+        let s = scale(e.size, rate);
+        let p = by_path.entry(e.path).or_insert_with(|| HeapPathSnapshot {
+            path: e.path,
             ..HeapPathSnapshot::default()
         });
         p.samples += 1;
-        p.sampled_bytes += size;
+        p.sampled_bytes += e.size;
         p.inuse_objects += s;
-        p.inuse_bytes += s * size as f64;
+        p.inuse_bytes += s * e.size as f64;
+        let k = by_stack
+            .entry((e.path, e.stack))
+            .or_insert_with(|| HeapStackSnapshot {
+                path: e.path,
+                stack: e.stack,
+                ..HeapStackSnapshot::default()
+            });
+        k.samples += 1;
+        k.inuse_objects += s;
+        k.inuse_bytes += s * e.size as f64;
     };
     for run in runs {
         for_each_entry(run, &mut add);
@@ -131,6 +177,12 @@ pub fn read_heap(header: &HeapHeader, runs: &[&[HeapSlot]]) -> Option<HeapSnapsh
             .total_cmp(&a.inuse_bytes)
             .then(a.path.cmp(&b.path))
     });
+    let mut stacks: Vec<HeapStackSnapshot> = by_stack.into_values().collect();
+    stacks.sort_by(|a, b| {
+        (b.inuse_bytes.total_cmp(&a.inuse_bytes))
+            .then(a.path.cmp(&b.path))
+            .then(a.stack.cmp(&b.stack))
+    });
     Some(HeapSnapshot {
         rate_bytes: rate,
         capacity: header.capacity.load(Ordering::Relaxed),
@@ -138,6 +190,8 @@ pub fn read_heap(header: &HeapHeader, runs: &[&[HeapSlot]]) -> Option<HeapSnapsh
         dropped: header.dropped.load(Ordering::Relaxed),
         freed: header.freed.load(Ordering::Relaxed),
         paths,
+        stacks,
+        stacks_dropped: 0,
     })
 }
 
@@ -201,6 +255,8 @@ pub fn decode_heap(bytes: &[u8]) -> Option<HeapSnapshot> {
         dropped,
         freed,
         paths,
+        stacks: Vec::new(),
+        stacks_dropped: 0,
     })
 }
 
@@ -236,6 +292,8 @@ mod tests {
                 },
                 HeapPathSnapshot::default(),
             ],
+            stacks: Vec::new(),
+            stacks_dropped: 0,
         };
         let bytes = encode_heap(&heap);
         assert_eq!(decode_heap(&bytes), Some(heap));

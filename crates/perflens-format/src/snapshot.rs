@@ -281,6 +281,39 @@ pub struct HeapSnapshot {
     /// Sampled allocations in use, by path, by estimated bytes
     /// descending.
     pub paths: Vec<HeapPathSnapshot>,
+    /// The same, by path and native stack, by estimated bytes
+    /// descending. The program's own snapshots fill in each stack's
+    /// addresses; a reader of its files sees only the ids (and
+    /// [`encode_heap`](crate::heap::encode_heap) keeps none of this).
+    pub stacks: Vec<HeapStackSnapshot>,
+    /// Samples taken with a stack walker whose native stack was not kept
+    /// (the walk found none, or the stack table was full): they count
+    /// by path, under no stack.
+    pub stacks_dropped: u64,
+}
+
+/// The sampled allocations in use that one path made from one native
+/// stack.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HeapStackSnapshot {
+    /// Index into [`RawSnapshot::paths`], as [`HeapPathSnapshot::path`].
+    pub path: u32,
+    /// The stack's id in the program's stack table (0: no stack taken).
+    pub stack: u32,
+    /// The stack's return addresses, innermost first (the first one is
+    /// the allocation's own caller chain, starting inside the profiler's
+    /// hook); empty when not taken or not resolved.
+    pub addrs: Vec<u64>,
+    /// The stack's function names, innermost first, once a symbolizer
+    /// (the facade, with perflens-sampler) has named `addrs`; empty
+    /// before.
+    pub names: Vec<String>,
+    /// Sampled allocations in use.
+    pub samples: u64,
+    /// Estimated objects in use.
+    pub inuse_objects: f64,
+    /// Estimated bytes in use.
+    pub inuse_bytes: f64,
 }
 
 /// The sampled allocations in use of one path.

@@ -65,29 +65,36 @@ pub fn allocations(report: &crate::Report) -> Option<Vec<u8>> {
 /// The heap profile of `report` (feature `heap`), as `profile.proto`
 /// bytes in the shape of Go's `/debug/pprof/heap`: sample types
 /// `alloc_objects`, `alloc_space`, `inuse_objects` and `inuse_space`
-/// (the default), period type `space` with the sampling rate as period,
-/// one sample per measured path (its frames the stack, innermost first,
-/// and its frames joined by ` -> ` as the `perflens_path` label). The
-/// in-use values are the report's estimates; the allocated ones are
+/// (the default), period type `space` with the sampling rate as period.
+/// The in-use values are the report's estimates, one sample per native
+/// stack and path where native stacks were taken (the stack's functions
+/// the locations, innermost first), else one per measured path (its
+/// frames the stack); either way the measured path, its frames joined
+/// by ` -> `, is the `perflens_path` label. The allocated ones are
 /// exact, one sample per path that allocated (what the allocation
 /// profile has), so `-sample_index=alloc_space` adds up to the session's
 /// bytes allocated. `None` when the heap was not sampled.
 pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
     let heap = report.heap.as_ref()?;
     const OUTSIDE: &str = "(outside measured functions)";
-    // frames -> [alloc_objects, alloc_space, inuse_objects, inuse_space].
-    let mut samples: Vec<(Vec<String>, [u64; 4])> = Vec::new();
-    let mut index: HashMap<Vec<String>, usize> = HashMap::new();
-    fn entry(
-        samples: &mut Vec<(Vec<String>, [u64; 4])>,
-        index: &mut HashMap<Vec<String>, usize>,
-        frames: &[String],
-    ) -> usize {
-        *index.entry(frames.to_vec()).or_insert_with(|| {
-            samples.push((frames.to_vec(), [0; 4]));
+    let joined = |frames: &[String]| {
+        if frames.is_empty() {
+            OUTSIDE.to_string()
+        } else {
+            frames.join(" -> ")
+        }
+    };
+    // (stack, path label) -> [alloc_objects, alloc_space, inuse_objects,
+    // inuse_space].
+    type Key = (Vec<String>, String);
+    let mut samples: Vec<(Key, [u64; 4])> = Vec::new();
+    let mut index: HashMap<Key, usize> = HashMap::new();
+    let mut entry = |samples: &mut Vec<(Key, [u64; 4])>, key: Key| -> usize {
+        *index.entry(key.clone()).or_insert_with(|| {
+            samples.push((key, [0; 4]));
             samples.len() - 1
         })
-    }
+    };
     // Allocated: every path that allocated, exactly; the root gets the
     // rest of the session's totals.
     let (mut alloc_count, mut alloc_bytes) = (0u64, 0u64);
@@ -95,22 +102,36 @@ pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
         let Some(a) = p.alloc.filter(|a| a.count > 0 || a.bytes > 0) else {
             continue;
         };
-        let i = entry(&mut samples, &mut index, &p.frames);
+        let i = entry(&mut samples, (p.frames.clone(), joined(&p.frames)));
         samples[i].1[0] = a.count;
         samples[i].1[1] = a.bytes;
         alloc_count += a.count;
         alloc_bytes += a.bytes;
     }
     if let Some(totals) = &report.alloc {
-        let i = entry(&mut samples, &mut index, &[]);
+        let i = entry(&mut samples, (Vec::new(), joined(&[])));
         samples[i].1[0] = totals.total_count.saturating_sub(alloc_count);
         samples[i].1[1] = totals.total_bytes.saturating_sub(alloc_bytes);
     }
-    // In use: the estimates.
-    for p in &heap.inuse_paths {
-        let i = entry(&mut samples, &mut index, &p.frames);
-        samples[i].1[2] = p.inuse_objects;
-        samples[i].1[3] = p.inuse_bytes;
+    // In use: the estimates, by native stack where the stacks were taken
+    // (a stack not kept stands on its path), else by path.
+    if heap.inuse_stacks.is_empty() {
+        for p in &heap.inuse_paths {
+            let i = entry(&mut samples, (p.frames.clone(), joined(&p.frames)));
+            samples[i].1[2] = p.inuse_objects;
+            samples[i].1[3] = p.inuse_bytes;
+        }
+    } else {
+        for s in &heap.inuse_stacks {
+            let stack = if s.frames.is_empty() {
+                &s.path
+            } else {
+                &s.frames
+            };
+            let i = entry(&mut samples, (stack.clone(), joined(&s.path)));
+            samples[i].1[2] += s.inuse_objects;
+            samples[i].1[3] += s.inuse_bytes;
+        }
     }
     let mut st = Strings::new();
     let mut profile = Msg::default();
@@ -127,7 +148,7 @@ pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
     let mut locations = Locations::default();
     let mut id_of =
         |name: &str, st: &mut Strings, profile: &mut Msg| locations.id(name, st, profile);
-    for (frames, values) in &samples {
+    for ((frames, path), values) in &samples {
         if values.iter().all(|&v| v == 0) {
             continue;
         }
@@ -141,12 +162,7 @@ pub fn heap(report: &crate::Report) -> Option<Vec<u8>> {
         let mut sample = Msg::default();
         sample.packed(1, stack).packed(2, *values);
         let mut label = Msg::default();
-        let path = if frames.is_empty() {
-            OUTSIDE.to_string()
-        } else {
-            frames.join(" -> ")
-        };
-        label.int(1, st.id("perflens_path")).int(2, st.id(&path));
+        label.int(1, st.id("perflens_path")).int(2, st.id(path));
         sample.msg(3, &label);
         profile.msg(2, &sample);
     }

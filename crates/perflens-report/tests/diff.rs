@@ -276,6 +276,7 @@ fn with_heap(fib: u64, fib_samples: u64) -> Report {
             path(&["run"], 1 << 20, 100),
             path(&["run", "fib"], fib, fib_samples),
         ],
+        ..Default::default()
     });
     r
 }

@@ -99,6 +99,7 @@ fn heap_metrics() -> String {
         dropped: 0,
         freed: 3,
         paths: vec![path(handler, 3.0 * 1048576.0), path(0, 4096.0)],
+        ..Default::default()
     });
     let report = Report::from_snapshot(&snap, &ReportOptions::default());
     let mut out = Vec::new();

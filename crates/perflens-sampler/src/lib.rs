@@ -42,6 +42,11 @@
 )]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+mod allocations;
 mod arch;
 #[cfg(feature = "_protobuf")]
 mod codecs;
@@ -104,6 +109,35 @@ pub use sampler::{
     arm_current_thread, clear_charge_hook, clear_context_hook, in_signal_handler, late_signals,
     set_charge_hook, set_context_hook, set_watcher_start_hook,
 };
+
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
+pub use allocations::{allocation_walker, symbolize_allocation_stacks};
+
+/// Native stacks of allocations are taken only on Linux x86_64 and
+/// aarch64 (see the Linux version).
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+pub fn allocation_walker() -> Result<fn(&mut [u64]) -> usize, SamplerError> {
+    Err(SamplerError::Unsupported(
+        "native stacks need Linux on x86_64 or aarch64",
+    ))
+}
+
+/// Frames of allocation stacks: addresses only where no walker exists.
+#[cfg(not(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+)))]
+pub fn symbolize_allocation_stacks(stacks: &[Vec<u64>]) -> Vec<Vec<Symbol>> {
+    (stacks.iter())
+        .map(|s| (s.iter()).map(|a| Symbol::unknown(format!("{a:#x}"))).collect())
+        .collect()
+}
 
 use profile::ProfileSource;
 

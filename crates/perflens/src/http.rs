@@ -233,7 +233,10 @@ fn authorized(state: &State, req: &Request<Incoming>) -> bool {
 
 /// The session's report now, or why there is none.
 fn report(state: &State) -> Option<(perflens_core::RawSnapshot, Report)> {
-    let snap = state.snapshotter.snapshot()?;
+    #[allow(unused_mut)]
+    let mut snap = state.snapshotter.snapshot()?;
+    #[cfg(feature = "heap")]
+    crate::heap_stacks::name(&mut snap);
     let report =
         Report::from_snapshot_with_sites(&snap, &perflens_core::await_sites(), &state.options);
     Some((snap, report))

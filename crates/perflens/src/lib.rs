@@ -132,6 +132,8 @@ pub use alloc::CountingAlloc;
 
 #[cfg(feature = "cpu")]
 mod cpu;
+#[cfg(feature = "heap")]
+mod heap_stacks;
 #[cfg(feature = "http")]
 mod http;
 #[cfg(feature = "enabled")]

@@ -106,6 +106,19 @@ impl SessionBuilder {
         self
     }
 
+    /// Heap profiling (feature `heap`): whether each sampled allocation
+    /// also keeps its native stack (default on; the same as
+    /// `PERFLENS_HEAP_STACKS`): the report's allocation sites and the
+    /// pprof heap profile's stacks. Off, the heap profile has measured
+    /// paths only, and a sample costs no stack walk.
+    #[cfg(feature = "heap")]
+    pub fn heap_stacks(mut self, on: bool) -> Self {
+        if let Some(heap) = &mut self.config.heap {
+            heap.stacks = on;
+        }
+        self
+    }
+
     /// Maximum calling contexts per thread (default 1024).
     pub fn node_capacity(mut self, nodes: u32) -> Self {
         self.config.node_capacity = nodes;
@@ -335,6 +348,12 @@ impl SessionBuilder {
                 Err(e) => return Err(Error::Setting(e)),
             }
         };
+        // The heap's stack walker, made before the session starts (its
+        // set-up reads unwind tables); a running session keeps its own.
+        #[cfg(feature = "heap")]
+        if !perflens_core::is_recording() {
+            crate::heap_stacks::install(config.heap.as_ref());
+        }
         let recording = match perflens_core::start(&config) {
             #[cfg(feature = "cpu")]
             Ok(r) => {
@@ -463,7 +482,10 @@ impl Session {
         // (`_internal` is declared first so that it ends last, after
         // `snap` is dropped.)
         let _internal = perflens_core::Internal::enter();
-        let snap = self.recording.snapshot();
+        #[allow(unused_mut)]
+        let mut snap = self.recording.snapshot();
+        #[cfg(feature = "heap")]
+        crate::heap_stacks::name(&mut snap);
         Report::from_snapshot_with_sites(&snap, &perflens_core::await_sites(), &self.options)
     }
 
@@ -506,8 +528,11 @@ impl Session {
         // sampled; the paths the samples refer to stay valid.
         #[cfg(feature = "cpu")]
         let cpu = self.cpu.take().map(crate::cpu::CpuSession::stop);
-        let (snap, live, trace) = self.recording.finish_traced();
+        #[allow(unused_mut)]
+        let (mut snap, live, trace) = self.recording.finish_traced();
         let _internal = perflens_core::Internal::enter();
+        #[cfg(feature = "heap")]
+        crate::heap_stacks::name(&mut snap);
         let sites = perflens_core::await_sites();
         let mut report = Report::from_snapshot_with_sites(&snap, &sites, &self.options);
         #[cfg(feature = "cpu")]

@@ -164,6 +164,7 @@ settings! {
         heap_rate: "PERFLENS_HEAP_RATE", Heap;
         heap_seed: "PERFLENS_HEAP_SEED", Heap;
         heap_table: "PERFLENS_HEAP_TABLE", Heap;
+        heap_stacks: "PERFLENS_HEAP_STACKS", Heap;
         pprof_heap: "PERFLENS_PPROF_HEAP", Heap;
         // The HTTP server.
         http: "PERFLENS_HTTP", Http;

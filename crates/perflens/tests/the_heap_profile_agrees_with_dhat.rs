@@ -2,7 +2,9 @@
 //! allocation) on one workload: six functions leak 64, 32, 16, 8, 4 and
 //! 1 MiB in 4 KiB blocks, while another allocates and frees 256 MiB.
 //! Both name the same top five allocation sites by bytes still in use at
-//! the end, in the same order.
+//! the end, in the same order: perflens by its measured paths and by
+//! its native stacks, each site the first of the workload's functions on
+//! the stack, as for dhat's.
 //!
 //! Each profiler runs in a child process (this binary again) with its
 //! own allocator: the global allocator here routes to dhat's or to
@@ -155,9 +157,16 @@ fn dhat_child() {
             workload();
             let report = session.finish();
             let heap = report.heap.unwrap();
-            let bytes: Vec<String> = (heap.inuse_paths.iter())
-                .map(|p| format!("{} {}", p.frames.join(" -> "), p.inuse_bytes))
+            // "path <frames> <bytes>", then "stack <innermost frame
+            // first, joined by ' <- '> <bytes>".
+            let mut bytes: Vec<String> = (heap.inuse_paths.iter())
+                .map(|p| format!("path {} {}", p.frames.join(" -> "), p.inuse_bytes))
                 .collect();
+            let stacks = heap.inuse_stacks.iter().map(|s| {
+                let frames: Vec<&str> = s.frames.iter().rev().map(String::as_str).collect();
+                format!("stack {} {}", frames.join(" <- "), s.inuse_bytes)
+            });
+            bytes.extend(stacks);
             std::fs::write(&out, bytes.join("\n")).unwrap();
         }
         other => panic!("unknown child {other}"),
@@ -207,22 +216,27 @@ fn dhat_and_perflens_name_the_same_top_five_sites_by_bytes_in_use_at_the_end() {
         }
     }
     let dhat_top = top_five(dhat_bytes.clone());
-    // perflens: its still-live-at-exit paths, by their last frame.
+    // perflens: its still-live-at-exit paths, by their last frame, and
+    // its native stacks, as dhat's: by the first of our functions.
     let perflens_text = run("perflens");
     let mut perflens_bytes: Vec<(&'static str, u64)> = SITES.iter().map(|s| (*s, 0)).collect();
+    let mut stack_bytes = perflens_bytes.clone();
     for line in perflens_text.lines() {
-        let (path, bytes) = line.rsplit_once(' ').unwrap();
-        if let Some(site) = path.rsplit(" -> ").next().and_then(site_in) {
-            perflens_bytes
-                .iter_mut()
-                .find(|(s, _)| *s == site)
-                .unwrap()
-                .1 += bytes.parse::<u64>().unwrap();
+        let (what, bytes) = line.rsplit_once(' ').unwrap();
+        let bytes = bytes.parse::<u64>().unwrap();
+        let (into, site) = match what.split_once(' ').unwrap() {
+            ("path", path) => (&mut perflens_bytes, path.rsplit(" -> ").find_map(site_in)),
+            (_, stack) => (&mut stack_bytes, stack.split(" <- ").find_map(site_in)),
+        };
+        if let Some(site) = site {
+            into.iter_mut().find(|(s, _)| *s == site).unwrap().1 += bytes;
         }
     }
     let perflens_top = top_five(perflens_bytes.clone());
     eprintln!("dhat (exact, bytes at the end): {dhat_bytes:?}");
     eprintln!("perflens (estimates at 64 KiB): {perflens_bytes:?}");
+    eprintln!("perflens by native stack: {stack_bytes:?}");
+    assert_eq!(top_five(stack_bytes), dhat_top, "by native stack");
     // dhat is exact: the leaks themselves.
     assert_eq!(
         dhat_top,

@@ -193,6 +193,28 @@ fn heap_child() {
             assert_eq!(inuse(&end, "::hold_1k"), (0, 0, 0));
             assert_eq!(inuse(&end, "::hold_64"), (0, 0, 0));
             assert_eq!(inuse(&end, "::leak_4k"), (100 * 4 * KIB, 100, 100));
+            // Native stacks: every sample kept one, and each live set is
+            // found, exactly, under the stacks that run through its
+            // function, whose innermost frame (below the allocator's) is
+            // that function or a closure of it.
+            assert_eq!(heap.stacks_dropped, 0);
+            let by_stack = |r: &Report, f: &str| -> (u64, u64) {
+                (r.heap.as_ref().unwrap().inuse_stacks.iter())
+                    .filter(|s| s.frames.last().is_some_and(|leaf| leaf.contains(f)))
+                    .fold((0, 0), |(b, o), s| (b + s.inuse_bytes, o + s.inuse_objects))
+            };
+            assert_eq!(by_stack(&during, "hold_1k"), (1000 * KIB, 1000));
+            assert_eq!(by_stack(&during, "hold_64"), (500 * 64, 500));
+            assert_eq!(by_stack(&during, "leak_4k"), (100 * 4 * KIB, 100));
+            assert_eq!(by_stack(&end, "leak_4k"), (100 * 4 * KIB, 100));
+            let leak = (end.heap.as_ref().unwrap().inuse_stacks.iter())
+                .find(|s| s.frames.last().is_some_and(|leaf| leaf.contains("leak_4k")))
+                .unwrap();
+            assert!(
+                leak.path.last().unwrap().ends_with("::leak_4k")
+                    && leak.frames.iter().any(|f| f.ends_with("::heap_child")),
+                "the leak's stack runs down to the test, on its measured path: {leak:?}"
+            );
             // The table names the leak, with its path.
             let mut table = Vec::new();
             perflens::write_table(&end, &mut table).unwrap();
@@ -203,6 +225,16 @@ fn heap_child() {
                 .unwrap_or_else(|| panic!("no Still live at exit section:\n{table}"));
             // The rest of the title line, the rule, then the first row.
             let first = section.lines().nth(2).unwrap();
+            assert!(
+                first.contains("leak_4k") && first.contains("400.00 KiB"),
+                "{first}\n{table}"
+            );
+            // And its allocation site, from the native stacks.
+            let sites = table
+                .split("Still live at exit (by allocation site)")
+                .nth(1)
+                .unwrap_or_else(|| panic!("no allocation sites:\n{table}"));
+            let first = sites.lines().nth(2).unwrap();
             assert!(
                 first.contains("leak_4k") && first.contains("400.00 KiB"),
                 "{first}\n{table}"
@@ -254,7 +286,7 @@ fn heap_child() {
             {
                 let url = format!("http://{}/debug/pprof/heap", session.http_addr().unwrap());
                 let top = pprof_top(&url);
-                assert!(top.ends_with("::hold_1k"), "top row {top}");
+                assert!(top.contains("hold_1k"), "top row {top}");
                 println!("over HTTP, inuse_space's top row: {top}");
             }
             drop(held);
@@ -265,7 +297,9 @@ fn heap_child() {
 }
 
 /// The function of the first row of `go tool pprof -top` on `profile`
-/// (a file or a URL) by `inuse_space`.
+/// (a file or a URL) by `inuse_space`: the innermost frame of the native
+/// stacks below the allocator's (the function that asked for the
+/// memory, or a closure of it).
 fn pprof_top(profile: &str) -> String {
     let text = common::go_pprof_top("inuse_space", profile);
     // After the header line "      flat  flat%   sum%        cum   cum%".
@@ -331,5 +365,5 @@ fn go_tool_pprof_reads_the_heap_profile_and_its_top_row_is_the_largest_live_set(
     // At the end only the leak is live.
     let top = pprof_top(file.to_str().unwrap());
     std::fs::remove_file(&file).ok();
-    assert!(top.ends_with("::leak_4k"), "top row {top}");
+    assert!(top.contains("leak_4k"), "top row {top}");
 }

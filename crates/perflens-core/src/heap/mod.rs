@@ -43,6 +43,13 @@
 //! reallocation fails), so while an entry exists no other thread can be
 //! handed the same address: no two entries share a key.
 //!
+//! **Native stacks.** With a walker installed ([`set_stack_walker`]:
+//! the facade installs perflens-sampler's allocation-free unwinder),
+//! each sampled allocation also keeps the native stack that made it, as
+//! an id into a fixed table of distinct stacks (`stacks.rs`). The walk
+//! runs only for sampled allocations, so its cost (a few microseconds)
+//! is paid once per `rate` bytes on average.
+//!
 //! Without the feature the hook never calls in here, and a session never
 //! samples (its snapshot has no heap profile).
 
@@ -55,7 +62,10 @@ use perflens_format::snapshot::HeapSnapshot;
 
 use crate::hot::{self, EPOCH};
 
+mod stacks;
 mod table;
+use perflens_format::heap::HeapEntry;
+pub use stacks::{MAX_FRAMES, set_stack_walker};
 use table::Table;
 #[doc(hidden)]
 pub use table::check_table_ops;
@@ -78,6 +88,10 @@ pub struct HeapOptions {
     pub seed: u64,
     /// Sampled allocations kept at once (at least 64).
     pub capacity: u32,
+    /// Whether each sampled allocation also keeps its native stack
+    /// (`PERFLENS_HEAP_STACKS`, on by default), when a stack walker is
+    /// installed ([`set_stack_walker`]).
+    pub stacks: bool,
 }
 
 impl Default for HeapOptions {
@@ -86,6 +100,7 @@ impl Default for HeapOptions {
             rate: DEFAULT_RATE,
             seed: 0x5eed_0f4e_a9b1,
             capacity: DEFAULT_CAPACITY,
+            stacks: true,
         }
     }
 }
@@ -199,7 +214,13 @@ pub(crate) fn sample(ptr: *mut u8, size: u64) {
     // memoryless: where the last one fell inside it does not matter).
     LEFT.with(|l| l.set(draw(rate)));
     h.sampled.fetch_add(1, Ordering::Relaxed);
-    if table.insert(ptr as u64, size, current_path(), epoch) {
+    let entry = HeapEntry {
+        size,
+        path: current_path(),
+        epoch,
+        stack: stacks::here(),
+    };
+    if table.insert(ptr as u64, entry) {
         count_up(ptr as u64);
     } else {
         h.dropped.fetch_add(1, Ordering::Relaxed);
@@ -215,25 +236,25 @@ pub(crate) fn freed(addr: *mut u8) {
     take(addr);
 }
 
-/// Takes `addr`'s entry out of the table if it has one: `(size, path,
-/// epoch)`. A `realloc` of a sampled block takes it out before the
-/// block may move, and [`put_back`] returns it if the reallocation fails.
-pub(crate) fn take(addr: *mut u8) -> Option<(u64, u32, u32)> {
+/// Takes `addr`'s entry out of the table if it has one. A `realloc` of
+/// a sampled block takes it out before the block may move, and
+/// [`put_back`] returns it if the reallocation fails.
+pub(crate) fn take(addr: *mut u8) -> Option<HeapEntry> {
     let table = table()?;
     let entry = table.remove(addr as u64)?;
     count_down(addr as u64);
-    if entry.2 == ON.load(Ordering::Relaxed) {
+    if entry.epoch == ON.load(Ordering::Relaxed) {
         table.header().freed.fetch_add(1, Ordering::Relaxed);
     }
     Some(entry)
 }
 
 /// Puts back an entry [`take`] took out (the block did not move).
-pub(crate) fn put_back(addr: *mut u8, (size, path, epoch): (u64, u32, u32)) {
+pub(crate) fn put_back(addr: *mut u8, entry: HeapEntry) {
     if let Some(table) = table() {
-        if table.insert(addr as u64, size, path, epoch) {
+        if table.insert(addr as u64, entry) {
             count_up(addr as u64);
-            if epoch == ON.load(Ordering::Relaxed) {
+            if entry.epoch == ON.load(Ordering::Relaxed) {
                 table.header().freed.fetch_sub(1, Ordering::Relaxed);
             }
         } else {
@@ -344,6 +365,11 @@ pub(crate) fn begin(epoch: u32, options: Option<&HeapOptions>, shared: Option<*m
         }
     }
     sweep(epoch);
+    if o.stacks {
+        let _internal = hot::Internal::enter();
+        stacks::prepare();
+    }
+    stacks::start(o.stacks);
     if let Some(t) = table() {
         let h = t.header();
         h.sampled.store(0, Ordering::Relaxed);
@@ -382,7 +408,12 @@ pub(crate) fn snapshot(epoch: u32) -> Option<HeapSnapshot> {
         return None;
     }
     let table = table()?;
-    perflens_format::heap::read_heap(table.header(), &[table.slots()])
+    let mut heap = perflens_format::heap::read_heap(table.header(), &[table.slots()])?;
+    for s in &mut heap.stacks {
+        s.addrs = stacks::addrs(s.stack);
+    }
+    heap.stacks_dropped = stacks::dropped();
+    Some(heap)
 }
 
 /// Stops sampling after session `epoch` (its entries stay until the next

@@ -5,8 +5,8 @@
 
 use super::count_down;
 use perflens_format::heap::{
-    HEAP_MAGIC, HeapHeader, HeapSlot, SLOT_BUSY as BUSY, SLOT_EMPTY as EMPTY, SLOT_TOMB as TOMB,
-    for_each_entry, heap_len,
+    HEAP_MAGIC, HeapEntry, HeapHeader, HeapSlot, SLOT_BUSY as BUSY, SLOT_EMPTY as EMPTY,
+    SLOT_TOMB as TOMB, for_each_entry, heap_len,
 };
 use std::alloc::Layout;
 use std::collections::HashMap;
@@ -76,7 +76,7 @@ impl Table {
     pub(super) unsafe fn over(memory: *mut u8, capacity: u32) -> Box<Table> {
         let n = Table::slots_for(capacity);
         // SAFETY: the caller's contract: the header and `n` slots fit,
-        // aligned (the header is 64 bytes, a slot 24 with 8-byte
+        // aligned (the header is 64 bytes, a slot 32 with 8-byte
         // alignment), and all-zero bytes are valid atomics.
         let (header, slots) = unsafe {
             (
@@ -117,7 +117,7 @@ impl Table {
     /// Makes an entry for `addr`: `false` (nothing changed) when the
     /// table holds `capacity` entries or no slot within [`MAX_PROBE`] of
     /// its home is free.
-    pub(super) fn insert(&self, addr: u64, size: u64, path: u32, epoch: u32) -> bool {
+    pub(super) fn insert(&self, addr: u64, entry: HeapEntry) -> bool {
         let used = &self.header.used;
         if used.fetch_add(1, Ordering::Relaxed) >= self.capacity {
             used.fetch_sub(1, Ordering::Relaxed);
@@ -132,9 +132,7 @@ impl Table {
                     .compare_exchange(k, BUSY, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
             {
-                s.size.store(size, Ordering::Relaxed);
-                s.path.store(path, Ordering::Relaxed);
-                s.epoch.store(epoch, Ordering::Relaxed);
+                s.store(entry);
                 s.key.store(addr, Ordering::Release);
                 return true;
             }
@@ -144,19 +142,15 @@ impl Table {
         false
     }
 
-    /// Removes `addr`'s entry: `(size, path, epoch)`, or `None` if it
-    /// has none (a filter bucket shared with another entry).
-    pub(super) fn remove(&self, addr: u64) -> Option<(u64, u32, u32)> {
+    /// Removes `addr`'s entry, or `None` if it has none (a filter
+    /// bucket shared with another entry).
+    pub(super) fn remove(&self, addr: u64) -> Option<HeapEntry> {
         let mut i = self.home(addr);
         for _ in 0..MAX_PROBE {
             let s = &self.slots[i];
             let k = s.key.load(Ordering::Acquire);
             if k == addr {
-                let entry = (
-                    s.size.load(Ordering::Relaxed),
-                    s.path.load(Ordering::Relaxed),
-                    s.epoch.load(Ordering::Relaxed),
-                );
+                let entry = s.load();
                 // A session's sweep may take the same entry: one wins.
                 if s.key
                     .compare_exchange(addr, TOMB, Ordering::AcqRel, Ordering::Relaxed)
@@ -175,17 +169,17 @@ impl Table {
         None
     }
 
-    /// Calls `f(addr, size, path, epoch)` for each entry (a consistent
-    /// view of each: an entry replaced while read is skipped).
-    pub(super) fn for_each(&self, f: impl FnMut(u64, u64, u32, u32)) {
+    /// Calls `f(addr, entry)` for each entry (a consistent view of each:
+    /// an entry replaced while read is skipped).
+    pub(super) fn for_each(&self, f: impl FnMut(u64, HeapEntry)) {
         for_each_entry(self.slots, f);
     }
 
     /// Removes every entry not of `epoch`.
     pub(super) fn sweep(&self, epoch: u32) {
         let mut stale = Vec::new();
-        self.for_each(|addr, _, _, e| {
-            if e != epoch {
+        self.for_each(|addr, e| {
+            if e.epoch != epoch {
                 stale.push(addr);
             }
         });
@@ -206,7 +200,7 @@ impl Table {
 #[doc(hidden)]
 pub fn check_table_ops(data: &[u8]) {
     let table = Table::new(64).expect("memory for a small table");
-    let mut model: HashMap<u64, (u64, u32, u32)> = HashMap::new();
+    let mut model: HashMap<u64, HeapEntry> = HashMap::new();
     for op in data.chunks_exact(3) {
         let addr = 0x10_0000 + u64::from(op[1] % 64) * 16;
         let size = u64::from(op[2]);
@@ -216,8 +210,14 @@ pub fn check_table_ops(data: &[u8]) {
                 if model.contains_key(&addr) {
                     continue; // an address is in the table at most once
                 }
-                if table.insert(addr, size, op[1].into(), epoch) {
-                    model.insert(addr, (size, op[1].into(), epoch));
+                let entry = HeapEntry {
+                    size,
+                    path: op[1].into(),
+                    epoch,
+                    stack: u32::from(op[1] ^ op[2]),
+                };
+                if table.insert(addr, entry) {
+                    model.insert(addr, entry);
                 } else {
                     // Refused only when full: with fewer than 64 live
                     // entries in 128 slots, 64 slots from any home hold a
@@ -228,12 +228,12 @@ pub fn check_table_ops(data: &[u8]) {
             1 => assert_eq!(table.remove(addr), model.remove(&addr), "remove {addr:#x}"),
             2 => {
                 table.sweep(epoch);
-                model.retain(|_, e| e.2 == epoch);
+                model.retain(|_, e| e.epoch == epoch);
             }
             _ => {
                 let mut seen = HashMap::new();
-                table.for_each(|a, s, p, e| {
-                    assert!(seen.insert(a, (s, p, e)).is_none(), "{a:#x} twice");
+                table.for_each(|a, e| {
+                    assert!(seen.insert(a, e).is_none(), "{a:#x} twice");
                 });
                 assert_eq!(seen, model);
             }
@@ -252,18 +252,24 @@ mod tests {
     #[test]
     fn a_table_finds_what_it_holds_and_nothing_else() {
         let t = Table::new(64).unwrap();
+        let e = |size: u64, path: u32, epoch: u32| HeapEntry {
+            size,
+            path,
+            epoch,
+            stack: path + 1,
+        };
         for i in 0..64u64 {
-            assert!(t.insert(0x1000 + i * 16, i, i as u32, 2));
+            assert!(t.insert(0x1000 + i * 16, e(i, i as u32, 2)));
         }
         // Full: the 65th is refused and changes nothing.
-        assert!(!t.insert(0x9000, 1, 1, 2));
+        assert!(!t.insert(0x9000, e(1, 1, 2)));
         assert_eq!(t.remove(0x9000), None);
         for i in (0..64u64).step_by(2) {
-            assert_eq!(t.remove(0x1000 + i * 16), Some((i, i as u32, 2)));
+            assert_eq!(t.remove(0x1000 + i * 16), Some(e(i, i as u32, 2)));
         }
         assert_eq!(t.remove(0x1000), None, "removed once");
         let mut left = Vec::new();
-        t.for_each(|a, s, _, _| left.push((a, s)));
+        t.for_each(|a, x| left.push((a, x.size)));
         left.sort();
         let odd: Vec<_> = (1..64u64)
             .step_by(2)
@@ -272,13 +278,13 @@ mod tests {
         assert_eq!(left, odd);
         // Tombstones are reused.
         for i in 0..32u64 {
-            assert!(t.insert(0x20000 + i * 16, 7, 0, 4));
+            assert!(t.insert(0x20000 + i * 16, e(7, 0, 4)));
         }
-        assert!(!t.insert(0x30000, 1, 1, 2), "full again");
+        assert!(!t.insert(0x30000, e(1, 1, 2)), "full again");
         t.sweep(4);
         let mut n = 0;
-        t.for_each(|_, s, _, e| {
-            assert_eq!((s, e), (7, 4));
+        t.for_each(|_, x| {
+            assert_eq!((x.size, x.epoch, x.stack), (7, 4, 1));
             n += 1;
         });
         assert_eq!(n, 32);

@@ -163,6 +163,15 @@ impl RecordingOptions {
             if let Some(n) = num("PERFLENS_HEAP_TABLE", 64, 1 << 26, &mut warnings) {
                 heap.capacity = n;
             }
+            if let Some(v) = var("PERFLENS_HEAP_STACKS") {
+                match v.trim() {
+                    "1" => heap.stacks = true,
+                    "0" => heap.stacks = false,
+                    _ => warnings.push(format!(
+                        "PERFLENS_HEAP_STACKS={v} is not 0 or 1; ignored."
+                    )),
+                }
+            }
             match num64("PERFLENS_HEAP_RATE", &mut warnings) {
                 Some(0) => self.heap = None,
                 Some(rate) => heap.rate = rate,

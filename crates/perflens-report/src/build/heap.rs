@@ -2,7 +2,7 @@
 //! path, with each path's exact allocation totals beside them.
 
 use super::*;
-use crate::model::{HeapPath, HeapProfile};
+use crate::model::{HeapPath, HeapProfile, HeapStack};
 use perflens_format::snapshot::round_u64;
 
 /// The report's heap profile, `None` unless the snapshot has one.
@@ -29,6 +29,7 @@ pub(super) fn heap_profile(tree: &Tree<'_>) -> Option<HeapProfile> {
             .then(b.inuse_objects.cmp(&a.inuse_objects))
             .then(a.frames.cmp(&b.frames))
     });
+    let inuse_stacks = stacks(tree, heap);
     Some(HeapProfile {
         rate_bytes: heap.rate_bytes,
         inuse_bytes: round_u64(heap.paths.iter().map(|p| p.inuse_bytes).sum()),
@@ -38,7 +39,49 @@ pub(super) fn heap_profile(tree: &Tree<'_>) -> Option<HeapProfile> {
         dropped: heap.dropped,
         capacity: heap.capacity,
         inuse_paths,
+        inuse_stacks,
+        stacks_dropped: heap.stacks_dropped,
     })
+}
+
+/// The allocations in use by named native stack and path, the largest
+/// first; empty unless the snapshot's stacks were named. Stacks whose
+/// names agree (the same functions from different return addresses)
+/// are one row.
+fn stacks(tree: &Tree<'_>, heap: &perflens_format::snapshot::HeapSnapshot) -> Vec<HeapStack> {
+    let snap = tree.snap;
+    if heap.stacks.iter().all(|s| s.names.is_empty()) {
+        return Vec::new();
+    }
+    let mut rows: HashMap<(Vec<String>, u32), (f64, f64, u64)> = HashMap::new();
+    for s in heap
+        .stacks
+        .iter()
+        .filter(|s| (s.path as usize) < snap.paths.len())
+    {
+        let outermost_first: Vec<String> = s.names.iter().rev().cloned().collect();
+        let r = rows.entry((outermost_first, s.path)).or_default();
+        r.0 += s.inuse_bytes;
+        r.1 += s.inuse_objects;
+        r.2 += s.samples;
+    }
+    let mut out: Vec<HeapStack> = rows
+        .into_iter()
+        .map(|((frames, path), (bytes, objects, samples))| HeapStack {
+            frames,
+            path: self::frames(tree, path as usize),
+            inuse_bytes: round_u64(bytes),
+            inuse_objects: round_u64(objects),
+            samples,
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (b.inuse_bytes.cmp(&a.inuse_bytes))
+            .then(b.inuse_objects.cmp(&a.inuse_objects))
+            .then(a.frames.cmp(&b.frames))
+            .then(a.path.cmp(&b.path))
+    });
+    out
 }
 
 /// The measured frames of `path`, outermost first (empty for the root:

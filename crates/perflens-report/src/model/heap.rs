@@ -29,6 +29,34 @@ pub struct HeapProfile {
     /// Paths with sampled allocations in use, by estimated bytes
     /// descending.
     pub inuse_paths: Vec<HeapPath>,
+    /// The same allocations by native stack (and path), by estimated
+    /// bytes descending; empty when no native stacks were taken (a
+    /// platform without the unwinder, or a report read from a live
+    /// session's files).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub inuse_stacks: Vec<HeapStack>,
+    /// Samples whose native stack was not kept (the walk found none, or
+    /// the stack table was full): in `inuse_stacks` they have no frames.
+    #[serde(default)]
+    pub stacks_dropped: u64,
+}
+
+/// What the allocations made from one native stack, on one path, hold.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeapStack {
+    /// The native stack's functions, outermost first (inlined ones
+    /// included), without the allocator's and the profiler's own frames
+    /// (the innermost is the function that asked for the memory); empty
+    /// when the stack was not kept.
+    pub frames: Vec<String>,
+    /// The measured path it was on, as [`HeapPath::frames`].
+    pub path: Vec<String>,
+    /// Estimated bytes in use.
+    pub inuse_bytes: u64,
+    /// Estimated objects in use.
+    pub inuse_objects: u64,
+    /// Sampled allocations in use.
+    pub samples: u64,
 }
 
 /// What one calling context holds.

@@ -38,7 +38,7 @@ mod waits;
 pub use alloc::{AllocFigures, AllocTotals};
 pub use cpu::{CpuFigures, CpuSummary, CpuThreadRow, KernelTime};
 pub use flow::{ChannelRow, FutureRow, LockRow, StreamRow};
-pub use heap::{HeapPath, HeapProfile};
+pub use heap::{HeapPath, HeapProfile, HeapStack};
 pub use waits::WaitRow;
 
 pub use crate::schema::SCHEMA;

@@ -70,7 +70,77 @@ pub(super) fn heap_section<W: Write>(
     writeln!(w)?;
     heap_functions_table(report, heap, w)?;
     writeln!(w)?;
-    heap_paths_table(report, heap, w)
+    heap_paths_table(report, heap, w)?;
+    if !heap.inuse_stacks.is_empty() {
+        writeln!(w)?;
+        heap_sites_table(report, heap, w)?;
+    }
+    Ok(())
+}
+
+/// One row per allocation site: the function that asked for the memory
+/// (the innermost frame of the native stack, below the allocator's) and
+/// its caller, by estimated bytes in use.
+fn heap_sites_table<W: Write>(report: &Report, heap: &HeapProfile, w: &mut W) -> io::Result<()> {
+    // ((site, caller), bytes, objects, samples)
+    let mut rows: Vec<((&str, &str), u64, u64, u64)> = Vec::new();
+    for s in &heap.inuse_stacks {
+        let site = match s.frames.as_slice() {
+            [] => ("(no native stack)", ""),
+            [.., caller, f] => (f.as_str(), caller.as_str()),
+            [f] => (f.as_str(), ""),
+        };
+        match rows.iter_mut().find(|r| r.0 == site) {
+            Some(r) => {
+                r.1 += s.inuse_bytes;
+                r.2 += s.inuse_objects;
+                r.3 += s.samples;
+            }
+            None => rows.push((site, s.inuse_bytes, s.inuse_objects, s.samples)),
+        }
+    }
+    rows.sort_by(|a, b| b.1.cmp(&a.1).then(b.2.cmp(&a.2)).then(a.0.cmp(&b.0)));
+    let title = if report.finished {
+        "Still live at exit (by allocation site)"
+    } else {
+        "Heap in use (by allocation site)"
+    };
+    let headers = [
+        title,
+        "Called from",
+        "In use",
+        "Objects",
+        "% In use",
+        "Sampled",
+    ];
+    let mut grid = Grid::new(headers.map(String::from).into());
+    let n = shown(report, rows.len());
+    for ((site, caller), b, o, samples) in &rows[..n] {
+        grid.row(vec![
+            truncate_left(site, NAME_WIDTH),
+            truncate_left(caller, NAME_WIDTH),
+            format!("~{}", bytes(*b)),
+            format!("~{}", count(*o)),
+            percent_cell(share(*b, heap.inuse_bytes)),
+            count(*samples),
+        ]);
+    }
+    grid.write(w)?;
+    more(w, rows.len() - n, "allocation sites holding memory")?;
+    writeln!(
+        w,
+        "Allocation site: the function that asked for the memory, from each sampled \
+         allocation's native stack (the whole stacks are in PERFLENS_PPROF_HEAP)."
+    )?;
+    if heap.stacks_dropped > 0 {
+        writeln!(
+            w,
+            "! {} sampled allocations have no native stack (none found, or the stack table \
+             was full): they are the (no native stack) row.",
+            count(heap.stacks_dropped)
+        )?;
+    }
+    Ok(())
 }
 
 /// One row per function (the last frame of the paths that hold memory),

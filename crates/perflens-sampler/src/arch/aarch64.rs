@@ -65,3 +65,27 @@ pub(crate) fn thread_pointer() -> u64 {
 pub(crate) fn start_regs(regs: &Regs) -> UnwindRegsAarch64 {
     UnwindRegsAarch64::new(regs.lr, regs.sp, regs.fp)
 }
+
+/// The calling function's own registers: a pc inside it (this
+/// sequence), its sp, frame pointer and link register there, from which
+/// the unwinder walks its callers (the allocation walker's start).
+#[inline(always)]
+pub(crate) fn here_regs() -> Regs {
+    let (pc, sp, fp, lr): (u64, u64, u64, u64);
+    // SAFETY: reads four registers; touches no memory, leaves the stack
+    // and flags alone.
+    unsafe {
+        core::arch::asm!(
+            "adr {pc}, .",
+            "mov {sp}, sp",
+            "mov {fp}, x29",
+            "mov {lr}, x30",
+            pc = out(reg) pc,
+            sp = out(reg) sp,
+            fp = out(reg) fp,
+            lr = out(reg) lr,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    Regs { pc, sp, fp, lr }
+}

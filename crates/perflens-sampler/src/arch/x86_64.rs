@@ -60,3 +60,25 @@ pub(crate) fn thread_pointer() -> u64 {
 pub(crate) fn start_regs(regs: &Regs) -> UnwindRegsX86_64 {
     UnwindRegsX86_64::new(regs.pc, regs.sp, regs.fp)
 }
+
+/// The calling function's own registers: a pc inside it (the next
+/// instruction of this sequence), its sp and rbp at that pc, from which
+/// the unwinder walks its callers (the allocation walker's start).
+#[inline(always)]
+pub(crate) fn here_regs() -> Regs {
+    let (pc, sp, fp): (u64, u64, u64);
+    // SAFETY: reads three registers; touches no memory, leaves the
+    // stack and flags alone.
+    unsafe {
+        core::arch::asm!(
+            "lea {pc}, [rip]",
+            "mov {sp}, rsp",
+            "mov {fp}, rbp",
+            pc = out(reg) pc,
+            sp = out(reg) sp,
+            fp = out(reg) fp,
+            options(nomem, nostack, preserves_flags)
+        )
+    };
+    Regs { pc, sp, fp, lr: 0 }
+}
