@@ -5,20 +5,20 @@
 //! stack, its `Debug` lines, flamegraphs and `pprof()`, and
 //! [`UnresolvedReport`] with the raw addresses.
 //!
-//! A [`Report`] keeps the full [`CpuProfile`] it was made from
-//! ([`Report::profile`]): its flamegraph and pprof outputs are that
-//! profile's (widths and values in CPU time, kernel time apart), restricted
-//! to the stacks still in `data`. docs/migrating-from-pprof-rs.md says what
+//! A [`Report`] is exactly pprof-rs's: `data` and `timing`, which a
+//! program may build, change or take apart, and its outputs are made from
+//! them (each sample one period of CPU time, as pprof-rs counts). The full
+//! profile (CPU time per stack, kernel time, per-thread figures) is
+//! [`ProfilerGuard::profile`]'s. docs/migrating-from-pprof-rs.md says what
 //! differs from pprof-rs and why.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Write;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use crate::profile::ProfileSource;
+use crate::profile::{ProfileSource, ProfileTiming, SampleValue};
 use crate::{CpuProfile, CpuProfileBuilder, Frames, ProfilerGuard, SamplerError};
 
 /// Longest thread name an [`UnresolvedFrames`] holds, in bytes (Linux's
@@ -73,7 +73,6 @@ pub struct Report {
     pub data: HashMap<Frames, isize>,
     /// When the samples were taken.
     pub timing: ReportTiming,
-    profile: CpuProfile,
 }
 
 /// A report whose stacks are addresses, not yet symbolized.
@@ -146,7 +145,7 @@ impl<'a> ReportBuilder<'a> {
 
     /// Symbolizes the samples so far; sampling goes on.
     pub fn build(&self) -> Result<Report, SamplerError> {
-        Ok(Report::from_profile(self.cpu_profile()?))
+        Ok(Report::from_profile(&self.cpu_profile()?))
     }
 
     /// The samples so far as addresses (no symbolization); sampling goes
@@ -188,7 +187,7 @@ impl<'a> ReportBuilder<'a> {
 
 impl Report {
     /// The report of a profile: its sample counts per stack.
-    pub fn from_profile(profile: CpuProfile) -> Report {
+    pub fn from_profile(profile: &CpuProfile) -> Report {
         let data = (profile.data.iter())
             .filter(|(_, v)| v.samples > 0)
             .map(|(k, v)| (k.clone(), v.samples as isize))
@@ -198,39 +197,48 @@ impl Report {
             start_time: profile.timing.start_time,
             duration: profile.timing.duration,
         };
-        Report {
+        Report { data, timing }
+    }
+
+    /// The report as a profile of its own, for the outputs: each sample
+    /// one sampling period of CPU time, no per-thread figures.
+    fn as_profile(&self) -> CpuProfile {
+        let period_ns = match self.timing.frequency {
+            f if f > 0 => 1_000_000_000 / f as u64,
+            _ => 0,
+        };
+        let data = (self.data.iter())
+            .filter(|(_, c)| **c > 0)
+            .map(|(k, &c)| {
+                let samples = c as u64;
+                let v = SampleValue {
+                    samples,
+                    cpu_ns: samples * period_ns,
+                };
+                (k.clone(), v)
+            })
+            .collect();
+        CpuProfile {
             data,
-            timing,
-            profile,
+            threads: Vec::new(),
+            timing: ProfileTiming {
+                frequency: self.timing.frequency.max(0) as u32,
+                period_ns,
+                start_time: self.timing.start_time,
+                duration: self.timing.duration,
+            },
+            sampler_cpu_ns: 0,
+            handler_ns: 0,
+            handler_calls: 0,
+            handler_hist: Vec::new(),
+            modules: Vec::new(),
         }
     }
 
-    /// The full profile: CPU time per stack, per-thread figures, the
-    /// sampler's own costs.
-    pub fn profile(&self) -> &CpuProfile {
-        &self.profile
-    }
-
-    /// The full profile, owned.
-    pub fn into_profile(self) -> CpuProfile {
-        self.profile
-    }
-
-    /// The profile the outputs show: the stacks still in `data` (a
-    /// program may have removed some).
-    fn shown(&self) -> Cow<'_, CpuProfile> {
-        let kept = |k: &Frames| self.data.contains_key(k);
-        if self.profile.data.keys().all(kept) {
-            return Cow::Borrowed(&self.profile);
-        }
-        let mut p = self.profile.clone();
-        p.data.retain(|k, _| kept(k));
-        Cow::Owned(p)
-    }
-
-    /// Writes a flamegraph SVG; widths are CPU time in µs.
+    /// Writes a flamegraph SVG; widths are CPU time in µs (samples times
+    /// the sampling period).
     pub fn flamegraph<W: Write>(&self, writer: W) -> Result<(), SamplerError> {
-        self.shown().flamegraph(writer)
+        self.as_profile().flamegraph(writer)
     }
 
     /// Writes a flamegraph SVG with inferno's options.
@@ -239,22 +247,23 @@ impl Report {
         writer: W,
         options: &mut inferno::flamegraph::Options<'_>,
     ) -> Result<(), SamplerError> {
-        self.shown().flamegraph_with_options(writer, options)
+        self.as_profile().flamegraph_with_options(writer, options)
     }
 
     /// The report as the codec's pprof `Profile` (features `prost-codec`
     /// or `protobuf-codec`); encode it with the codec's `Message` trait
     /// ([`protos::Message`](crate::protos::Message)). Values: samples, and
-    /// CPU nanoseconds.
+    /// CPU nanoseconds (samples times the sampling period); labels: the
+    /// thread's name and id.
     #[cfg(feature = "_protobuf")]
     pub fn pprof(&self) -> Result<crate::protos::Profile, SamplerError> {
-        crate::codecs::to_protos(&self.shown())
+        crate::codecs::to_protos(&self.as_profile())
     }
 
     /// The gzipped `profile.proto` bytes `go tool pprof` reads (any
     /// features).
     pub fn write_pprof<W: Write>(&self, writer: W) -> Result<(), SamplerError> {
-        self.shown().write_pprof(writer)
+        self.as_profile().write_pprof(writer)
     }
 }
 

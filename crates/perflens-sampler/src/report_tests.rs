@@ -74,7 +74,7 @@ fn profile() -> CpuProfile {
 
 #[test]
 fn data_counts_samples_per_stack_and_timing_is_the_sessions() {
-    let r = Report::from_profile(profile());
+    let r = Report::from_profile(&profile());
     assert_eq!(r.data.len(), 2);
     assert_eq!(r.data[&frames(&["spin", "main"], "worker", 8)], 3);
     assert_eq!(r.data[&frames(&["io", "main"], "", 9)], 1);
@@ -90,7 +90,7 @@ fn data_counts_samples_per_stack_and_timing_is_the_sessions() {
 /// pprof-rs's lines, most samples first; an unnamed thread by its id.
 #[test]
 fn debug_prints_one_readable_line_per_stack() {
-    let r = Report::from_profile(profile());
+    let r = Report::from_profile(&profile());
     assert_eq!(
         format!("{r:?}"),
         "FRAME: spin -> FRAME: main -> THREAD: worker 3\n\
@@ -100,7 +100,7 @@ fn debug_prints_one_readable_line_per_stack() {
 
 #[test]
 fn display_prints_folded_stacks_root_first() {
-    let r = Report::from_profile(profile());
+    let r = Report::from_profile(&profile());
     assert_eq!(r.to_string(), "ThreadId(9);main;io 1\nworker;main;spin 3\n");
 }
 
@@ -122,7 +122,7 @@ fn symbol_accessors_answer_as_pprof_rs_does() {
 /// A stack the program removed from `data` is in no output.
 #[test]
 fn outputs_show_the_stacks_left_in_data() {
-    let mut r = Report::from_profile(profile());
+    let mut r = Report::from_profile(&profile());
     let mut svg = Vec::new();
     r.flamegraph(&mut svg).unwrap();
     let svg = String::from_utf8(svg).unwrap();
@@ -132,13 +132,32 @@ fn outputs_show_the_stacks_left_in_data() {
     r.flamegraph(&mut svg).unwrap();
     let svg = String::from_utf8(svg).unwrap();
     assert!(!svg.contains(">io (") && svg.contains(">spin ("), "{svg}");
-    assert_eq!(r.shown().data.len(), 1);
-    assert_eq!(r.profile().data.len(), 2, "the full profile is kept");
+}
+
+/// A report a program builds itself (pprof-rs's fields are public) has
+/// the same outputs; each sample is one period of CPU time.
+#[test]
+fn a_report_built_from_its_fields_has_outputs() {
+    let mut data = HashMap::new();
+    data.insert(frames(&["leaf", "root"], "t", 1), 5);
+    let timing = ReportTiming {
+        frequency: 100,
+        ..ReportTiming::default()
+    };
+    let r = Report { data, timing };
+    let p = r.as_profile();
+    assert_eq!(p.timing.period_ns, 10_000_000);
+    assert_eq!(p.total_samples(), 5);
+    assert_eq!(p.total_cpu_ns(), 50_000_000);
+    assert_eq!(p.folded_lines(), ["t;root;leaf 50000"]);
+    let mut gz = Vec::new();
+    r.write_pprof(&mut gz).unwrap();
+    assert_eq!(&gz[..2], &[0x1f, 0x8b]);
 }
 
 #[test]
 fn user_flamegraph_options_are_used() {
-    let r = Report::from_profile(profile());
+    let r = Report::from_profile(&profile());
     let mut opts = crate::flamegraph::Options::default();
     opts.title = "my benchmark".into();
     let mut svg = Vec::new();
