@@ -25,6 +25,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! pprof-rs 0.15's API is kept name by name, so that a program switches
+//! by one line of its Cargo.toml (`pprof = { package = "perflens-sampler",
+//! ... }`, its feature list kept): [`Report`], [`ReportBuilder`],
+//! [`UnresolvedReport`], `protos` (features `prost-codec`,
+//! `protobuf-codec`), `criterion::PProfProfiler` (feature `criterion`),
+//! [`Error`] and [`Result`]. [`ProfilerGuard::profile`] gives the full
+//! [`CpuProfile`] a pprof-rs report cannot hold.
+//!
 //! Supported: Linux on x86_64 and aarch64. Elsewhere the crate builds and
 //! [`ProfilerGuard::new`] returns [`SamplerError::Unsupported`], and so it
 //! does on a build that uses perflens-sys's portable, `std`-only
