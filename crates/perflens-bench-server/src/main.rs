@@ -12,8 +12,9 @@
 //! benchmark's own noise), `cpu` (timing and CPU sampling at the default
 //! 1 kHz), `cpu-perf` and `cpu-timer` (`cpu` with every thread on a perf
 //! event, or on a timer), `cpu-1hz` (the sampler's fixed costs, almost no
-//! samples), `alloc`, `flow` (the store's lock and the stats channel
-//! measured), `all` (`alloc`, `cpu` and `flow` together) and `hotpath`
+//! samples), `alloc`, `heap` (`alloc` and the sampled heap profile with its
+//! native stacks), `flow` (the store's lock and the stats channel
+//! measured), `all` (`heap`, so `alloc` too, `cpu` and `flow` together) and `hotpath`
 //! (the same functions under hotpath 0.30.3, the leading peer, perflens
 //! off). `PERFLENS_BENCH_MODES=enabled,cpu` picks some (`enabled` is
 //! always run: it is the baseline). The client's thread is pinned to one
@@ -92,8 +93,10 @@ const MODES: &[Mode] = &[
         env: &[("PERFLENS_CPU_HZ", "1")],
     },
     mode("alloc", "alloc"),
+    // Allocations and the sampled heap profile, native stacks included.
+    mode("heap", "heap"),
     mode("flow", "flow"),
-    mode("all", "alloc,cpu,flow"),
+    mode("all", "heap,cpu,flow"),
     // The same six functions under hotpath 0.30.3, perflens off.
     mode("hotpath", "hotpath"),
 ];

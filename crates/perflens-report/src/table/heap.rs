@@ -46,15 +46,33 @@ pub(super) fn heap_section<W: Write>(
     } else {
         String::new()
     };
-    writeln!(
-        w,
-        "Heap in use: ~{} in ~{} objects, estimated from {} sampled allocations in use{spread} \
-         ({how}; {} sampled in all)",
-        bytes(heap.inuse_bytes),
-        count(heap.inuse_objects),
-        count(heap.inuse_samples),
-        count(heap.sampled),
-    )?;
+    if heap.inuse_samples == 0 {
+        // No sample in use is no estimate: say how little was sampled
+        // rather than print "~0 B" beside a nonzero live count.
+        let allocated = (report.alloc.as_ref()).map_or(0, |a| a.total_bytes);
+        writeln!(
+            w,
+            "Heap in use: no sampled allocation in use, so no estimate ({how}; {} sampled in all, \
+             of {} allocated during the session){}",
+            count(heap.sampled),
+            bytes(allocated),
+            if heap.rate_bytes > 1 && allocated < 16 * heap.rate_bytes {
+                ": too few samples for this little memory; lower PERFLENS_HEAP_RATE to see it"
+            } else {
+                ""
+            },
+        )?;
+    } else {
+        writeln!(
+            w,
+            "Heap in use: ~{} in ~{} objects, estimated from {} sampled allocations in use{spread} \
+             ({how}; {} sampled in all)",
+            bytes(heap.inuse_bytes),
+            count(heap.inuse_objects),
+            count(heap.inuse_samples),
+            count(heap.sampled),
+        )?;
+    }
     if heap.dropped > 0 {
         writeln!(
             w,
