@@ -19,6 +19,51 @@ fn fixture() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/pprof-compat")
 }
 
+/// A copy of the fixture to build, under its target directory: its
+/// sources, its `Cargo.lock` (the versions it was checked with), and its
+/// manifest with the dependency's path made absolute. Cargo may then
+/// add to the copy's lock what a new dependency of perflens-sampler
+/// needs, without touching the tree. Files are rewritten only when they
+/// changed, so that an unchanged fixture is not rebuilt.
+fn fixture_copy() -> PathBuf {
+    let copy = target_dir().join("fixture");
+    let put = |path: PathBuf, bytes: Vec<u8>| {
+        if std::fs::read(&path).ok().as_ref() != Some(&bytes) {
+            std::fs::write(&path, bytes).unwrap();
+        }
+    };
+    for dir in ["src", "examples"] {
+        std::fs::create_dir_all(copy.join(dir)).unwrap();
+        let names: Vec<_> = (std::fs::read_dir(fixture().join(dir)).unwrap())
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        for e in std::fs::read_dir(copy.join(dir)).unwrap() {
+            let e = e.unwrap();
+            if !names.contains(&e.file_name()) {
+                std::fs::remove_file(e.path()).unwrap();
+            }
+        }
+        for name in names {
+            let bytes = std::fs::read(fixture().join(dir).join(&name)).unwrap();
+            put(copy.join(dir).join(name), bytes);
+        }
+    }
+    let lock = copy.join("Cargo.lock");
+    if !lock.exists() {
+        std::fs::copy(fixture().join("Cargo.lock"), &lock).unwrap();
+    }
+    let manifest = std::fs::read_to_string(fixture().join("Cargo.toml")).unwrap();
+    let switch = r#"pprof = { package = "perflens-sampler", path = "../..", "#;
+    assert_eq!(manifest.matches(switch).count(), 1, "the one-line switch");
+    let sampler = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let here = format!(r#"pprof = {{ package = "perflens-sampler", path = {sampler:?}, "#);
+    put(
+        copy.join("Cargo.toml"),
+        manifest.replace(switch, &here).into_bytes(),
+    );
+    copy
+}
+
 /// The fixture's own target directory inside the workspace's, so that
 /// its dependencies are built once and kept.
 fn target_dir() -> PathBuf {
@@ -42,11 +87,11 @@ fn ok(what: &str, out: Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-fn cargo_build(args: &[&str]) {
+fn cargo_build(dir: &Path, args: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .current_dir(fixture())
-        .args(["build", "--locked", "--quiet"])
+        .current_dir(dir)
+        .args(["build", "--quiet"])
         .args(args)
         .arg("--target-dir")
         .arg(target_dir())
@@ -143,17 +188,21 @@ fn pprof_rs_programs_build_and_run_on_perflens_sampler() {
         "`go` is required for this test (go tool pprof reads the profiles); \
          install it with `apt-get install -y golang-go` (scripts/test does): {go:?}"
     );
-    cargo_build(&["--examples"]);
-    cargo_build(&[
-        "--features",
-        "protobuf",
-        "--example",
-        "tikv_status_server_protobuf",
-        "--example",
-        "aptos_cpu_profile_protobuf",
-        "--example",
-        "pprof_rs_protobuf_codec",
-    ]);
+    let dir = fixture_copy();
+    cargo_build(&dir, &["--examples"]);
+    cargo_build(
+        &dir,
+        &[
+            "--features",
+            "protobuf",
+            "--example",
+            "tikv_status_server_protobuf",
+            "--example",
+            "aptos_cpu_profile_protobuf",
+            "--example",
+            "pprof_rs_protobuf_codec",
+        ],
+    );
     let out = target_dir().join("out");
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
