@@ -51,6 +51,37 @@ pub(crate) fn name(snap: &mut RawSnapshot) {
     }
 }
 
+/// `name` without its generic arguments (`visit_seq<serde_json::de::
+/// SeqAccess<R>>` is `visit_seq`, `f::<T>` is `f`), keeping a qualified
+/// path's own angle brackets (`<Vec<u8> as Tr>::g` is `<Vec as Tr>::g`).
+fn without_generic_args(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    let mut chars = name.chars().peekable();
+    while let Some(c) = chars.next() {
+        let after_ident = out.ends_with(|p: char| p.is_alphanumeric() || p == '_' || p == '}');
+        if c == '<' && (after_ident || out.ends_with("::") && out.len() > 2) {
+            let (mut depth, mut prev) = (1, c);
+            for d in chars.by_ref() {
+                match d {
+                    '<' => depth += 1,
+                    '>' if prev != '-' => depth -= 1, // not `fn() -> T`'s arrow
+                    _ => {}
+                }
+                if depth == 0 {
+                    break;
+                }
+                prev = d;
+            }
+            if out.ends_with("::") {
+                out.truncate(out.len() - 2); // a turbofish
+            }
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// The frames' names, a closure's (`{closure#0}`: an inlined closure's
 /// debug info names it without its path) prefixed by the function that
 /// defines it, taken as the nearest caller from the same source file
@@ -58,14 +89,15 @@ pub(crate) fn name(snap: &mut RawSnapshot) {
 fn closures_named(frames: &[Symbol]) -> Vec<String> {
     (frames.iter().enumerate())
         .map(|(i, f)| {
-            if !f.name.starts_with("{closure") || f.filename.is_none() {
-                return f.name.clone();
+            let name = without_generic_args(&f.name);
+            if !name.starts_with("{closure") || f.filename.is_none() {
+                return name;
             }
             let outer = (frames[i + 1..].iter())
                 .find(|g| g.filename == f.filename && !g.name.starts_with("{closure"));
             match outer {
-                Some(g) => format!("{}::{}", g.name, f.name),
-                None => f.name.clone(),
+                Some(g) => format!("{}::{name}", without_generic_args(&g.name)),
+                None => name,
             }
         })
         .collect()
@@ -155,7 +187,24 @@ mod tests {
             frame("app::main", Some("/work/app/src/main.rs")),
         ];
         let names = closures_named(&without_machinery(stack));
-        assert_eq!(names, ["app::main::{closure#0}", "push<u8>", "app::main"]);
+        assert_eq!(names, ["app::main::{closure#0}", "push", "app::main"]);
+        let generic = vec![frame(
+            "<serde_json::value::de::ValueVisitor as serde::de::Visitor>::visit_seq<serde_json::de::SeqAccess<serde_json::read::StrRead>>",
+            None,
+        )];
+        assert_eq!(
+            closures_named(&generic),
+            ["<serde_json::value::de::ValueVisitor as serde::de::Visitor>::visit_seq"]
+        );
+        assert_eq!(without_generic_args("f::<u8>"), "f");
+        assert_eq!(
+            without_generic_args("<Vec<u8> as a::Tr>::g"),
+            "<Vec as a::Tr>::g"
+        );
+        assert_eq!(
+            without_generic_args("{closure#0}<u8, fn() -> Vec<u8>>"),
+            "{closure#0}"
+        );
         let only = vec![
             frame("alloc::alloc::alloc", None),
             frame("core::fmt::write", None),
