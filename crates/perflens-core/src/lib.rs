@@ -54,6 +54,8 @@ pub use perflens_format::snapshot;
 pub mod span;
 mod thread;
 pub mod trace;
+#[doc(hidden)]
+pub mod testing;
 
 pub use alloc::{CountingAlloc, Internal, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};

@@ -5,68 +5,11 @@
 //! sees no allocation begin inside another.
 #![cfg(feature = "heap")]
 
-use perflens_core::{CountingAlloc, HeapOptions, RecordingOptions};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-static INNER: CountingAlloc = CountingAlloc::new(System);
-/// Allocator calls that began inside another one on the same thread.
-static NESTED: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    static DEPTH: Cell<u32> = const { Cell::new(0) };
-}
-
-struct Outer;
-
-fn enter() {
-    DEPTH.with(|d| {
-        if d.get() > 0 {
-            NESTED.fetch_add(1, Ordering::Relaxed);
-        }
-        d.set(d.get() + 1);
-    });
-}
-
-fn leave() {
-    DEPTH.with(|d| d.set(d.get() - 1));
-}
-
-// SAFETY: forwards to the counting allocator unchanged; the depth is a
-// const thread-local without a destructor (no allocation).
-unsafe impl GlobalAlloc for Outer {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        enter();
-        // SAFETY: forwarded unchanged.
-        let p = unsafe { INNER.alloc(l) };
-        leave();
-        p
-    }
-    unsafe fn alloc_zeroed(&self, l: Layout) -> *mut u8 {
-        enter();
-        // SAFETY: forwarded unchanged.
-        let p = unsafe { INNER.alloc_zeroed(l) };
-        leave();
-        p
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        enter();
-        // SAFETY: forwarded unchanged.
-        let q = unsafe { INNER.realloc(p, l, n) };
-        leave();
-        q
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        enter();
-        // SAFETY: forwarded unchanged.
-        unsafe { INNER.dealloc(p, l) };
-        leave();
-    }
-}
+use perflens_core::testing::NestingCheck;
+use perflens_core::{HeapOptions, RecordingOptions};
 
 #[global_allocator]
-static GLOBAL: Outer = Outer;
+static GLOBAL: NestingCheck = NestingCheck::new();
 
 static WORK: perflens_core::Callsite = perflens_core::Callsite::new("work", || "");
 
@@ -97,12 +40,12 @@ fn sampling_every_allocation_allocates_nothing_inside_the_hook() {
     // the profiler (inside the hook's slow path): done once, before.
     work(0);
     let before = rec.snapshot().heap.unwrap();
-    NESTED.store(0, Ordering::Relaxed);
+    GLOBAL.reset();
     let mut n = 0;
     for round in 1..=20 {
         n += work(round);
     }
-    let nested = NESTED.load(Ordering::Relaxed);
+    let nested = GLOBAL.nested();
     let after = rec.snapshot().heap.unwrap();
     drop(rec.finish());
     assert_eq!(nested, 0, "allocations began inside the allocator hook");

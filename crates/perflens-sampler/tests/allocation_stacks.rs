@@ -15,58 +15,7 @@
     not(perflens_posix)
 ))]
 mod on_linux {
-    use perflens_core::{CountingAlloc, HeapOptions, RecordingOptions};
-    use std::alloc::{GlobalAlloc, Layout, System};
-    use std::cell::Cell;
-    use std::sync::atomic::{AtomicU64, Ordering};
-
-    static INNER: CountingAlloc = CountingAlloc::new(System);
-    /// Allocator calls that began inside another one on the same thread.
-    pub static NESTED: AtomicU64 = AtomicU64::new(0);
-
-    thread_local! {
-        static DEPTH: Cell<u32> = const { Cell::new(0) };
-    }
-
-    pub struct Outer;
-
-    fn enter() {
-        DEPTH.with(|d| {
-            if d.get() > 0 {
-                NESTED.fetch_add(1, Ordering::Relaxed);
-            }
-            d.set(d.get() + 1);
-        });
-    }
-
-    fn leave() {
-        DEPTH.with(|d| d.set(d.get() - 1));
-    }
-
-    // SAFETY: forwards to the counting allocator unchanged; the depth is
-    // a const thread-local without a destructor (no allocation).
-    unsafe impl GlobalAlloc for Outer {
-        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-            enter();
-            // SAFETY: forwarded unchanged.
-            let p = unsafe { INNER.alloc(l) };
-            leave();
-            p
-        }
-        unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-            enter();
-            // SAFETY: forwarded unchanged.
-            let q = unsafe { INNER.realloc(p, l, n) };
-            leave();
-            q
-        }
-        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-            enter();
-            // SAFETY: forwarded unchanged.
-            unsafe { INNER.dealloc(p, l) };
-            leave();
-        }
-    }
+    use perflens_core::{HeapOptions, RecordingOptions};
 
     /// Keeps `n` blocks of 1000 bytes.
     #[inline(never)]
@@ -96,7 +45,7 @@ mod on_linux {
     not(perflens_posix)
 ))]
 #[global_allocator]
-static GLOBAL: on_linux::Outer = on_linux::Outer;
+static GLOBAL: perflens_core::testing::NestingCheck = perflens_core::testing::NestingCheck::new();
 
 #[cfg(all(
     target_os = "linux",
@@ -120,7 +69,6 @@ fn spawned_thread_body(ready: &std::sync::Barrier) -> Vec<Vec<u8>> {
 ))]
 fn main() {
     use on_linux::*;
-    use std::sync::atomic::Ordering;
     let walk = perflens_sampler::allocation_walker().expect("a walker on this platform");
     perflens_core::set_stack_walker(Some(walk));
     let rec = perflens_core::start(&options()).unwrap();
@@ -132,11 +80,11 @@ fn main() {
     let theirs = ready.clone();
     let other = std::thread::spawn(move || spawned_thread_body(&theirs));
     ready.wait();
-    NESTED.store(0, Ordering::Relaxed);
+    GLOBAL.reset();
     ready.wait();
     let kept = keep_blocks(100);
     let other = other.join().unwrap();
-    let nested = NESTED.load(Ordering::Relaxed);
+    let nested = GLOBAL.nested();
     let snap = rec.snapshot();
     drop(rec.finish());
     assert_eq!(nested, 0, "allocations began inside the allocator hook");
