@@ -228,6 +228,44 @@ mod tests {
     }
 
     #[test]
+    fn threads_interning_at_once_each_read_back_their_stack() {
+        let t = Stacks::new().unwrap();
+        // 300 stacks of 1 to 64 addresses, sharing prefixes; four threads
+        // intern them in different orders, over and over.
+        let stacks: Vec<Vec<u64>> = (0..300u64)
+            .map(|i| {
+                (0..1 + i % 64)
+                    .map(|d| 0x40_0000 + d * 16 + (i % 7) * 0x1000)
+                    .collect()
+            })
+            .collect();
+        std::thread::scope(|s| {
+            for k in 0..4usize {
+                let (t, stacks) = (&t, &stacks);
+                s.spawn(move || {
+                    for round in 0..20 {
+                        for j in 0..stacks.len() {
+                            let st = &stacks[(j * (2 * k + 1) + round) % stacks.len()];
+                            let id = t.intern(st);
+                            assert_ne!(id, 0, "room for every stack");
+                            let back: Vec<u64> = t.addrs_of(&t.index[id as usize - 1]).collect();
+                            assert_eq!(&back, st);
+                        }
+                    }
+                });
+            }
+        });
+        // Duplicates are possible (two threads keeping one new stack at
+        // once), but rare: at most one copy per thread.
+        let kept = t
+            .index
+            .iter()
+            .filter(|s| s.key.load(Ordering::Relaxed) > BUSY)
+            .count();
+        assert!((300..=4 * 300).contains(&kept), "{kept}");
+    }
+
+    #[test]
     fn a_full_arena_keeps_no_more_stacks() {
         let t = Stacks::new().unwrap();
         t.used.store(ARENA - 2, Ordering::Relaxed);
