@@ -257,3 +257,15 @@ fn both_codecs_encode_the_same_bytes() {
     let again = crate::codecs::prost_profile::Profile::decode(written.as_slice()).unwrap();
     assert_eq!(again, prost);
 }
+
+/// What pprof-rs's users rely on to keep a guard in a static `Mutex` or
+/// move a report to another thread.
+#[test]
+fn guards_and_reports_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<crate::ProfilerGuard<'static>>();
+    send_sync::<crate::ProfilerGuardBuilder>();
+    send_sync::<Report>();
+    send_sync::<UnresolvedReport>();
+    send_sync::<ReportBuilder<'static>>();
+}

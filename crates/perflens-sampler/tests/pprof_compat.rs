@@ -212,6 +212,11 @@ fn pprof_rs_programs_build_and_run_on_perflens_sampler() {
     run("git_cliff_flamegraph", &out, &[], &[]);
     svg(&at("git_cliff_flamegraph", "flamegraph.svg"));
 
+    // reiase/probing: a guard in a static Mutex, at 10 kHz, read from
+    // another thread.
+    run("probing_static_guard", &out, &[], &[]);
+    svg(&at("probing_static_guard", "flamegraph.svg"));
+
     // 56quarters/mtop: two reports of one guard; the later holds more.
     run("mtop_profiler_struct", &out, &[], &[]);
     let first = go_samples(&at("mtop_profiler_struct", "first.pb"));
