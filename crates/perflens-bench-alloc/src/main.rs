@@ -5,7 +5,8 @@
 //! scale, the floor of any counting hook: one thread-local add per
 //! allocation and per free, attributed to nothing. With `--features
 //! heap`, also perflens sampling the heap at the default rate of 512 KiB
-//! and at 64 KiB and 4 KiB; the `alloc` row is then the heap feature
+//! and at 64 KiB and 4 KiB (each sample with its native stack), and at
+//! 4 KiB without the stacks; the `alloc` row is then the heap feature
 //! compiled in with sampling off, and the heap rows' "over alloc" is
 //! what sampling adds to it, paired per round.
 //!
@@ -400,7 +401,10 @@ fn main() {
                 format!("{over:.2} ns")
             };
             // What heap sampling adds to the alloc row, paired per round.
-            let over_alloc = if matches!(v, Variant::Heap | Variant::Heap64k | Variant::Heap4k) {
+            let over_alloc = if matches!(
+                v,
+                Variant::Heap | Variant::Heap64k | Variant::Heap4k | Variant::Heap4kNoStacks
+            ) {
                 let over = per_round(&|r| (ns[ti][vi][r] - ns[ti][alloc][r]) / pairs);
                 format!("{over:.2} ns")
             } else {
