@@ -203,7 +203,9 @@ fn pprof_rs_programs_build_and_run_on_perflens_sampler() {
             "pprof_rs_protobuf_codec",
         ],
     );
-    let out = target_dir().join("out");
+    // This run's own outputs (another run of the suite may share the
+    // target directory), removed when every check passed.
+    let out = target_dir().join(format!("out-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     std::fs::create_dir_all(&out).unwrap();
     let at = |example: &str, file: &str| out.join(example).join(file);
@@ -369,4 +371,5 @@ fn pprof_rs_programs_build_and_run_on_perflens_sampler() {
     let printed = run("pprof_rs_protobuf_codec", &out, &[], &[]);
     go_samples(&at("pprof_rs_protobuf_codec", "profile.pb"));
     assert!(printed.contains(" -> THREAD: main "), "{printed}");
+    std::fs::remove_dir_all(&out).unwrap();
 }

@@ -106,7 +106,11 @@ pub struct ThreadProfile {
     pub cpu_ns: u64,
     /// Samples dropped because the thread's buffer was full.
     pub dropped: u64,
-    /// Samples whose stack could not be walked (only the leaf was kept).
+    /// Samples whose stack could not be walked (only the leaf was kept),
+    /// or was not: a sample that comes less than half a period after a
+    /// walk that took more than half a period keeps its leaf only, so that
+    /// a thread whose walks outlast its period (a deep stack in an
+    /// unoptimized build at a high frequency) still runs.
     pub truncated: u64,
     /// Of the `truncated` samples, those taken while the thread's stack
     /// pointer was on none of its known stacks (its own stack, its current

@@ -66,6 +66,12 @@ pub(super) struct Slot {
     /// Samples whose stack pointer was on none of the thread's known
     /// stacks (see `stack.rs`); also counted in `truncated`.
     pub(super) off_stack: AtomicU64,
+    /// When the handler last returned on this thread (monotonic ns), and
+    /// whether that run walked for more than half a sampling period: the
+    /// next sample skips its walk if it comes before the thread had half
+    /// a period of its own (see `SamplerState::sample`).
+    pub(super) last_exit_ns: AtomicU64,
+    pub(super) last_walk_slow: AtomicBool,
 }
 
 impl Slot {
@@ -92,6 +98,8 @@ impl Slot {
             dropped_ns: AtomicU64::new(0),
             truncated: AtomicU64::new(0),
             off_stack: AtomicU64::new(0),
+            last_exit_ns: AtomicU64::new(0),
+            last_walk_slow: AtomicBool::new(false),
         }
     }
 }
@@ -218,9 +226,11 @@ impl SamplerState {
             &slot.dropped_ns,
             &slot.truncated,
             &slot.off_stack,
+            &slot.last_exit_ns,
         ] {
             c.store(0, Ordering::Relaxed);
         }
+        slot.last_walk_slow.store(false, Ordering::Relaxed);
         slot.busy.store(false, Ordering::Relaxed);
 
         // Open the source (before publishing the tid: nothing fires while
