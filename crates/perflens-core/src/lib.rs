@@ -52,10 +52,10 @@ mod scope;
 mod session;
 pub use perflens_format::snapshot;
 pub mod span;
-mod thread;
-pub mod trace;
 #[doc(hidden)]
 pub mod testing;
+mod thread;
+pub mod trace;
 
 pub use alloc::{CountingAlloc, Internal, exclude_current_thread};
 pub use awaits::{AwaitSite, Awaited, awaited};

@@ -137,9 +137,9 @@ pub use html::write_html;
 pub use json::write_json;
 pub use model::{
     AllocFigures, AllocTotals, ChannelRow, CpuFigures, CpuSummary, CpuThreadRow, DEFAULT_LIMIT,
-    DEFAULT_WAIT_MIN_NS, Dropped, FunctionKind, FunctionRow, FutureRow, HeapPath, HeapProfile, HeapStack,
-    HotPath, KernelTime, LockRow, Report, ReportMode, ReportOptions, SCHEMA, Segment, StreamRow,
-    ThreadRow, WaitRow,
+    DEFAULT_WAIT_MIN_NS, Dropped, FunctionKind, FunctionRow, FutureRow, HeapPath, HeapProfile,
+    HeapStack, HotPath, KernelTime, LockRow, Report, ReportMode, ReportOptions, SCHEMA, Segment,
+    StreamRow, ThreadRow, WaitRow,
 };
 pub use percentiles::{Percentiles, parse_percentiles, percentile_label};
 pub use prometheus::write_prometheus;

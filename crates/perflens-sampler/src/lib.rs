@@ -143,7 +143,11 @@ pub fn allocation_walker() -> Result<fn(&mut [u64]) -> usize, SamplerError> {
 )))]
 pub fn symbolize_allocation_stacks(stacks: &[Vec<u64>]) -> Vec<Vec<Symbol>> {
     (stacks.iter())
-        .map(|s| (s.iter()).map(|a| Symbol::unknown(format!("{a:#x}"))).collect())
+        .map(|s| {
+            (s.iter())
+                .map(|a| Symbol::unknown(format!("{a:#x}")))
+                .collect()
+        })
         .collect()
 }
 

@@ -167,9 +167,7 @@ impl RecordingOptions {
                 match v.trim() {
                     "1" => heap.stacks = true,
                     "0" => heap.stacks = false,
-                    _ => warnings.push(format!(
-                        "PERFLENS_HEAP_STACKS={v} is not 0 or 1; ignored."
-                    )),
+                    _ => warnings.push(format!("PERFLENS_HEAP_STACKS={v} is not 0 or 1; ignored.")),
                 }
             }
             match num64("PERFLENS_HEAP_RATE", &mut warnings) {
