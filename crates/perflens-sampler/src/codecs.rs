@@ -84,9 +84,14 @@ pub mod prost_profile {
         pub num_unit: i64,
     }
 
-    /// A loaded object's address range.
+    /// profile.proto's name for [`ObjectMapping`].
+    pub use self::ObjectMapping as Mapping;
+
+    /// A loaded object's address range (profile.proto's `Mapping`, under
+    /// its own name in this workspace, where a `Mapping` is perflens-live's
+    /// view of a session's file).
     #[derive(Clone, Copy, PartialEq, prost::Message)]
-    pub struct Mapping {
+    pub struct ObjectMapping {
         #[prost(uint64, tag = "1")]
         pub id: u64,
         #[prost(uint64, tag = "2")]

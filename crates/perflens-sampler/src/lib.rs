@@ -106,8 +106,8 @@ pub use profile::{
     ThreadProfile,
 };
 pub use report::{
-    Frame, MAX_DEPTH, MAX_THREAD_NAME, Report, ReportBuilder, ReportTiming, UnresolvedFrames,
-    UnresolvedReport,
+    Frame, MAX_DEPTH, MAX_THREAD_NAME, PprofReport, Report, ReportBuilder, ReportTiming,
+    UnresolvedFrames, UnresolvedReport,
 };
 #[cfg(all(
     target_os = "linux",

@@ -67,8 +67,13 @@ impl Default for ReportTiming {
     }
 }
 
-/// A symbolized report: samples per stack (pprof-rs's `Report`).
-pub struct Report {
+/// pprof-rs's name for [`PprofReport`], which programs switched over by
+/// one line of Cargo.toml name (`pprof::Report`).
+pub use self::PprofReport as Report;
+
+/// A symbolized report: samples per stack (pprof-rs's `Report`, under
+/// its own name in this workspace, where the report is perflens's).
+pub struct PprofReport {
     /// Samples taken per distinct stack (and thread).
     pub data: HashMap<Frames, isize>,
     /// When the samples were taken.
