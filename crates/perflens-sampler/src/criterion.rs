@@ -52,26 +52,43 @@ impl PerflensProfiler {
 
 impl PerflensProfiler {
     fn start(&mut self, benchmark_id: &str) {
-        match self.builder.clone().build() {
-            Ok(g) => self.active = Some(g),
-            Err(e) => eprintln!("perflens-sampler: cannot profile {benchmark_id}: {e}"),
-        }
+        self.active = started(benchmark_id, self.builder.clone().build());
     }
 
     fn stop(&mut self, benchmark_id: &str, benchmark_dir: &Path) {
-        let Some(guard) = self.active.take() else {
-            return;
-        };
-        let result = (|| -> Result<(), crate::SamplerError> {
-            let report = guard.stop().build()?;
-            std::fs::create_dir_all(benchmark_dir)?;
+        write_profile(benchmark_id, benchmark_dir, self.active.take(), |report| {
             report.flamegraph(File::create(benchmark_dir.join("flamegraph.svg"))?)?;
-            report.write_pprof(File::create(benchmark_dir.join("profile.pb.gz"))?)?;
-            Ok(())
-        })();
-        if let Err(e) = result {
-            eprintln!("perflens-sampler: cannot write the profile of {benchmark_id}: {e}");
-        }
+            report.write_pprof(File::create(benchmark_dir.join("profile.pb.gz"))?)
+        });
+    }
+}
+
+/// The guard of a benchmark's sampling, or `None` (said on stderr).
+fn started<'a>(
+    benchmark_id: &str,
+    guard: Result<ProfilerGuard<'a>, crate::SamplerError>,
+) -> Option<ProfilerGuard<'a>> {
+    guard
+        .map_err(|e| eprintln!("perflens-sampler: cannot profile {benchmark_id}: {e}"))
+        .ok()
+}
+
+/// Stops `guard` (if sampling started) and lets `write` write its
+/// profile into `benchmark_dir` (made first); a failure is said on
+/// stderr, never fails the benchmark.
+fn write_profile(
+    benchmark_id: &str,
+    benchmark_dir: &Path,
+    guard: Option<ProfilerGuard<'_>>,
+    write: impl FnOnce(&crate::CpuProfile) -> Result<(), crate::SamplerError>,
+) {
+    let Some(guard) = guard else { return };
+    let result = guard.stop().build().and_then(|report| {
+        std::fs::create_dir_all(benchmark_dir)?;
+        write(&report)
+    });
+    if let Err(e) = result {
+        eprintln!("perflens-sampler: cannot write the profile of {benchmark_id}: {e}");
     }
 }
 
@@ -109,21 +126,14 @@ impl<'b> PProfProfiler<'_, 'b> {
     }
 
     fn start(&mut self, benchmark_id: &str) {
-        match ProfilerGuard::new(self.frequency) {
-            Ok(g) => self.active = Some(g),
-            Err(e) => eprintln!("perflens-sampler: cannot profile {benchmark_id}: {e}"),
-        }
+        self.active = started(benchmark_id, ProfilerGuard::new(self.frequency));
     }
 
     fn stop(&mut self, benchmark_id: &str, benchmark_dir: &Path) {
-        let Some(guard) = self.active.take() else {
-            return;
-        };
-        let result = (|| -> Result<(), crate::SamplerError> {
-            let report = guard.stop().build()?;
-            std::fs::create_dir_all(benchmark_dir)?;
+        let output = &mut self.output;
+        write_profile(benchmark_id, benchmark_dir, self.active.take(), |report| {
             #[allow(deprecated)]
-            match &mut self.output {
+            match output {
                 Output::Flamegraph(None) => {
                     report.flamegraph(File::create(benchmark_dir.join("flamegraph.svg"))?)?
                 }
@@ -136,10 +146,7 @@ impl<'b> PProfProfiler<'_, 'b> {
                 Output::_Phantom(_) => {}
             }
             Ok(())
-        })();
-        if let Err(e) = result {
-            eprintln!("perflens-sampler: cannot write the profile of {benchmark_id}: {e}");
-        }
+        });
     }
 }
 
