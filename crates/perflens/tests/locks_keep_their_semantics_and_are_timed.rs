@@ -454,17 +454,19 @@ fn tokio_locks_wait_asynchronously_and_are_counted() {
         async move {
             let g = m.lock().await;
             assert!(m.try_lock().is_err());
+            // The hold starts once the waiter is about to ask (not when it
+            // was spawned: under qemu a task can start 10 ms late).
             let (tx, rx) = tokio::sync::oneshot::channel();
             let waiter = tokio::spawn({
                 let m = Arc::clone(&m);
                 async move {
-                    rx.await.unwrap();
                     let asked = Instant::now();
+                    tx.send(()).unwrap();
                     *m.lock().await += 1;
                     asked.elapsed()
                 }
             });
-            tx.send(()).unwrap();
+            rx.await.unwrap();
             tokio::time::sleep(Duration::from_millis(20)).await;
             drop(g);
             let waited = waiter.await.unwrap();
