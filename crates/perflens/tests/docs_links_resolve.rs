@@ -17,7 +17,7 @@ fn pages() -> Vec<PathBuf> {
         root.join("README.md"),
         root.join("crates/perflens-sampler/README.md"),
     ];
-    let mut dirs = vec![root.join("docs"), root.join("crates/perflens-sampler/docs")];
+    let mut dirs = vec![root.join("docs")];
     while let Some(dir) = dirs.pop() {
         for entry in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
             let path = entry.unwrap().path();
