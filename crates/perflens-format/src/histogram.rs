@@ -149,6 +149,22 @@ impl Histogram {
         self.count == 0
     }
 
+    /// Bounds of the sum of the recorded values, `(lowest, highest,
+    /// midpoints)`: each value lies in its bucket, so the exact sum is in
+    /// `[lowest, highest]`, and the sum of the buckets' midpoints is
+    /// within 1/64 of it.
+    pub fn sum_bounds(&self) -> (u128, u128, u128) {
+        let (mut lo, mut hi, mut mid) = (0u128, 0u128, 0u128);
+        for &(idx, n) in &self.buckets {
+            let (low, width) = bucket_bounds(idx as usize);
+            let n = n as u128;
+            lo += low as u128 * n;
+            hi += (low as u128 + width as u128 - 1) * n;
+            mid += bucket_value(idx as usize) as u128 * n;
+        }
+        (lo, hi, mid)
+    }
+
     /// The non-empty buckets as `(bucket index, count)`, ascending.
     pub fn buckets(&self) -> &[(u16, u64)] {
         &self.buckets
@@ -368,6 +384,21 @@ mod tests {
         ) {
             // Log-uniform values: every octave from 1 to 2^48 ticks.
             check_within_1_64th(values.into_iter().map(|(e, m)| (1u64 << e) | (m & ((1u64 << e) - 1))).collect());
+        }
+
+        /// The exact sum of the values lies within the bounds, and the
+        /// midpoints' sum within 1/64 of it.
+        #[test]
+        fn the_sum_lies_within_its_bounds(values in prop::collection::vec(any::<u64>(), 0..300)) {
+            let mut h = Histogram::new();
+            for &v in &values {
+                h.record(v);
+            }
+            let exact: u128 = values.iter().map(|&v| v as u128).sum();
+            let (lo, hi, mid) = h.sum_bounds();
+            prop_assert!(lo <= exact && exact <= hi, "{lo} <= {exact} <= {hi}");
+            prop_assert!(lo <= mid && mid <= hi);
+            prop_assert!(mid.abs_diff(exact) * 64 <= exact.max(1), "{mid} vs {exact}");
         }
 
         /// One walk gives what one call per quantile gives, in any

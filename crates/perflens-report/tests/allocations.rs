@@ -148,14 +148,17 @@ fn a_running_callee_counts_in_its_callers_inclusive_bytes() {
         ),
         (Some(10), Some(100), Some(4))
     );
+    // Per call: the one completed call allocated 10 (its histogram
+    // entry); the running call's 90 are inclusive bytes, not a call's.
     let path = r.path(&["outer"]).unwrap();
     assert_eq!(
         (
             path.alloc.map(|a| a.bytes),
             path.alloc.map(|a| a.incl_bytes),
-            path.alloc.map(|a| a.avg_bytes)
+            path.alloc.map(|a| a.avg_bytes),
+            path.alloc.map(|a| a.p95_bytes)
         ),
-        (Some(10), Some(100), Some(100))
+        (Some(10), Some(100), Some(10), Some(10))
     );
     assert_eq!(r.alloc.unwrap().total_bytes, 100);
 }

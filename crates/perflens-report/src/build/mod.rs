@@ -270,8 +270,33 @@ impl AllocAcc {
             free_bytes: self.free_bytes,
             incl_bytes: self.incl_bytes,
             incl_count: self.incl_count,
-            avg_bytes: mean(self.frames_incl_bytes, calls),
+            avg_bytes: self.per_call_mean(calls),
             p95_bytes: self.hist.quantile(0.95).unwrap_or(0),
+        }
+    }
+}
+
+impl AllocAcc {
+    /// The mean bytes of one completed call, of the distribution
+    /// `p95_bytes` is read from: each completed call's entry is what it
+    /// allocated while it ran, with what it called in it. The tree's
+    /// inclusive bytes give it exactly when they lie within the
+    /// histogram's sum bounds; when they do not, the subtree also holds
+    /// bytes allocated outside its completed calls (tasks it spawned,
+    /// which run outside its polls, calls still running, futures
+    /// cancelled), and the histogram's own sum gives it, within 1/64.
+    fn per_call_mean(&self, calls: u64) -> u64 {
+        let exact = mean(self.frames_incl_bytes, calls);
+        if self.hist.count() != calls {
+            // Not one entry per call (a reader without the histograms).
+            return exact;
+        }
+        let (lo, hi, mid) = self.hist.sum_bounds();
+        if (lo..=hi).contains(&(self.frames_incl_bytes as u128)) {
+            exact
+        } else {
+            let calls = calls.max(1) as u128;
+            ((mid + calls / 2) / calls).min(u64::MAX as u128) as u64
         }
     }
 }

@@ -38,9 +38,14 @@ pub struct AllocFigures {
     /// subtree.
     #[serde(rename = "alloc_incl_count")]
     pub incl_count: u64,
-    /// Mean inclusive bytes allocated by one call (of the last frame): the mean
-    /// of the distribution `p95_bytes` describes (equals
-    /// `incl_bytes / calls` unless the function recurses).
+    /// Mean inclusive bytes allocated by one completed call (of the last
+    /// frame) while it ran, with what it called in it: the mean of the
+    /// distribution `p95_bytes` describes. It equals `incl_bytes / calls`
+    /// when every byte of the subtree was allocated inside a completed
+    /// call (and the function does not recurse); tasks a future spawned
+    /// (they run outside its polls), calls still running and cancelled
+    /// futures are in `incl_bytes` only, and the mean is then read from
+    /// the histogram, within 1/64.
     #[serde(rename = "alloc_avg_bytes")]
     pub avg_bytes: u64,
     /// 95th percentile of the inclusive bytes allocated by one call (of

@@ -104,7 +104,8 @@ pub(super) fn alloc_paths_table<W: Write>(
     writeln!(
         w,
         "Paths by the last frame's Bytes (self), at any depth; % Self: its share of all \
-         bytes allocated (rows add up to at most 100%); Avg/call, p95/call: inclusive."
+         bytes allocated (rows add up to at most 100%); Avg/call, p95/call: inclusive, \
+         what one call allocated while it ran (tasks it spawned are in Bytes (incl) only)."
     )
 }
 
