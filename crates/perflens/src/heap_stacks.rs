@@ -105,9 +105,11 @@ fn closures_named(frames: &[Symbol]) -> Vec<String> {
 
 /// `frames` (innermost first) without the frames on top that only carry
 /// the allocation down to the allocator: the profiler's own, global
-/// allocators, and Rust's `alloc` and `core` libraries (a `Vec`'s
-/// growth, `Box::new`): the first frame left is the code that asked for
-/// the memory. A stack made only of those keeps them all.
+/// allocators, Rust's `alloc`, `core` and `std` libraries (a `Vec`'s
+/// growth, `Box::new`, a `HashMap`'s insert) and `hashbrown` (the
+/// `HashMap` inside `std`, and the crate): the first frame left is the
+/// code that asked for the memory. A stack made only of those keeps them
+/// all.
 pub(crate) fn without_machinery(frames: Vec<Symbol>) -> Vec<Symbol> {
     match frames.iter().position(|f| !is_machinery(f)) {
         Some(i) => frames[i..].to_vec(),
@@ -120,32 +122,54 @@ pub(crate) fn without_machinery(frames: Vec<Symbol>) -> Vec<Symbol> {
 /// has none), so their source file tells where they come from.
 fn is_machinery(f: &Symbol) -> bool {
     let bare = f.name.trim_start_matches('<');
-    const BY_NAME: [&str; 10] = [
+    const BY_NAME: [&str; 11] = [
         "__rustc::",
         "perflens::",
         "perflens_core::",
         "perflens_sampler::",
         "alloc::",
         "core::",
-        "std::alloc::",
+        "std::",
+        "hashbrown::",
         "__rust_",
         "__rdl_",
         "__rg_",
     ];
     let file = f.filename.as_deref().unwrap_or("").replace('\\', "/");
-    const BY_FILE: [&str; 5] = [
+    // `/rust/deps/`: the crates `std` is built from (its `hashbrown`).
+    const BY_FILE: [&str; 7] = [
         "/library/alloc/",
         "/library/core/",
-        "/library/std/src/alloc",
+        "/library/std/",
+        "/rust/deps/",
+        "/hashbrown-",
         "/perflens-core",
         "/perflens-sampler",
     ];
     BY_NAME.iter().any(|p| bare.starts_with(p))
-        || f.name.contains(" as alloc::")
-        || f.name.contains(" as core::")
+        || library_impl(&f.name)
         || BY_FILE.iter().any(|p| file.contains(p))
         || ((file.contains("/perflens/") || file.contains("/perflens-0."))
             && file.ends_with("/src/alloc.rs"))
+}
+
+/// Whether `name` is a method of a library trait's impl that carries an
+/// allocation: an allocator's (`<MyAlloc as core::alloc::GlobalAlloc>::
+/// alloc`), or one for a type of no crate's (`<[T] as alloc::slice::hack::
+/// ConvertVec>::to_vec`, `<T as alloc::string::ToString>::to_string`). A
+/// crate's own type implementing a library trait (`<app::Row as core::
+/// fmt::Display>::fmt`) is that crate's code, and stays.
+fn library_impl(name: &str) -> bool {
+    let Some((self_ty, rest)) = name.strip_prefix('<').and_then(|n| n.split_once(" as ")) else {
+        return false;
+    };
+    let library = ["alloc::", "core::", "std::", "hashbrown::"]
+        .iter()
+        .any(|p| rest.starts_with(p));
+    let allocator = ["core::alloc::", "alloc::alloc::", "std::alloc::"]
+        .iter()
+        .any(|p| rest.starts_with(p));
+    library && (allocator || !self_ty.contains("::"))
 }
 
 #[cfg(test)]
@@ -204,6 +228,26 @@ mod tests {
         assert_eq!(
             without_generic_args("{closure#0}<u8, fn() -> Vec<u8>>"),
             "{closure#0}"
+        );
+        // A HashMap's growth: std's wrapper and its hashbrown, named by
+        // path (no debug info, or `debug = "limited"`) or inlined with a
+        // bare name (line-tables-only debug info), and `to_vec`.
+        const DEPS: &str = "/rust/deps/hashbrown-0.16.1/src/raw/alloc.rs";
+        const MAP: &str = "/rustc/0123abcd/library/std/src/collections/hash/map.rs";
+        let stack = vec![
+            frame("__rustc::__rust_alloc", None),
+            frame("do_alloc<alloc::alloc::Global>", Some(DEPS)),
+            frame("hashbrown::raw::RawTable::reserve_rehash", None),
+            frame("insert<alloc::vec::Vec<u8>>", Some(MAP)),
+            frame("std::collections::hash::map::HashMap::insert", None),
+            frame("<[T] as alloc::slice::hack::ConvertVec>::to_vec", None),
+            frame("<alloc::vec::Vec<u8> as core::clone::Clone>::clone", None),
+            frame("<app::Row as core::fmt::Display>::fmt", None),
+            frame("app::store", Some("/work/app/src/main.rs")),
+        ];
+        assert_eq!(
+            closures_named(&without_machinery(stack)),
+            ["<app::Row as core::fmt::Display>::fmt", "app::store"]
         );
         let only = vec![
             frame("alloc::alloc::alloc", None),
