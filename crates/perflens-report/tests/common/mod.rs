@@ -478,7 +478,7 @@ pub fn full_fixture() -> (RawSnapshot, CpuInput) {
     let run = b.node(main, &["run"], 1, 40 * MS, 4 * MS);
     set_alloc(run, (1000, 10, 200, 2), &[3330]);
     let fib = b.node(main, &["run", "fib"], 2, 20 * MS, 6 * MS);
-    set_alloc(fib, (300, 3, 0, 0), &[290, 290]);
+    set_alloc(fib, (300, 3, 0, 0), &[250, 250]);
     let fib = b.node(main, &["run", "fib", "fib"], 4, 14 * MS, 14 * MS);
     set_alloc(fib, (200, 4, 40, 1), &[50; 4]);
     let serve = b.node(main, &["run", "serve"], 3, 16 * MS, 5 * MS);
