@@ -110,7 +110,14 @@ fn report_and_reraise(sig: i32) -> ! {
         let mut main = MAIN.lock().unwrap_or_else(|e| e.into_inner());
         if let Some((session, printed)) = main.take() {
             let name = if sig == SIGINT { "SIGINT" } else { "SIGTERM" };
-            eprintln!("[perflens] {name}: writing the report before exiting");
+            // A call records its times when it ends: `main`, and every
+            // call or future still running (a server's open
+            // connections), is not in the timing tables.
+            eprintln!(
+                "[perflens] {name}: writing the report before exiting; calls and futures still \
+                 running (main, open connections) are not in its timing tables, only in its \
+                 CPU and allocation figures"
+            );
             let trace = session.trace_path().map(std::path::Path::to_path_buf);
             let report = session.finish_quietly();
             emit(&report, &printed);

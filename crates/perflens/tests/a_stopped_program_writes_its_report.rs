@@ -171,6 +171,11 @@ fn stopped_by(sig: libc::c_int, name: &str) {
         err.contains(&format!("[perflens] {name}: writing the report")),
         "{err}"
     );
+    // `main` was still running: the line says what that leaves out.
+    assert!(
+        err.contains("still running (main, open connections) are not in its timing tables"),
+        "{err}"
+    );
     assert!(err.contains("Function"), "the table was printed:\n{err}");
     let calls = work_calls(&json).unwrap_or_else(|| panic!("no JSON report at {json:?}\n{err}"));
     assert!(calls >= 1000, "{calls} calls");
