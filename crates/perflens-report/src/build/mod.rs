@@ -274,9 +274,7 @@ impl AllocAcc {
             p95_bytes: self.hist.quantile(0.95).unwrap_or(0),
         }
     }
-}
 
-impl AllocAcc {
     /// The mean bytes of one completed call, of the distribution
     /// `p95_bytes` is read from: each completed call's entry is what it
     /// allocated while it ran, with what it called in it. The tree's
