@@ -77,7 +77,11 @@ impl Reader {
             .collect();
         files.sort();
         for f in files {
-            if !self.blocks.iter().any(|b| b.0 == f) {
+            // A file just created is empty until it is sized: mapping
+            // zero bytes fails (EINVAL, seen under qemu), so it waits for
+            // the next read.
+            let sized = std::fs::metadata(&f).is_ok_and(|m| m.len() > 0);
+            if sized && !self.blocks.iter().any(|b| b.0 == f) {
                 let (base, len) = map(&f);
                 // A thread's file is created, then set up: read from the
                 // first read that finds it set up (the reader library
